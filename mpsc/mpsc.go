@@ -1,0 +1,105 @@
+// Package mpsc is a lock-free multi-producer single-consumer FIFO queue
+// (Dmitry Vyukov's node-based design) whose nodes the caller recycles, so a
+// push allocates nothing in steady state.
+//
+// # Algorithm
+//
+// The queue is a singly linked list from head (the consumer's end) to tail
+// (the producers' end). head always points at a dummy node whose value has
+// already been consumed; the first live item is head.next.
+//
+//	Push(n): n.next = nil; prev = tail.Swap(n); prev.next = n
+//	Pop():   next = head.next; if next == nil: empty
+//	         value = next.Value; freed = head; head = next
+//
+// A producer makes its node the tail with one atomic swap, then links the
+// previous tail to it. The swap orders producers: each producer's items keep
+// their order, and items from different producers are ordered by their swaps.
+// The consumer moves head forward and copies the value out; the node that
+// carried the value becomes the new dummy, and the old dummy is handed back
+// to the caller for reuse. Pop never waits and never writes shared state.
+//
+// # Fields and who touches them
+//
+//   - tail: swapped by every producer; the consumer never reads it.
+//   - node.next: written (once per use) by the producer that swaps in the
+//     following node, and read by the consumer.
+//   - head: the consumer's alone.
+//
+// # A push in progress looks like an empty queue
+//
+// Between a producer's swap and its link, the chain is broken at that node:
+// Pop reports empty (ok == false) although the item, and any pushed after it
+// by other producers, is already "in" the queue. Nothing is lost; the items
+// appear once the producer links. A consumer that sleeps when it sees an
+// empty queue must therefore be woken by the producer after Push returns
+// (publish, then signal), never rely on having seen the item before sleeping.
+// Pending reports whether any item is queued or in flight, so a consumer can
+// tell "empty" from "a push is finishing" and retry instead of sleeping.
+//
+// # Node reuse
+//
+// Push takes ownership of the node until Pop hands it (or another node of
+// this queue) back as free. A node must be pushed to one queue at a time.
+package mpsc
+
+import "sync/atomic"
+
+// Node carries one value through a Queue. Allocate nodes with new(Node[T])
+// and reuse the ones Pop returns.
+type Node[T any] struct {
+	next  atomic.Pointer[Node[T]]
+	Value T
+}
+
+type cacheLinePad [64]byte
+
+// Queue is an unbounded MPSC queue. The zero value is not usable; call New.
+type Queue[T any] struct {
+	// tail is the most recently pushed node; written by producers (Swap).
+	tail atomic.Pointer[Node[T]]
+	_    cacheLinePad
+	// head is the dummy before the first live item; consumer only.
+	head *Node[T]
+}
+
+// New returns an empty queue.
+func New[T any]() *Queue[T] {
+	stub := new(Node[T])
+	q := &Queue[T]{head: stub}
+	q.tail.Store(stub)
+	return q
+}
+
+// Push appends n, with its Value already set. Any goroutine may call it.
+// The queue owns n from now on.
+func (q *Queue[T]) Push(n *Node[T]) {
+	n.next.Store(nil)
+	prev := q.tail.Swap(n)
+	raceWindow()
+	// Between the swap and this store the queue looks empty from prev on.
+	prev.next.Store(n)
+}
+
+// Pop removes the oldest item and returns its value, plus a node the caller
+// now owns and may reuse for a later Push (not necessarily the node that
+// carried this value). ok is false when the queue is empty or the oldest
+// push is still in progress (see Pending). Only the consumer may call it.
+func (q *Queue[T]) Pop() (v T, free *Node[T], ok bool) {
+	h := q.head
+	next := h.next.Load()
+	if next == nil {
+		return v, nil, false
+	}
+	v = next.Value
+	var zero T
+	next.Value = zero // next is the new dummy; drop its reference
+	q.head = next
+	return v, h, true
+}
+
+// Pending reports whether an item is queued or a push has begun, even one
+// Pop cannot return yet. Only the consumer may call it.
+func (q *Queue[T]) Pending() bool {
+	return q.tail.Load() != q.head
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package mpsc
+
+const raceEnabled = true
