@@ -13,6 +13,8 @@
 //
 //   - bottom is written only by the owner (PushBottom, PopBottom) and read by
 //     thieves to size a steal.
+//   - real only ever increases (claims and the owner's last-item CAS add to
+//     it; nothing subtracts), which the proofs below rely on.
 //   - head packs three fields into one word so that one CAS checks them all:
 //     real (bits 0-31), the index of the oldest unclaimed item; stealing
 //     (bit 32), set while a thief copies the items it claimed; and version
@@ -36,7 +38,12 @@
 // or above floor. A push that would overwrite index floor grows the ring,
 // copying [floor, bottom), which includes any range a thief is still copying.
 // When floor advances, the owner clears the slots below it (items that were
-// stolen) so the deque holds no stale references.
+// stolen) so the deque holds no stale references. floor advances whenever
+// the owner reads head with stealing clear: on every PopBottom, and in a
+// push that finds the ring full (which first waits briefly for a thief
+// mid-copy, so that a push-only owner does not grow the ring just because it
+// looked while a thief was copying). Until then, slots of stolen items may
+// keep their references.
 //
 // # The StealHalfInto trap and why this is correct
 //
@@ -76,6 +83,7 @@
 package deque
 
 import (
+	"runtime"
 	"sync/atomic"
 )
 
@@ -90,6 +98,9 @@ const (
 	realMask    = uint64(1)<<32 - 1
 	maxCapacity = 1 << 30
 	minCapacity = 2
+	// growPatience is how many times makeRoom re-reads head, waiting for a
+	// thief to finish copying, before it grows the ring instead.
+	growPatience = 64
 )
 
 type cacheLinePad [64]byte
@@ -253,7 +264,17 @@ func (d *Deque[T]) seeHead(h uint64) {
 // makeRoom ensures n more items fit above bottom b without overwriting a
 // slot a thief may still read, growing the ring if needed. Owner only.
 func (d *Deque[T]) makeRoom(b uint32, n uint32) {
-	d.seeHead(d.head.Load())
+	h := d.head.Load()
+	// A thief mid-copy pins floor. Its copy is at most MaxSteal items, so
+	// wait for it briefly rather than grow a ring that may be mostly free;
+	// grow only if it is slow (descheduled, say).
+	for spin := 0; h&stealingBit != 0 && spin < growPatience; spin++ {
+		if spin >= growPatience/2 {
+			runtime.Gosched()
+		}
+		h = d.head.Load()
+	}
+	d.seeHead(h)
 	need := b - d.floor + n
 	if need <= uint32(len(d.rg.slots)) {
 		return
@@ -282,8 +303,10 @@ func (d *Deque[T]) Steal() (x T, ok bool) {
 	if n == 0 {
 		return x, false
 	}
+	raceWindow()
 	rg := d.buf.Load()
 	x = rg.slots[r&rg.mask]
+	raceWindow()
 	d.release()
 	return x, true
 }
@@ -307,6 +330,7 @@ func (d *Deque[T]) StealHalfInto(dst *Deque[T]) int {
 	for k := uint32(0); k < n; k++ {
 		out.slots[(b+k)&out.mask] = src.slots[(r+k)&src.mask]
 	}
+	raceWindow()
 	d.release()
 	dst.bot = b + n
 	dst.bottom.Store(b + n)

@@ -3,10 +3,15 @@ package deque
 import (
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // -soak multiplies the stress tests' item counts (go test ./deque -soak 20).
@@ -17,8 +22,15 @@ var soak = flag.Int("soak", 1, "multiply the stress tests' item counts")
 // and pops in bursts deep enough to reach into the thieves' range, thieves
 // that mix Steal and StealHalfInto (from the owner and from each other), a
 // ring that starts at 2 slots so it grows constantly, and an exact count of
-// how often each item came out. Run it with -race (which also turns on the
-// yield points of hook_race.go) and with -cpu 1,2,4,8.
+// how often each item came out. CI runs it with and without -race, with
+// -cpu 1,2,4,8.
+//
+// What each run proves: the plain run (a million items at full speed) is the
+// conservation proof. It fails on both classic mistakes, checked by hand by
+// mutating deque.go: the naive owner fast path (pop without a CAS whenever
+// more than one item is left) and a slow path without the version bump. The
+// -race run is smaller and ~50x slower; it checks the memory model (plain
+// slots read only after a claim) and did not reliably catch those mutants.
 func TestConservation(t *testing.T) {
 	for _, thieves := range []int{2, 4, 8} {
 		items := 1 << 20
@@ -29,12 +41,16 @@ func TestConservation(t *testing.T) {
 		}
 		items *= *soak
 		t.Run(fmt.Sprintf("thieves=%d", thieves), func(t *testing.T) {
-			runConservation(t, items, thieves)
+			runConservation(t, items, thieves, 0)
+		})
+		// Indices that wrap past 2^32 and a version that is not zero.
+		t.Run(fmt.Sprintf("thieves=%d/wrapping", thieves), func(t *testing.T) {
+			runConservation(t, items, thieves, math.MaxUint32-uint32(items/2))
 		})
 	}
 }
 
-func runConservation(t *testing.T, items, thieves int) {
+func runConservation(t *testing.T, items, thieves int, start uint32) {
 	seen := make([]atomic.Uint32, items)
 	vals := make([]int, items)
 	for i := range vals {
@@ -54,7 +70,15 @@ func runConservation(t *testing.T, items, thieves int) {
 	for i := range decks {
 		decks[i] = New[*int](2)
 	}
-	var done atomic.Bool
+	for _, d := range append([]*Deque[*int]{owner}, decks...) {
+		d.bot, d.floor = start, start
+		d.bottom.Store(start)
+		d.head.Store(uint64(start) | 12345*versionOne)
+	}
+	var done, timedOut atomic.Bool
+	// A broken deque can leave a thief waiting forever for its own deck to
+	// empty; fail instead of hanging.
+	deadline := time.Now().Add(2 * time.Minute)
 	var stats [4]atomic.Int64 // owner pops, single steals, batch steals, items in batches
 	var wg sync.WaitGroup
 
@@ -64,23 +88,36 @@ func runConservation(t *testing.T, items, thieves int) {
 			defer wg.Done()
 			mine := decks[w]
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			misses := 0
 			for {
 				finished := done.Load()
+				got := false
 				switch r := rng.IntN(8); {
 				case r < 3:
 					if p, ok := owner.Steal(); ok {
 						take(p)
 						stats[1].Add(1)
+						got = true
 					}
 				case r < 6:
 					if n := owner.StealHalfInto(mine); n > 0 {
 						stats[2].Add(1)
 						stats[3].Add(int64(n))
+						got = true
 					}
 				default:
 					if v := decks[rng.IntN(thieves)]; v != mine {
-						v.StealHalfInto(mine)
+						got = v.StealHalfInto(mine) > 0
 					}
+				}
+				if got || mine.Len() > 0 {
+					misses = 0
+				} else if misses++; misses%32 == 0 {
+					runtime.Gosched() // back off after a run of misses, as a real thief would
+				}
+				if time.Now().After(deadline) {
+					timedOut.Store(true)
+					return
 				}
 				for k := rng.IntN(4); k >= 0; k-- {
 					if p, ok := mine.PopBottom(); ok {
@@ -101,6 +138,10 @@ func runConservation(t *testing.T, items, thieves int) {
 			owner.PushBottom(&vals[next])
 			next++
 		}
+		if rng.IntN(16) == 0 {
+			// The owner receives a batch too: stolen items move again.
+			decks[rng.IntN(thieves)].StealHalfInto(owner)
+		}
 		for k := rng.IntN(burst + 8); k > 0; k-- {
 			p, ok := owner.PopBottom()
 			if !ok {
@@ -120,6 +161,9 @@ func runConservation(t *testing.T, items, thieves int) {
 	}
 	done.Store(true)
 	wg.Wait()
+	if timedOut.Load() {
+		t.Errorf("thieves did not finish by the deadline")
+	}
 
 	if n := cleared.Load(); n > 0 {
 		t.Errorf("%d items were taken from an already-cleared slot", n)
@@ -135,4 +179,39 @@ func runConservation(t *testing.T, items, thieves int) {
 		t.Errorf("thieves never stole (steals %d, batches %d): the test proved nothing",
 			stats[1].Load(), stats[2].Load())
 	}
+}
+
+// TestPushOnlyOwnerRingStaysSmall: an owner that only pushes, while thieves
+// keep stealing, must not grow its ring just because it looked while a
+// thief was mid-copy.
+func TestPushOnlyOwnerRingStaysSmall(t *testing.T) {
+	d := New[*int](64)
+	vals := make([]int, 1<<14)
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mine := New[*int](64)
+			for !done.Load() {
+				d.StealHalfInto(mine)
+				for {
+					if _, ok := mine.PopBottom(); !ok {
+						break
+					}
+				}
+			}
+		}()
+	}
+	for i := range vals {
+		for d.Len() >= 64 {
+			runtime.Gosched()
+		}
+		d.PushBottom(&vals[i])
+	}
+	done.Store(true)
+	wg.Wait()
+	t.Logf("ring: %d slots for at most 64 live items", len(d.rg.slots))
+	require.LessOrEqual(t, len(d.rg.slots), 1024)
 }

@@ -54,7 +54,8 @@ type Node[T any] struct {
 
 type cacheLinePad [64]byte
 
-// Queue is an unbounded MPSC queue. The zero value is not usable; call New.
+// Queue is an unbounded MPSC queue. The zero value is not usable; call New,
+// or Init on a Queue embedded in another struct.
 type Queue[T any] struct {
 	// tail is the most recently pushed node; written by producers (Swap).
 	tail atomic.Pointer[Node[T]]
@@ -65,10 +66,17 @@ type Queue[T any] struct {
 
 // New returns an empty queue.
 func New[T any]() *Queue[T] {
-	stub := new(Node[T])
-	q := &Queue[T]{head: stub}
-	q.tail.Store(stub)
+	q := new(Queue[T])
+	q.Init()
 	return q
+}
+
+// Init makes q an empty queue. It must be called before any other method
+// and while no other goroutine uses q.
+func (q *Queue[T]) Init() {
+	stub := new(Node[T])
+	q.head = stub
+	q.tail.Store(stub)
 }
 
 // Push appends n, with its Value already set. Any goroutine may call it.

@@ -1,0 +1,150 @@
+package payload
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Encode returns the JSON form of v. Lists become arrays, maps objects (a
+// map[any]any's keys are written as strings: 1 → "1", true → "true"), []byte
+// a string of its bytes (invalid UTF-8 is replaced, as encoding/json does).
+// NaN and infinities are refused, as JSON has no spelling for them.
+func Encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := encode(&buf, v, "value", 0); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+const maxDepth = 200
+
+func encode(buf *bytes.Buffer, v any, path string, depth int) error {
+	if depth > maxDepth {
+		return fmt.Errorf("%s: nested deeper than %d (a cycle?)", path, maxDepth)
+	}
+	switch x := v.(type) {
+	case nil:
+		buf.WriteString("null")
+	case bool:
+		buf.WriteString(strconv.FormatBool(x))
+	case int64:
+		buf.WriteString(strconv.FormatInt(x, 10))
+	case float64:
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%s: %v cannot be encoded as JSON", path, x)
+		}
+		b, _ := json.Marshal(x)
+		buf.Write(b)
+	case string:
+		b, _ := json.Marshal(x)
+		buf.Write(b)
+	case []byte:
+		b, _ := json.Marshal(string(x))
+		buf.Write(b)
+	case []any:
+		buf.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			if err := encode(buf, e, path+"["+strconv.Itoa(i+1)+"]", depth+1); err != nil {
+				return err
+			}
+		}
+		buf.WriteByte(']')
+	case map[string]any:
+		return encodeObject(buf, len(x), func(yield func(string, any) bool) {
+			for k, e := range x {
+				if !yield(k, e) {
+					return
+				}
+			}
+		}, path, depth)
+	case map[any]any:
+		for k := range x {
+			if err := checkKey(k, path); err != nil {
+				return err
+			}
+		}
+		return encodeObject(buf, len(x), func(yield func(string, any) bool) {
+			for k, e := range x {
+				if !yield(fmt.Sprint(k), e) {
+					return
+				}
+			}
+		}, path, depth)
+	default:
+		return fmt.Errorf("%s: %T cannot be encoded as JSON", path, v)
+	}
+	return nil
+}
+
+// encodeObject writes an object with sorted keys, so output is stable.
+func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), path string, depth int) error {
+	keys := make([]string, 0, n)
+	vals := make(map[string]any, n)
+	each(func(k string, v any) bool {
+		keys = append(keys, k)
+		vals[k] = v
+		return true
+	})
+	slices.Sort(keys)
+	buf.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		if err := encode(buf, vals[k], joinKey(path, k), depth+1); err != nil {
+			return err
+		}
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// Decode parses JSON into a Value: objects become map[string]any, arrays
+// []any, numbers int64 when they are integers that fit and float64
+// otherwise, null nil.
+func Decode(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("decode JSON: data after the first value")
+	}
+	return fromJSON(raw), nil
+}
+
+func fromJSON(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+			return i
+		}
+		f, _ := strconv.ParseFloat(string(x), 64)
+		return f
+	case []any:
+		for i, e := range x {
+			x[i] = fromJSON(e)
+		}
+		return x
+	case map[string]any:
+		for k, e := range x {
+			x[k] = fromJSON(e)
+		}
+		return x
+	default:
+		return v // nil, bool, string
+	}
+}

@@ -1,0 +1,139 @@
+// Package payload is the value model for everything that crosses a process
+// boundary in luarun: process inputs, results and messages.
+//
+// A Value is one of:
+//
+//	nil
+//	bool
+//	int64              (integers stay integers)
+//	float64
+//	string             (any bytes; Lua strings map here)
+//	[]byte
+//	[]any              a list of Values
+//	map[string]any     a map with string keys
+//	map[any]any        a map whose keys are bool, int64, float64 or string
+//
+// Values are plain Go data: a sender builds one, the receiver owns what it
+// gets. Check rejects anything else with the path of the bad value, and
+// Encode/Decode convert to and from JSON.
+package payload
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Payloads is an argument or result list.
+type Payloads []any
+
+// Check reports whether v is a valid Value. The error names the path of the
+// first bad value, for example `msg.items[3].cb: func() cannot be sent`.
+// Cycles cannot occur in the allowed types except through a list or map that
+// contains itself, which Check refuses.
+func Check(v any) error {
+	return check(v, "value", map[uintptr]bool{})
+}
+
+// CheckAll is Check for every element of a list, naming them arg1, arg2...
+func CheckAll(ps Payloads) error {
+	for i, v := range ps {
+		if err := check(v, "arg"+strconv.Itoa(i+1), map[uintptr]bool{}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func check(v any, path string, seen map[uintptr]bool) error {
+	switch x := v.(type) {
+	case nil, bool, int64, float64, string, []byte:
+		return nil
+	case []any:
+		if len(x) > 0 {
+			id := ptrOf(&x[0])
+			if seen[id] {
+				return fmt.Errorf("%s: cycle", path)
+			}
+			seen[id] = true
+			defer delete(seen, id)
+		}
+		for i, e := range x {
+			if err := check(e, path+"["+strconv.Itoa(i+1)+"]", seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[string]any:
+		id := mapID(x)
+		if seen[id] {
+			return fmt.Errorf("%s: cycle", path)
+		}
+		seen[id] = true
+		defer delete(seen, id)
+		for k, e := range x {
+			if err := check(e, joinKey(path, k), seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	case map[any]any:
+		id := mapID(x)
+		if seen[id] {
+			return fmt.Errorf("%s: cycle", path)
+		}
+		seen[id] = true
+		defer delete(seen, id)
+		for k, e := range x {
+			if err := checkKey(k, path); err != nil {
+				return err
+			}
+			if err := check(e, joinKey(path, k), seen); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return fmt.Errorf("%s: %T cannot be sent", path, v)
+	}
+}
+
+func checkKey(k any, path string) error {
+	switch x := k.(type) {
+	case bool, int64, string:
+		return nil
+	case float64:
+		if math.IsNaN(x) {
+			return fmt.Errorf("%s: NaN cannot be a key", path)
+		}
+		return nil
+	default:
+		return fmt.Errorf("%s: key of type %T cannot be sent", path, k)
+	}
+}
+
+// joinKey extends a path the way a Lua programmer would write it:
+// a.b for identifier keys, a["x y"] or a[3] otherwise.
+func joinKey(path string, k any) string {
+	if s, ok := k.(string); ok {
+		if isIdent(s) {
+			return path + "." + s
+		}
+		return path + "[" + strconv.Quote(s) + "]"
+	}
+	return path + "[" + fmt.Sprint(k) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return !strings.ContainsAny(s, " ")
+}

@@ -1,0 +1,102 @@
+package scheduler
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/luarun/luarun/mpsc"
+	"github.com/luarun/luarun/payload"
+)
+
+// Process states (DESIGN.md section 4). The state word holds one of these
+// in its low bits and the wakeup flags above them; every change is a CAS.
+//
+//	Ready → Running      a worker takes it from a queue (a failed CAS means
+//	                     the queue entry was stale: drop it)
+//	Running → Blocked    the step yielded and waits for completions
+//	Running → Idle       the step waits for messages
+//	Running → Ready      the step asked to continue (requeued at the back)
+//	Running → Done       the step finished, failed, or shutdown gave up
+//	Blocked → Ready      a completion arrived (or a cancel)
+//	Idle → Ready         a message, a completion or a cancel arrived
+//	Blocked/Idle/Ready → Done   only Shutdown, at its deadline
+//
+// Whoever moves a process to Ready puts it in a queue; whoever moves it
+// out of Ready owns it. A Ready process in no queue would hang, so every
+// transition to Ready is followed by exactly one enqueue.
+const (
+	stateReady uint32 = iota
+	stateRunning
+	stateBlocked
+	stateIdle
+	stateDone
+
+	stateMask = 0x7
+	// flagWoken: a completion or cancel arrived while Running. The worker
+	// sees it when the step ends and steps again instead of parking.
+	flagWoken uint32 = 0x8
+	// flagMessage: a message arrived while Running. It matters only if the
+	// step ends waiting for messages; a Blocked process ignores it.
+	flagMessage uint32 = 0x10
+)
+
+// proc is the scheduler's record of one process.
+type proc struct {
+	// state: see the table above. Written by workers and by wakers (Send,
+	// Kill, completers), always by CAS except the final Done store.
+	state atomic.Uint32
+
+	// events: completions, messages and cancels, pushed by any goroutine,
+	// drained by the worker that runs the process.
+	events mpsc.Queue[Event]
+
+	// senders: Send calls between their Done check and their push. finish
+	// waits for it to drop to 0 before it counts the undelivered messages,
+	// so that every message Send accepted is either stepped or counted.
+	senders atomic.Int32
+
+	pid    PID
+	s      *Scheduler
+	impl   Process
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	// Owned by the worker running the process (handed over by the state
+	// CAS): the yields awaiting completion.
+	outstanding []*yieldRec
+
+	// Written once before done is closed.
+	done   chan struct{}
+	result payload.Payloads
+	err    error
+}
+
+// wake makes p runnable after an event was pushed to its queue. A message
+// does not wake a Blocked process: it waits in the queue for the next step.
+func (s *Scheduler) wake(p *proc, message bool) {
+	for {
+		st := p.state.Load()
+		switch st & stateMask {
+		case stateBlocked:
+			if message {
+				return
+			}
+			fallthrough
+		case stateIdle:
+			if p.state.CompareAndSwap(st, stateReady) {
+				s.enqueue(p)
+				return
+			}
+		case stateRunning:
+			flag := flagWoken
+			if message {
+				flag = flagMessage
+			}
+			if st&flag != 0 || p.state.CompareAndSwap(st, st|flag) {
+				return
+			}
+		default: // Ready: queued, will drain the event. Done: gone.
+			return
+		}
+	}
+}

@@ -1,0 +1,115 @@
+package scheduler
+
+import (
+	"context"
+
+	"github.com/luarun/luarun/payload"
+)
+
+// PID identifies a process. PIDs start at 1 and are never reused within one
+// Scheduler.
+type PID uint64
+
+// Process is a state machine the scheduler steps. Nothing in it may block:
+// work that waits (I/O, timers, other processes) is expressed as yields,
+// which command handlers complete.
+type Process interface {
+	// Init prepares the process to run entry point method with input. It
+	// runs on the goroutine that calls Submit. An unknown method is an error
+	// that names the methods that exist. ctx is the process's context: it is
+	// cancelled when the process is killed or the scheduler shuts down.
+	Init(ctx context.Context, method string, input payload.Payloads) error
+	// Step advances the process with the events that arrived since the last
+	// step (in arrival order; completions may come in any order relative to
+	// the yields) and describes what happens next in out, which the
+	// scheduler resets before each call. An error ends the process with that
+	// error. The events slice is only valid during the call. Step may be
+	// called with no new events (a wakeup whose event was still being
+	// queued); it should then keep waiting for what it waits for.
+	Step(events []Event, out *StepOutput) error
+	// Close frees the process's resources. It is called exactly once, after
+	// the last Step, on whichever goroutine ends the process.
+	Close()
+}
+
+// EventType says what an Event carries.
+type EventType uint8
+
+const (
+	// EventYieldComplete answers a yield: Tag is the yield's tag, and Data
+	// its result or Error its failure.
+	EventYieldComplete EventType = iota + 1
+	// EventMessage is a message from another process (From) or from Go
+	// (From == 0), in Data.
+	EventMessage
+	// EventCancel asks the process to end: it was killed (Error carries the
+	// reason) or the scheduler is shutting down. The process may still yield
+	// commands while it cleans up.
+	EventCancel
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventYieldComplete:
+		return "yield-complete"
+	case EventMessage:
+		return "message"
+	case EventCancel:
+		return "cancel"
+	}
+	return "invalid"
+}
+
+// Event is one input to Step.
+type Event struct {
+	Type  EventType
+	Tag   uint64 // the yield this completes (EventYieldComplete)
+	From  PID    // the sender (EventMessage); 0 for a message from Go
+	Data  any    // the result, or the message payload
+	Error error  // set when the yield failed, or the reason for a cancel
+
+	rec *yieldRec // the dispatch record a completion answers (scheduler-internal)
+}
+
+// Status is what a process does after a step.
+type Status uint8
+
+const (
+	// StatusYield: wait for the completion of a yield (this step's or an
+	// earlier one's). Messages that arrive meanwhile are queued and delivered
+	// with the next step; they do not wake the process.
+	StatusYield Status = iota
+	// StatusReceive: wait for a message or a completion, whichever comes first.
+	StatusReceive
+	// StatusContinue: run again soon, after other ready processes.
+	StatusContinue
+	// StatusDone: the process finished; Result holds its results.
+	StatusDone
+)
+
+// Yield is a command a step asks Go to run.
+type Yield struct {
+	Tag     uint64 // chosen by the process; echoed in the completion
+	Command string // e.g. "time.sleep"; the dispatcher routes by this name
+	Args    payload.Payloads
+}
+
+// StepOutput is what a step writes. The scheduler reuses it between steps:
+// a process must not keep references to its slices.
+type StepOutput struct {
+	Status Status
+	Yields []Yield          // dispatched after the step, in order
+	Result payload.Payloads // with StatusDone
+}
+
+// Yield appends a yield to the output.
+func (o *StepOutput) Yield(tag uint64, command string, args ...any) {
+	o.Yields = append(o.Yields, Yield{Tag: tag, Command: command, Args: args})
+}
+
+func (o *StepOutput) reset() {
+	clear(o.Yields)
+	o.Yields = o.Yields[:0]
+	o.Status = StatusYield
+	o.Result = nil
+}

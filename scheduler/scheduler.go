@@ -1,0 +1,347 @@
+// Package scheduler runs processes — state machines that yield commands —
+// on a fixed set of worker goroutines with work stealing.
+//
+// A Process is stepped by one worker at a time. Each step may yield
+// commands; the scheduler hands each to a Dispatcher together with a
+// Completer bound to that process and that yield, and the handler completes
+// it now or later from any goroutine. The completion wakes the process onto
+// a queue and some worker steps it again. Processes also receive messages
+// (Send) and cancellations (Kill, Shutdown). Nothing here knows about Lua.
+//
+// Typical use:
+//
+//	reg := new(scheduler.Registry)
+//	reg.Register("time.sleep", sleepHandler)
+//	s := scheduler.New(scheduler.Options{Dispatcher: reg})
+//	h, err := s.Submit(myProcess, "main", nil)
+//	result, err := h.Wait(ctx)
+//	err = s.Shutdown(ctx)
+//
+// The design of record is DESIGN.md: queues and stealing (section 3) are
+// in worker.go and idle.go, the state machine (section 4) in proc.go,
+// completions (section 6) in dispatch.go.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/luarun/luarun/deque"
+	"github.com/luarun/luarun/payload"
+)
+
+// Options configure a Scheduler.
+type Options struct {
+	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
+	Workers int
+	// Dispatcher receives every yield. nil fails every command as unknown.
+	Dispatcher Dispatcher
+}
+
+// Errors reported by the scheduler.
+var (
+	// ErrNoProcess: the PID does not exist or the process has ended.
+	ErrNoProcess = errors.New("no such process")
+	// ErrClosed: the scheduler is shutting down and takes no new processes.
+	ErrClosed = errors.New("scheduler is shut down")
+	// ErrShutdown is the cancel reason processes get from Shutdown.
+	ErrShutdown = errors.New("scheduler shutting down")
+	// ErrAbandoned ends processes still running at Shutdown's deadline.
+	ErrAbandoned = errors.New("abandoned at shutdown deadline")
+)
+
+// Scheduler runs processes. Create one with New; it is safe for concurrent
+// use.
+type Scheduler struct {
+	workers    []*worker
+	global     globalQueue
+	idle       idle
+	table      table
+	dispatcher Dispatcher
+
+	nextPID    atomic.Uint64
+	live       atomic.Int64
+	closing    atomic.Bool // no new submissions
+	abandoning atomic.Bool // deadline passed: end processes after their step
+	allDone    chan struct{}
+	doneOnce   sync.Once
+
+	workersDone        sync.WaitGroup
+	stats              schedStats
+	droppedCompletions atomic.Uint64
+}
+
+// New starts a scheduler and its workers.
+func New(opts Options) *Scheduler {
+	n := opts.Workers
+	if n <= 0 {
+		n = runtime.GOMAXPROCS(0)
+	}
+	d := opts.Dispatcher
+	if d == nil {
+		d = new(Registry)
+	}
+	s := &Scheduler{dispatcher: d, allDone: make(chan struct{})}
+	s.idle.cond.L = &s.idle.mu
+	s.workers = make([]*worker, n)
+	for i := range s.workers {
+		s.workers[i] = &worker{
+			id:    i,
+			s:     s,
+			local: deque.New[*proc](64),
+			rng:   rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano()))),
+		}
+	}
+	s.workersDone.Add(n)
+	for _, w := range s.workers {
+		go w.loop()
+	}
+	return s
+}
+
+// Handle refers to a submitted process.
+type Handle struct{ p *proc }
+
+// PID returns the process's PID.
+func (h *Handle) PID() PID { return h.p.pid }
+
+// Done is closed when the process has ended.
+func (h *Handle) Done() <-chan struct{} { return h.p.done }
+
+// Result returns the process's results and error. It is valid once Done is
+// closed.
+func (h *Handle) Result() (payload.Payloads, error) { return h.p.result, h.p.err }
+
+// Wait blocks until the process ends or ctx is done.
+func (h *Handle) Wait(ctx context.Context) (payload.Payloads, error) {
+	select {
+	case <-h.p.done:
+		return h.p.result, h.p.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Submit runs p.Init(method, input) on the calling goroutine and, if it
+// succeeds, queues p to run.
+func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (*Handle, error) {
+	if s.closing.Load() {
+		return nil, ErrClosed
+	}
+	pr := &proc{s: s, impl: p, done: make(chan struct{})}
+	pr.events.Init()
+	pr.ctx, pr.cancel = context.WithCancelCause(context.Background())
+	if err := p.Init(pr.ctx, method, input); err != nil {
+		pr.cancel(err)
+		return nil, err
+	}
+	pr.pid = PID(s.nextPID.Add(1))
+	s.live.Add(1)
+	s.table.put(pr)
+	if s.closing.Load() { // lost the race with Shutdown's scan
+		s.table.remove(pr.pid)
+		s.noteEnded()
+		pr.cancel(ErrClosed)
+		p.Close()
+		return nil, ErrClosed
+	}
+	s.stats.submitted.Add(1)
+	s.enqueue(pr)
+	return &Handle{pr}, nil
+}
+
+// Lookup returns a handle for a live process.
+func (s *Scheduler) Lookup(pid PID) (*Handle, bool) {
+	p := s.table.get(pid)
+	if p == nil {
+		return nil, false
+	}
+	return &Handle{p}, true
+}
+
+// Send queues msg for process to, as a message from process from (0: from
+// Go). It never blocks. A process that waits for messages wakes; one that
+// waits for a command's completion gets the message with its next step.
+// It fails with ErrNoProcess if to does not exist or has ended.
+func (s *Scheduler) Send(from, to PID, msg any) error {
+	p := s.table.get(to)
+	if p == nil {
+		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
+	}
+	// Announce the send before checking Done; finish stores Done before
+	// reading senders. One of the two sees the other.
+	p.senders.Add(1)
+	if p.state.Load()&stateMask == stateDone {
+		p.senders.Add(-1)
+		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
+	}
+	n := nodePool.Get()
+	n.Value = Event{Type: EventMessage, From: from, Data: msg}
+	p.events.Push(n)
+	s.wake(p, true)
+	p.senders.Add(-1)
+	return nil
+}
+
+// Kill asks process pid to end: it gets an EventCancel carrying reason (if
+// nil, a generic one) and its context is cancelled, which cancels the
+// commands it has in flight. It fails with ErrNoProcess if pid does not
+// exist or has ended.
+func (s *Scheduler) Kill(pid PID, reason error) error {
+	p := s.table.get(pid)
+	if p == nil || p.state.Load()&stateMask == stateDone {
+		return fmt.Errorf("kill %d: %w", pid, ErrNoProcess)
+	}
+	if reason == nil {
+		reason = errors.New("killed")
+	}
+	s.cancel(p, reason)
+	return nil
+}
+
+func (s *Scheduler) cancel(p *proc, reason error) {
+	p.cancel(reason)
+	n := nodePool.Get()
+	n.Value = Event{Type: EventCancel, Error: reason}
+	p.events.Push(n)
+	s.wake(p, false)
+}
+
+// enqueue puts a process that was just made Ready into the global queue and
+// makes sure a worker will look.
+func (s *Scheduler) enqueue(p *proc) {
+	s.global.push(p)
+	s.wakeIfNeeded()
+}
+
+// finish ends p, which the caller owns (Running, or taken by Shutdown).
+func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
+	p.state.Store(stateDone)
+	s.voidOutstanding(p)
+	// Messages still queued die with the process; count them, once every
+	// Send that saw the process alive has pushed.
+	for p.senders.Load() != 0 {
+		runtime.Gosched()
+	}
+	for {
+		ev, n, ok := p.events.Pop()
+		if !ok {
+			if !p.events.Pending() {
+				break
+			}
+			// A completion or cancel still linking hides what is behind it.
+			runtime.Gosched()
+			continue
+		}
+		nodePool.Put(n)
+		if ev.Type == EventMessage {
+			s.stats.droppedMessages.Add(1)
+		}
+	}
+	if cerr := closeProcess(p); cerr != nil && err == nil {
+		err = cerr
+	}
+	p.result, p.err = result, err
+	if err != nil {
+		s.stats.failed.Add(1)
+	}
+	p.cancel(context.Canceled)
+	s.table.remove(p.pid)
+	s.noteEnded() // before done: a waiter sees the process gone from Stats
+	close(p.done)
+}
+
+// voidOutstanding makes every unanswered yield of p unanswerable. A yield
+// whose completer already won (its event is in flight or queued) is counted
+// as dropped here; later completers count themselves.
+func (s *Scheduler) voidOutstanding(p *proc) {
+	for i, r := range p.outstanding {
+		if !r.token.CompareAndSwap(r.gen, 0) {
+			s.droppedCompletions.Add(1)
+		}
+		p.outstanding[i] = nil
+	}
+	p.outstanding = nil
+}
+
+func closeProcess(p *proc) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Where: fmt.Sprintf("process %d Close", p.pid), Value: v}
+		}
+	}()
+	p.impl.Close()
+	return nil
+}
+
+func (s *Scheduler) noteEnded() {
+	if s.live.Add(-1) == 0 && s.closing.Load() {
+		s.doneOnce.Do(func() { close(s.allDone) })
+	}
+}
+
+// ShutdownError lists the processes Shutdown had to abandon.
+type ShutdownError struct {
+	Abandoned []PID
+}
+
+func (e *ShutdownError) Error() string {
+	return fmt.Sprintf("shutdown deadline passed: abandoned %d processes %v", len(e.Abandoned), e.Abandoned)
+}
+
+// Shutdown stops taking processes, sends every live process a cancel
+// (reason ErrShutdown), and keeps running them — including the commands
+// they yield while cleaning up — until all have ended or ctx is done. Then
+// it ends the rest with ErrAbandoned (closing them, and reporting them in a
+// *ShutdownError), stops the workers and waits for them to exit. A Step
+// that never returns blocks Shutdown: processes must not block inside Step.
+func (s *Scheduler) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	for _, p := range s.table.all() {
+		s.cancel(p, ErrShutdown)
+	}
+	if s.live.Load() == 0 {
+		s.doneOnce.Do(func() { close(s.allDone) })
+	}
+	var err error
+	select {
+	case <-s.allDone:
+	case <-ctx.Done():
+		err = s.abandon()
+	}
+	s.stopWorkers()
+	s.workersDone.Wait()
+	return err
+}
+
+// abandon ends every process still alive. Parked and queued ones are taken
+// here; a running one is ended by its worker when its step returns.
+func (s *Scheduler) abandon() error {
+	s.abandoning.Store(true)
+	var gone []PID
+	for s.live.Load() > 0 {
+		for _, p := range s.table.all() {
+			st := p.state.Load()
+			switch st & stateMask {
+			case stateReady, stateBlocked, stateIdle:
+				if p.state.CompareAndSwap(st, stateRunning) {
+					gone = append(gone, p.pid)
+					s.finish(p, nil, ErrAbandoned)
+				}
+			}
+		}
+		select {
+		case <-s.allDone:
+		case <-time.After(time.Millisecond):
+		}
+	}
+	sort.Slice(gone, func(i, j int) bool { return gone[i] < gone[j] })
+	return &ShutdownError{Abandoned: gone}
+}

@@ -1,0 +1,272 @@
+package scheduler
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime/debug"
+
+	"github.com/luarun/luarun/deque"
+	"github.com/luarun/luarun/mpsc"
+)
+
+// A worker is one goroutine running processes (the Go runtime's P).
+//
+// Finding work, in order (DESIGN.md section 3): every 61st look the global
+// queue first, so that a worker busy with local work cannot starve it; its
+// own deque (LIFO, cache-warm); the global queue (taking a batch); half of
+// a random victim's deque.
+//
+// Running a process: CAS Ready→Running (a failure means a stale queue
+// entry), drain its events, Step, dispatch the yields, then park it. A
+// completion that arrived during the step (flagWoken) makes the worker step
+// it again at once, up to rerunBudget times, then send it to the back of
+// the global queue so others get a turn.
+type worker struct {
+	id    int
+	s     *Scheduler
+	local *deque.Deque[*proc]
+	rng   *rand.Rand
+	tick  uint32
+
+	// Reused between steps.
+	events []Event
+	out    StepOutput
+
+	// Free lists, worker-local: records of answered yields and queue nodes
+	// freed by draining. Any process run here may reuse them.
+	recs  []*yieldRec
+	nodes []*mpsc.Node[Event]
+
+	stats workerStats
+}
+
+const (
+	fairnessTick = 61
+	rerunBudget  = 16
+	maxFreeNodes = 1024
+	maxFreeRecs  = 1024
+)
+
+func (w *worker) loop() {
+	defer w.s.workersDone.Done()
+	for {
+		p := w.findWork()
+		if p == nil {
+			if p = w.findWorkIdle(); p == nil {
+				return
+			}
+		}
+		if w.local.Len() > 0 {
+			// A batch came with p (global queue or steal): let an idle
+			// worker steal some. Not inside findWork: sleep calls it
+			// holding idle.mu, which wakeOne takes.
+			w.s.wakeIfNeeded()
+		}
+		if p.state.CompareAndSwap(stateReady, stateRunning) {
+			w.run(p)
+		}
+	}
+}
+
+func (w *worker) findWork() *proc {
+	s := w.s
+	w.tick++
+	if w.tick%fairnessTick == 0 {
+		if p := s.global.get(w, len(s.workers)); p != nil {
+			w.stats.globalPops.Add(1)
+			return p
+		}
+	}
+	if p, ok := w.local.PopBottom(); ok {
+		w.stats.localPops.Add(1)
+		return p
+	}
+	if p := s.global.get(w, len(s.workers)); p != nil {
+		w.stats.globalPops.Add(1)
+		return p
+	}
+	return w.steal()
+}
+
+func (w *worker) steal() *proc {
+	ws := w.s.workers
+	n := len(ws)
+	if n == 1 {
+		return nil
+	}
+	start := w.rng.IntN(n)
+	for i := range n {
+		v := ws[(start+i)%n]
+		if v == w {
+			continue
+		}
+		if got := v.local.StealHalfInto(w.local); got > 0 {
+			w.stats.steals.Add(1)
+			w.stats.stolen.Add(uint64(got))
+			p, _ := w.local.PopBottom()
+			return p
+		}
+	}
+	return nil
+}
+
+// run steps p (which this worker owns: state Running) until it parks.
+func (w *worker) run(p *proc) {
+	s := w.s
+	for budget := rerunBudget; ; budget-- {
+		broken := w.drain(p)
+		err := w.step(p)
+		w.stats.steps.Add(1)
+		if err != nil || w.out.Status == StatusDone {
+			w.finish(p, err)
+			return
+		}
+		w.dispatch(p)
+		if s.abandoning.Load() {
+			w.finish(p, ErrAbandoned)
+			return
+		}
+		if !w.park(p, budget > 0, broken) {
+			return
+		}
+	}
+}
+
+// drain moves p's queued events into w.events, recycling the nodes, and
+// retires the records of the completions among them. It reports whether it
+// stopped at a push still in progress (mpsc's broken chain): events may sit
+// behind it whose wakeups this worker has already consumed, so p must not
+// park waiting for them.
+func (w *worker) drain(p *proc) (broken bool) {
+	clear(w.events)
+	w.events = w.events[:0]
+	for {
+		ev, n, ok := p.events.Pop()
+		if !ok {
+			return p.events.Pending()
+		}
+		if len(w.nodes) < maxFreeNodes {
+			w.nodes = append(w.nodes, n)
+		} else {
+			nodePool.Put(n)
+		}
+		if r := ev.rec; r != nil {
+			ev.rec = nil
+			w.retire(p, r)
+		}
+		w.events = append(w.events, ev)
+	}
+}
+
+// step calls p.impl.Step, turning a panic into the process's error.
+func (w *worker) step(p *proc) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
+		}
+	}()
+	w.out.reset()
+	return p.impl.Step(w.events, &w.out)
+}
+
+// dispatch hands each yield of the step to the dispatcher with a completer
+// bound to p and that yield.
+func (w *worker) dispatch(p *proc) {
+	for i := range w.out.Yields {
+		y := &w.out.Yields[i]
+		r := w.arm(p, y.Tag)
+		w.s.dispatcher.Dispatch(Call{
+			Completer: Completer{rec: r, gen: r.gen},
+			PID:       p.pid,
+			Command:   y.Command,
+			Args:      y.Args,
+			Ctx:       p.ctx,
+		})
+	}
+}
+
+// arm takes a record and a node for a new yield of p and makes the record
+// answerable.
+func (w *worker) arm(p *proc, tag uint64) *yieldRec {
+	var r *yieldRec
+	if k := len(w.recs); k > 0 {
+		r = w.recs[k-1]
+		w.recs = w.recs[:k-1]
+	} else {
+		r = &yieldRec{s: w.s}
+	}
+	if k := len(w.nodes); k > 0 {
+		r.node = w.nodes[k-1]
+		w.nodes = w.nodes[:k-1]
+	} else {
+		r.node = new(mpsc.Node[Event])
+	}
+	r.p, r.tag = p, tag
+	r.gen++
+	r.idx = len(p.outstanding)
+	p.outstanding = append(p.outstanding, r)
+	// Publishes p, tag and node to the completer that wins the CAS.
+	r.token.Store(r.gen)
+	return r
+}
+
+// retire removes an answered record from p's outstanding set and recycles it.
+func (w *worker) retire(p *proc, r *yieldRec) {
+	last := len(p.outstanding) - 1
+	moved := p.outstanding[last]
+	p.outstanding[r.idx] = moved
+	moved.idx = r.idx
+	p.outstanding[last] = nil
+	p.outstanding = p.outstanding[:last]
+	r.p, r.node = nil, nil
+	if len(w.recs) < maxFreeRecs {
+		w.recs = append(w.recs, r)
+	}
+}
+
+// park moves p out of Running after a step. It returns true if p must be
+// stepped again now (an event arrived during the step and rerun allows it).
+// broken (see drain) sends p to the back of the global queue: by the time
+// it runs again the push in progress has most likely landed.
+func (w *worker) park(p *proc, rerun, broken bool) bool {
+	var target uint32
+	switch w.out.Status {
+	case StatusYield:
+		target = stateBlocked
+	case StatusReceive:
+		target = stateIdle
+	default: // StatusContinue
+		target = stateReady
+	}
+	for {
+		st := p.state.Load()
+		woken := st&flagWoken != 0 || target == stateIdle && st&flagMessage != 0
+		if woken && rerun && !broken {
+			if p.state.CompareAndSwap(st, stateRunning) { // clear the flags, keep it
+				return true
+			}
+			continue
+		}
+		next := target
+		if woken || broken {
+			next = stateReady
+		}
+		if p.state.CompareAndSwap(st, next) {
+			if next == stateReady {
+				w.s.enqueue(p) // the back of the global queue: others go first
+			}
+			return false
+		}
+	}
+}
+
+// finish ends p: voids its outstanding yields, closes it, publishes the
+// result and forgets it.
+func (w *worker) finish(p *proc, err error) {
+	var result = w.out.Result
+	if err != nil {
+		result = nil
+	}
+	w.out.Result = nil
+	w.s.finish(p, result, err)
+}
