@@ -73,8 +73,13 @@ func New[T any]() *Queue[T] {
 
 // Init makes q an empty queue. It must be called before any other method
 // and while no other goroutine uses q.
-func (q *Queue[T]) Init() {
-	stub := new(Node[T])
+func (q *Queue[T]) Init() { q.InitWithStub(new(Node[T])) }
+
+// InitWithStub is Init with a caller-supplied first dummy node (say, one
+// embedded in the struct that holds q, to save an allocation). stub must
+// be unused; like every node, it may later be handed out by Pop.
+func (q *Queue[T]) InitWithStub(stub *Node[T]) {
+	stub.next.Store(nil)
 	q.head = stub
 	q.tail.Store(stub)
 }

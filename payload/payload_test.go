@@ -10,7 +10,7 @@ import (
 func TestCheck(t *testing.T) {
 	good := map[string]any{
 		"n": nil, "b": true, "i": int64(3), "f": 1.5, "s": "x\x00y", "raw": []byte{0, 1},
-		"list": []any{int64(1), "two", []any{}},
+		"list":  []any{int64(1), "two", []any{}},
 		"mixed": map[any]any{int64(1): "a", "k": false, 2.5: nil, true: int64(0)},
 	}
 	require.NoError(t, Check(good))
@@ -43,7 +43,7 @@ func TestCheck(t *testing.T) {
 
 func TestJSONRoundTrip(t *testing.T) {
 	v := map[string]any{
-		"a": []any{int64(1), 2.5, "x", nil, true, map[string]any{}},
+		"a":   []any{int64(1), 2.5, "x", nil, true, map[string]any{}},
 		"big": int64(math.MaxInt64), "neg": int64(-7), "f": 1e300,
 	}
 	b, err := Encode(v)

@@ -48,7 +48,7 @@ func newSched(t testing.TB, workers int, handlers map[string]HandlerFunc) *Sched
 	return s
 }
 
-func wait(t testing.TB, h *Handle) (payload.Payloads, error) {
+func wait(t testing.TB, h Handle) (payload.Payloads, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -85,7 +85,7 @@ func (h holder) next(t testing.TB) Call {
 }
 
 // dump describes a stuck process and the scheduler's queues, for failures.
-func dump(s *Scheduler, h *Handle) string {
+func dump(s *Scheduler, h Handle) string {
 	p := h.p
 	st := p.state.Load()
 	out := fmt.Sprintf("process %d: state %d flags %#x outstanding %d pending-events %v\n",

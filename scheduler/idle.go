@@ -21,6 +21,9 @@ import (
 // work. A producer that sees a spinning worker leaves the work to it: that
 // worker will find it, or decrement nspinning and re-check.
 //
+// At most half of the workers that are not asleep spin (as in the Go
+// runtime); the others go straight to sleep.
+//
 // Not every push wakes a sleeper. wakeOne first claims the single spinning
 // slot (nspinning 0→1) for the worker it wakes; while anyone spins, further
 // pushes wake nobody. A spinner that finds work stops spinning and, if it
@@ -82,8 +85,26 @@ func (w *worker) findWorkIdle() *proc {
 	spinning := false
 	for {
 		if !spinning {
-			id.nspinning.Add(1)
-			spinning = true
+			// Like the Go runtime, keep spinners to at most half of the
+			// workers not asleep: a spinner holds a thread (and here a P)
+			// that the goroutines feeding us work need too.
+			busy := int32(len(w.s.workers)) - id.nsleeping.Load()
+			if 2*id.nspinning.Load() >= busy {
+				p, stop, woken := w.sleep()
+				if p != nil || stop {
+					if woken {
+						w.stopSpinning()
+					}
+					return p
+				}
+				spinning = woken
+				if !spinning {
+					continue
+				}
+			} else {
+				id.nspinning.Add(1)
+				spinning = true
+			}
 		}
 		for i := range spinGosched {
 			if i >= spinTight {

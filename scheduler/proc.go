@@ -49,6 +49,8 @@ type proc struct {
 	// events: completions, messages and cancels, pushed by any goroutine,
 	// drained by the worker that runs the process.
 	events mpsc.Queue[Event]
+	stub   mpsc.Node[Event] // the queue's first dummy node
+	pidCtx pidContext       // the parent of ctx, carrying the PID
 
 	// senders: Send calls between their Done check and their push. finish
 	// waits for it to drop to 0 before it counts the undelivered messages,
@@ -99,4 +101,18 @@ func (s *Scheduler) wake(p *proc, message bool) {
 			return
 		}
 	}
+}
+
+// pidContext is a process context's root: it carries the PID (PIDFrom) and
+// is embedded in proc so that it costs no allocation.
+type pidContext struct {
+	context.Context // context.Background()
+	pid             PID
+}
+
+func (c *pidContext) Value(key any) any {
+	if key == (pidKey{}) {
+		return c.pid
+	}
+	return c.Context.Value(key)
 }

@@ -106,21 +106,21 @@ func New(opts Options) *Scheduler {
 	return s
 }
 
-// Handle refers to a submitted process.
+// Handle refers to a submitted process. It is a small value; copy it freely.
 type Handle struct{ p *proc }
 
 // PID returns the process's PID.
-func (h *Handle) PID() PID { return h.p.pid }
+func (h Handle) PID() PID { return h.p.pid }
 
 // Done is closed when the process has ended.
-func (h *Handle) Done() <-chan struct{} { return h.p.done }
+func (h Handle) Done() <-chan struct{} { return h.p.done }
 
 // Result returns the process's results and error. It is valid once Done is
 // closed.
-func (h *Handle) Result() (payload.Payloads, error) { return h.p.result, h.p.err }
+func (h Handle) Result() (payload.Payloads, error) { return h.p.result, h.p.err }
 
 // Wait blocks until the process ends or ctx is done.
-func (h *Handle) Wait(ctx context.Context) (payload.Payloads, error) {
+func (h Handle) Wait(ctx context.Context) (payload.Payloads, error) {
 	select {
 	case <-h.p.done:
 		return h.p.result, h.p.err
@@ -130,19 +130,19 @@ func (h *Handle) Wait(ctx context.Context) (payload.Payloads, error) {
 }
 
 // Submit runs p.Init(method, input) on the calling goroutine and, if it
-// succeeds, queues p to run.
-func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (*Handle, error) {
+// succeeds, queues p to run. Init's context carries the new PID (PIDFrom).
+func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Handle, error) {
 	if s.closing.Load() {
-		return nil, ErrClosed
+		return Handle{}, ErrClosed
 	}
-	pr := &proc{s: s, impl: p, done: make(chan struct{})}
-	pr.events.Init()
-	pr.ctx, pr.cancel = context.WithCancelCause(context.Background())
+	pr := &proc{s: s, impl: p, done: make(chan struct{}), pid: PID(s.nextPID.Add(1))}
+	pr.events.InitWithStub(&pr.stub)
+	pr.pidCtx = pidContext{Context: context.Background(), pid: pr.pid}
+	pr.ctx, pr.cancel = context.WithCancelCause(&pr.pidCtx)
 	if err := p.Init(pr.ctx, method, input); err != nil {
 		pr.cancel(err)
-		return nil, err
+		return Handle{}, err // its PID is simply never used
 	}
-	pr.pid = PID(s.nextPID.Add(1))
 	s.live.Add(1)
 	s.table.put(pr)
 	if s.closing.Load() { // lost the race with Shutdown's scan
@@ -150,20 +150,29 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (*H
 		s.noteEnded()
 		pr.cancel(ErrClosed)
 		p.Close()
-		return nil, ErrClosed
+		return Handle{}, ErrClosed
 	}
 	s.stats.submitted.Add(1)
 	s.enqueue(pr)
-	return &Handle{pr}, nil
+	return Handle{pr}, nil
+}
+
+type pidKey struct{}
+
+// PIDFrom returns the PID of the process whose context ctx is (the one
+// passed to Init, or a Call's Ctx), or 0.
+func PIDFrom(ctx context.Context) PID {
+	pid, _ := ctx.Value(pidKey{}).(PID)
+	return pid
 }
 
 // Lookup returns a handle for a live process.
-func (s *Scheduler) Lookup(pid PID) (*Handle, bool) {
+func (s *Scheduler) Lookup(pid PID) (Handle, bool) {
 	p := s.table.get(pid)
 	if p == nil {
-		return nil, false
+		return Handle{}, false
 	}
-	return &Handle{p}, true
+	return Handle{p}, true
 }
 
 // Send queues msg for process to, as a message from process from (0: from

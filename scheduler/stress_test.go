@@ -193,7 +193,7 @@ func TestStress(t *testing.T) {
 	s := newSched(t, 0, handlers)
 	env := &stressEnv{s: s, pids: make([]atomic.Uint64, procs), failures: make(chan error, 1)}
 	ps := make([]*stressProc, procs)
-	hs := make([]*Handle, procs)
+	hs := make([]Handle, procs)
 	for i := range ps {
 		rng := rand.New(rand.NewPCG(uint64(i), 11))
 		plan := make([]int, 1+rng.IntN(6))
@@ -249,4 +249,3 @@ func TestStress(t *testing.T) {
 	require.Zero(t, st.LiveProcesses)
 	t.Logf("%d processes: %+v", procs, st)
 }
-
