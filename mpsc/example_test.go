@@ -1,0 +1,38 @@
+package mpsc_test
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/luarun/luarun/mpsc"
+)
+
+// Producers push from any goroutine; the one consumer pops and keeps the
+// nodes Pop hands back for later pushes of its own.
+func Example() {
+	q := mpsc.New[string]()
+	var wg sync.WaitGroup
+	for _, who := range []string{"alice", "bob"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n := new(mpsc.Node[string])
+			n.Value = "hello from " + who
+			q.Push(n)
+		}()
+	}
+	wg.Wait()
+
+	var free []*mpsc.Node[string]
+	got := map[string]bool{}
+	for q.Pending() {
+		v, n, ok := q.Pop()
+		if !ok {
+			continue // a push is still linking; it will show up
+		}
+		got[v] = true
+		free = append(free, n)
+	}
+	fmt.Println(got["hello from alice"], got["hello from bob"], len(free))
+	// Output: true true 2
+}
