@@ -51,52 +51,52 @@ func check(v any, path string, seen map[uintptr]bool) error {
 	case nil, bool, int64, float64, string, []byte:
 		return nil
 	case []any:
-		if len(x) > 0 {
-			id := ptrOf(&x[0])
-			if seen[id] {
-				return fmt.Errorf("%s: cycle", path)
-			}
-			seen[id] = true
-			defer delete(seen, id)
+		if len(x) == 0 {
+			return nil
 		}
-		for i, e := range x {
-			if err := check(e, path+"["+strconv.Itoa(i+1)+"]", seen); err != nil {
-				return err
+		return visit(ptrOf(&x[0]), path, seen, func() error {
+			for i, e := range x {
+				if err := check(e, path+"["+strconv.Itoa(i+1)+"]", seen); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	case map[string]any:
-		id := mapID(x)
-		if seen[id] {
-			return fmt.Errorf("%s: cycle", path)
-		}
-		seen[id] = true
-		defer delete(seen, id)
-		for k, e := range x {
-			if err := check(e, joinKey(path, k), seen); err != nil {
-				return err
+		return visit(mapID(x), path, seen, func() error {
+			for k, e := range x {
+				if err := check(e, joinKey(path, k), seen); err != nil {
+					return err
+				}
 			}
-		}
-		return nil
+			return nil
+		})
 	case map[any]any:
-		id := mapID(x)
-		if seen[id] {
-			return fmt.Errorf("%s: cycle", path)
-		}
-		seen[id] = true
-		defer delete(seen, id)
-		for k, e := range x {
-			if err := checkKey(k, path); err != nil {
-				return err
+		return visit(mapID(x), path, seen, func() error {
+			for k, e := range x {
+				if err := checkKey(k, path); err != nil {
+					return err
+				}
+				if err := check(e, joinKey(path, k), seen); err != nil {
+					return err
+				}
 			}
-			if err := check(e, joinKey(path, k), seen); err != nil {
-				return err
-			}
-		}
-		return nil
+			return nil
+		})
 	default:
 		return fmt.Errorf("%s: %T cannot be sent", path, v)
 	}
+}
+
+// visit runs body for the container with identity id, refusing a cycle:
+// a container that is already being visited on the current path.
+func visit(id uintptr, path string, seen map[uintptr]bool, body func() error) error {
+	if seen[id] {
+		return fmt.Errorf("%s: cycle", path)
+	}
+	seen[id] = true
+	defer delete(seen, id)
+	return body()
 }
 
 func checkKey(k any, path string) error {
