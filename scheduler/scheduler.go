@@ -28,7 +28,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,6 +55,9 @@ var (
 	ErrShutdown = errors.New("scheduler shutting down")
 	// ErrAbandoned ends processes still running at Shutdown's deadline.
 	ErrAbandoned = errors.New("abandoned at shutdown deadline")
+	// ErrProcessEnded is the cause of a process context cancelled because
+	// the process ended normally (a failed process's error is the cause).
+	ErrProcessEnded = errors.New("process ended")
 )
 
 // Scheduler runs processes. Create one with New; it is safe for concurrent
@@ -76,6 +79,9 @@ type Scheduler struct {
 	workersDone        sync.WaitGroup
 	stats              schedStats
 	droppedCompletions atomic.Uint64
+
+	abandonedMu sync.Mutex
+	abandoned   []PID // ended at the deadline, by abandon or by their worker
 }
 
 // New starts a scheduler and its workers.
@@ -145,11 +151,11 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 	}
 	s.live.Add(1)
 	s.table.put(pr)
-	if s.closing.Load() { // lost the race with Shutdown's scan
-		s.table.remove(pr.pid)
-		s.noteEnded()
-		pr.cancel(ErrClosed)
-		p.Close()
+	if s.closing.Load() { // lost the race with Shutdown
+		// End it like any process, but only if abandon has not taken it.
+		if pr.state.CompareAndSwap(stateReady, stateRunning) {
+			s.finish(pr, nil, ErrClosed)
+		}
 		return Handle{}, ErrClosed
 	}
 	s.stats.submitted.Add(1)
@@ -200,9 +206,10 @@ func (s *Scheduler) Send(from, to PID, msg any) error {
 }
 
 // Kill asks process pid to end: it gets an EventCancel carrying reason (if
-// nil, a generic one) and its context is cancelled, which cancels the
-// commands it has in flight. It fails with ErrNoProcess if pid does not
-// exist or has ended.
+// nil, a generic one) and its context is cancelled at once, which cancels
+// the commands it has in flight (and lets a process interrupt a long step).
+// It fails with ErrNoProcess if pid does not exist or has ended; a process
+// that was already finishing its last step may still end normally.
 func (s *Scheduler) Kill(pid PID, reason error) error {
 	p := s.table.get(pid)
 	if p == nil || p.state.Load()&stateMask == stateDone {
@@ -211,12 +218,13 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 	if reason == nil {
 		reason = errors.New("killed")
 	}
-	s.cancel(p, reason)
+	p.cancel(reason)
+	s.sendCancel(p, reason)
 	return nil
 }
 
-func (s *Scheduler) cancel(p *proc, reason error) {
-	p.cancel(reason)
+// sendCancel queues an EventCancel for p and wakes it.
+func (s *Scheduler) sendCancel(p *proc, reason error) {
 	n := nodePool.Get()
 	n.Value = Event{Type: EventCancel, Error: reason}
 	p.events.Push(n)
@@ -258,10 +266,12 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		err = cerr
 	}
 	p.result, p.err = result, err
+	cause := ErrProcessEnded
 	if err != nil {
 		s.stats.failed.Add(1)
+		cause = err
 	}
-	p.cancel(context.Canceled)
+	p.cancel(cause) // commands still in flight are cancelled
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
 	close(p.done)
@@ -307,14 +317,16 @@ func (e *ShutdownError) Error() string {
 
 // Shutdown stops taking processes, sends every live process a cancel
 // (reason ErrShutdown), and keeps running them — including the commands
-// they yield while cleaning up — until all have ended or ctx is done. Then
-// it ends the rest with ErrAbandoned (closing them, and reporting them in a
-// *ShutdownError), stops the workers and waits for them to exit. A Step
-// that never returns blocks Shutdown: processes must not block inside Step.
+// they yield while cleaning up, whose contexts stay live — until all have
+// ended or ctx is done. Then it cancels the contexts of the rest, ends them
+// with ErrAbandoned (closing them, and listing them in a *ShutdownError),
+// stops the workers and waits for them to exit. A running step is ended when
+// it returns: a Step that never returns blocks Shutdown. Do not call
+// Shutdown from a Step or a handler (it waits for the workers).
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	for _, p := range s.table.all() {
-		s.cancel(p, ErrShutdown)
+		s.sendCancel(p, ErrShutdown)
 	}
 	if s.live.Load() == 0 {
 		s.doneOnce.Do(func() { close(s.allDone) })
@@ -323,7 +335,11 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 	select {
 	case <-s.allDone:
 	case <-ctx.Done():
-		err = s.abandon()
+		select {
+		case <-s.allDone: // both were ready: nothing to abandon
+		default:
+			err = s.abandon()
+		}
 	}
 	s.stopWorkers()
 	s.workersDone.Wait()
@@ -334,15 +350,16 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 // here; a running one is ended by its worker when its step returns.
 func (s *Scheduler) abandon() error {
 	s.abandoning.Store(true)
-	var gone []PID
+	for _, p := range s.table.all() {
+		p.cancel(ErrAbandoned) // lets a long step notice and return
+	}
 	for s.live.Load() > 0 {
 		for _, p := range s.table.all() {
 			st := p.state.Load()
 			switch st & stateMask {
 			case stateReady, stateBlocked, stateIdle:
 				if p.state.CompareAndSwap(st, stateRunning) {
-					gone = append(gone, p.pid)
-					s.finish(p, nil, ErrAbandoned)
+					s.endAbandoned(p)
 				}
 			}
 		}
@@ -351,6 +368,20 @@ func (s *Scheduler) abandon() error {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	sort.Slice(gone, func(i, j int) bool { return gone[i] < gone[j] })
+	s.abandonedMu.Lock()
+	defer s.abandonedMu.Unlock()
+	if len(s.abandoned) == 0 {
+		return nil
+	}
+	gone := slices.Clone(s.abandoned)
+	slices.Sort(gone)
 	return &ShutdownError{Abandoned: gone}
+}
+
+// endAbandoned ends p, which the caller owns, and lists it as abandoned.
+func (s *Scheduler) endAbandoned(p *proc) {
+	s.abandonedMu.Lock()
+	s.abandoned = append(s.abandoned, p.pid)
+	s.abandonedMu.Unlock()
+	s.finish(p, nil, ErrAbandoned)
 }

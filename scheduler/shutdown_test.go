@@ -23,6 +23,9 @@ func cleaner() *fnProc {
 				out.Yield(2, "cleanup")
 				return nil
 			case ev.Type == EventYieldComplete && ev.Tag == 2:
+				if ev.Error != nil {
+					return ev.Error
+				}
 				out.Status = StatusDone
 				out.Result = payload.Payloads{"cleaned"}
 				return nil
@@ -51,8 +54,15 @@ func stubborn() *fnProc {
 func shutdownHandlers() *Registry {
 	reg := new(Registry)
 	reg.Register("never", func(Call) error { return nil })
+	// cleanup behaves like a real handler: it gives up if its process's
+	// context is cancelled. Shutdown must leave that context live.
 	reg.Register("cleanup", func(c Call) error {
-		time.AfterFunc(10*time.Millisecond, func() { c.Complete(nil) })
+		t := time.AfterFunc(10*time.Millisecond, func() { c.Complete(nil) })
+		context.AfterFunc(c.Ctx, func() {
+			if t.Stop() {
+				c.Fail(context.Cause(c.Ctx))
+			}
+		})
 		return nil
 	})
 	return reg

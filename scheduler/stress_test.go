@@ -29,6 +29,7 @@ type stressProc struct {
 	received    int64
 	rng         *rand.Rand
 	env         *stressEnv
+	closed      atomic.Int32
 }
 
 type stressEnv struct {
@@ -103,7 +104,7 @@ func (p *stressProc) Step(evs []Event, out *StepOutput) error {
 
 func (p *stressProc) Init(context.Context, string, payload.Payloads) error { return nil }
 
-func (p *stressProc) Close() {}
+func (p *stressProc) Close() { p.closed.Add(1) }
 
 // expected is what the process returns if it runs to the end.
 func (p *stressProc) expected() int64 {
@@ -225,6 +226,11 @@ func TestStress(t *testing.T) {
 	killers.Wait()
 
 	for i, h := range hs {
+		defer func() {
+			if n := ps[i].closed.Load(); n != 1 {
+				t.Errorf("process %d closed %d times", i, n)
+			}
+		}()
 		select {
 		case <-h.Done():
 		case <-time.After(10 * time.Second):

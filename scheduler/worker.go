@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
@@ -39,6 +40,10 @@ type worker struct {
 
 	stats workerStats
 }
+
+// errNothingToWaitFor ends a process whose step waits for a completion
+// while it has no command in flight: it would otherwise wait forever.
+var errNothingToWaitFor = errors.New("step waits for a command completion, but no command is in flight")
 
 const (
 	fairnessTick = 61
@@ -121,9 +126,13 @@ func (w *worker) run(p *proc) {
 			w.finish(p, err)
 			return
 		}
-		w.dispatch(p)
 		if s.abandoning.Load() {
-			w.finish(p, ErrAbandoned)
+			s.endAbandoned(p) // its yields would only be voided
+			return
+		}
+		w.dispatch(p)
+		if w.out.Status == StatusYield && len(p.outstanding) == 0 {
+			w.finish(p, errNothingToWaitFor)
 			return
 		}
 		if !w.park(p, budget > 0, broken) {
