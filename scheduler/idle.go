@@ -84,40 +84,17 @@ func (w *worker) findWorkIdle() *proc {
 	id := &w.s.idle
 	spinning := false
 	for {
-		if !spinning {
-			// Like the Go runtime, keep spinners to at most half of the
-			// workers not asleep: a spinner holds a thread (and here a P)
-			// that the goroutines feeding us work need too.
-			busy := int32(len(w.s.workers)) - id.nsleeping.Load()
-			if 2*id.nspinning.Load() >= busy {
-				p, stop, woken := w.sleep()
-				if p != nil || stop {
-					if woken {
-						w.stopSpinning()
-					}
-					return p
-				}
-				spinning = woken
-				if !spinning {
-					continue
-				}
-			} else {
-				id.nspinning.Add(1)
-				spinning = true
-			}
+		if !spinning && w.maySpin() {
+			id.nspinning.Add(1)
+			spinning = true
 		}
-		for i := range spinGosched {
-			if i >= spinTight {
-				runtime.Gosched()
-			}
-			if p := w.findWork(); p != nil {
+		if spinning {
+			if p := w.spin(); p != nil {
 				w.stopSpinning()
 				return p
 			}
+			id.nspinning.Add(-1)
 		}
-		id.nspinning.Add(-1)
-		spinning = false
-
 		p, stop, woken := w.sleep()
 		if p != nil {
 			if woken {
@@ -128,8 +105,31 @@ func (w *worker) findWorkIdle() *proc {
 		if stop {
 			return nil
 		}
-		spinning = woken
+		spinning = woken // a woken worker inherits wakeOne's spinning slot
 	}
+}
+
+// maySpin: like the Go runtime, keep spinners to at most half of the
+// workers not asleep. A spinner holds a thread (and here a P) that the
+// goroutines feeding the scheduler need too.
+func (w *worker) maySpin() bool {
+	id := &w.s.idle
+	awake := int32(len(w.s.workers)) - id.nsleeping.Load()
+	return 2*id.nspinning.Load() < awake
+}
+
+// spin looks for work spinGosched times, yielding the thread after the
+// first spinTight tries.
+func (w *worker) spin() *proc {
+	for i := range spinGosched {
+		if i >= spinTight {
+			runtime.Gosched()
+		}
+		if p := w.findWork(); p != nil {
+			return p
+		}
+	}
+	return nil
 }
 
 // stopSpinning gives up the caller's spinning slot after it found work; the
