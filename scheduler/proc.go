@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"context"
 	"sync/atomic"
 
 	"github.com/luarun/luarun/mpsc"
@@ -50,18 +49,16 @@ type proc struct {
 	// drained by the worker that runs the process.
 	events mpsc.Queue[Event]
 	stub   mpsc.Node[Event] // the queue's first dummy node
-	pidCtx pidContext       // the parent of ctx, carrying the PID
 
 	// senders: Send calls between their Done check and their push. finish
 	// waits for it to drop to 0 before it counts the undelivered messages,
 	// so that every message Send accepted is either stepped or counted.
 	senders atomic.Int32
 
-	pid    PID
-	s      *Scheduler
-	impl   Process
-	ctx    context.Context
-	cancel context.CancelCauseFunc
+	pid  PID
+	s    *Scheduler
+	impl Process
+	ctx  procContext // cancelled by Kill, the shutdown deadline, or the end
 
 	// Owned by the worker running the process (handed over by the state
 	// CAS): the yields awaiting completion.
@@ -101,18 +98,4 @@ func (s *Scheduler) wake(p *proc, message bool) {
 			return
 		}
 	}
-}
-
-// pidContext is a process context's root: it carries the PID (PIDFrom) and
-// is embedded in proc so that it costs no allocation.
-type pidContext struct {
-	context.Context // context.Background()
-	pid             PID
-}
-
-func (c *pidContext) Value(key any) any {
-	if key == (pidKey{}) {
-		return c.pid
-	}
-	return c.Context.Value(key)
 }

@@ -143,10 +143,9 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 	}
 	pr := &proc{s: s, impl: p, done: make(chan struct{}), pid: PID(s.nextPID.Add(1))}
 	pr.events.InitWithStub(&pr.stub)
-	pr.pidCtx = pidContext{Context: context.Background(), pid: pr.pid}
-	pr.ctx, pr.cancel = context.WithCancelCause(&pr.pidCtx)
-	if err := p.Init(pr.ctx, method, input); err != nil {
-		pr.cancel(err)
+	pr.ctx.pid = pr.pid
+	if err := p.Init(&pr.ctx, method, input); err != nil {
+		pr.ctx.cancel(err)
 		return Handle{}, err // its PID is simply never used
 	}
 	s.live.Add(1)
@@ -218,7 +217,7 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 	if reason == nil {
 		reason = errors.New("killed")
 	}
-	p.cancel(reason)
+	p.ctx.cancel(reason)
 	s.sendCancel(p, reason)
 	return nil
 }
@@ -271,7 +270,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		s.stats.failed.Add(1)
 		cause = err
 	}
-	p.cancel(cause) // commands still in flight are cancelled
+	p.ctx.cancel(cause) // commands still in flight are cancelled
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
 	close(p.done)
@@ -351,7 +350,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 func (s *Scheduler) abandon() error {
 	s.abandoning.Store(true)
 	for _, p := range s.table.all() {
-		p.cancel(ErrAbandoned) // lets a long step notice and return
+		p.ctx.cancel(ErrAbandoned) // lets a long step notice and return
 	}
 	for s.live.Load() > 0 {
 		for _, p := range s.table.all() {

@@ -189,7 +189,7 @@ func (w *worker) dispatch(p *proc) {
 			PID:       p.pid,
 			Command:   y.Command,
 			Args:      y.Args,
-			Ctx:       p.ctx,
+			Ctx:       &p.ctx,
 		})
 	}
 }

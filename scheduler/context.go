@@ -1,0 +1,83 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// procContext is a process's context. Most processes never look at it, so
+// it is part of proc and creates its real context (context.WithCancelCause)
+// only when something uses it: Done, Err or Value. Value delegates to the
+// real context, which makes context.Cause, context.AfterFunc and contexts
+// derived from this one behave exactly as with a plain cancel context
+// (they find its cancelCtx through Value, without a goroutine).
+type procContext struct {
+	pid PID
+
+	// real: nil until first use; written once under mu, read lock-free.
+	real atomic.Pointer[realContext]
+	mu   sync.Mutex
+	// cause: the cancel cause recorded before the real context existed
+	// (under mu).
+	cause error
+}
+
+type realContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+var _ context.Context = (*procContext)(nil)
+
+func (c *procContext) get() context.Context {
+	if r := c.real.Load(); r != nil {
+		return r.ctx
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.real.Load(); r != nil {
+		return r.ctx
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	if c.cause != nil {
+		cancel(c.cause)
+	}
+	c.real.Store(&realContext{ctx: ctx, cancel: cancel})
+	return ctx
+}
+
+// cancel cancels the context with cause (the first cause wins).
+func (c *procContext) cancel(cause error) {
+	if r := c.real.Load(); r != nil {
+		r.cancel(cause)
+		return
+	}
+	c.mu.Lock()
+	r := c.real.Load()
+	if r == nil && c.cause == nil {
+		c.cause = cause
+	}
+	c.mu.Unlock()
+	if r != nil {
+		r.cancel(cause)
+	}
+}
+
+// Deadline: a process context has none.
+func (c *procContext) Deadline() (time.Time, bool) { return time.Time{}, false }
+
+// Done is closed when the process is killed, abandoned or has ended.
+func (c *procContext) Done() <-chan struct{} { return c.get().Done() }
+
+// Err is context.Canceled once Done is closed.
+func (c *procContext) Err() error { return c.get().Err() }
+
+// Value answers PIDFrom's key itself and delegates everything else.
+func (c *procContext) Value(key any) any {
+	if key == (pidKey{}) {
+		return c.pid
+	}
+	return c.get().Value(key)
+}

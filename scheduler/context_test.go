@@ -1,0 +1,39 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestProcContextLazy(t *testing.T) {
+	reason := errors.New("killed for a reason")
+
+	// Cancelled before anything looked at it.
+	var early procContext
+	early.pid = 7
+	early.cancel(reason)
+	early.cancel(errors.New("second cause loses"))
+	require.Nil(t, early.real.Load(), "no context is made until something asks")
+	require.Equal(t, PID(7), PIDFrom(&early))
+	<-early.Done()
+	require.ErrorIs(t, early.Err(), context.Canceled)
+	require.Same(t, reason, context.Cause(&early))
+
+	// Used, then cancelled: children and AfterFunc follow, with the cause.
+	var late procContext
+	child, stop := context.WithTimeout(&late, time.Hour)
+	defer stop()
+	fired := make(chan struct{})
+	context.AfterFunc(&late, func() { close(fired) })
+	require.NoError(t, late.Err())
+	late.cancel(reason)
+	<-child.Done()
+	<-fired
+	require.Same(t, reason, context.Cause(child))
+	_, has := late.Deadline()
+	require.False(t, has)
+}
