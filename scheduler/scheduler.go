@@ -146,7 +146,8 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 	pr.ctx.pid = pr.pid
 	if err := p.Init(&pr.ctx, method, input); err != nil {
 		pr.ctx.cancel(err)
-		return Handle{}, err // its PID is simply never used
+		s.table.release(pr.pid) // its PID is never used
+		return Handle{}, err
 	}
 	s.live.Add(1)
 	s.table.put(pr)
@@ -217,8 +218,10 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 	if reason == nil {
 		reason = errors.New("killed")
 	}
-	p.ctx.cancel(reason)
+	// The event first: whatever the context's cancellation triggers (a
+	// handler failing its call) then reaches the process after it.
 	s.sendCancel(p, reason)
+	p.ctx.cancel(reason)
 	return nil
 }
 
