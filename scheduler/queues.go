@@ -70,4 +70,3 @@ func (q *globalQueue) get(w *worker, workers int) *proc {
 // globalBatch is how many extra processes a worker moves from the global
 // queue into its own deque at once (DESIGN.md section 3).
 const globalBatch = 16
-
