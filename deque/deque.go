@@ -299,9 +299,18 @@ func (d *Deque[T]) makeRoom(b uint32, n uint32) {
 // ok is false when the deque is empty or another thief is mid-steal (the
 // caller should look elsewhere and come back).
 func (d *Deque[T]) Steal() (x T, ok bool) {
-	r, n := d.claim(1)
-	if n == 0 {
-		return x, false
+	// claim(1), without the batch arithmetic.
+	var r uint32
+	for {
+		h := d.head.Load()
+		r = uint32(h)
+		if h&stealingBit != 0 || int32(d.bottom.Load()-r) <= 0 {
+			return x, false
+		}
+		raceWindow()
+		if d.head.CompareAndSwap(h, withReal(h, r+1)|stealingBit) {
+			break
+		}
 	}
 	raceWindow()
 	rg := d.buf.Load()
