@@ -184,10 +184,10 @@ func (p *pinger) Step(evs []Event, out *StepOutput) error {
 	}
 	if p.rounds == 0 {
 		out.Status = StatusDone
-		return p.s.Send(p.self, p.peer, nil)
+		return out.Send(p.peer, nil)
 	}
 	out.Status = StatusReceive
-	return p.s.Send(p.self, p.peer, true)
+	return out.Send(p.peer, true)
 }
 
 type ponger struct {
@@ -206,7 +206,7 @@ func (p *ponger) Step(evs []Event, out *StepOutput) error {
 			out.Status = StatusDone
 			return nil
 		}
-		if err := p.s.Send(p.self, ev.From, true); err != nil {
+		if err := out.Send(ev.From, true); err != nil {
 			return err
 		}
 	}

@@ -72,7 +72,9 @@ type proc struct {
 
 // wake makes p runnable after an event was pushed to its queue. A message
 // does not wake a Blocked process: it waits in the queue for the next step.
-func (s *Scheduler) wake(p *proc, message bool) {
+// w is the worker whose goroutine this is, if known (nil otherwise): p then
+// goes onto its deque instead of the global queue.
+func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 	for {
 		st := p.state.Load()
 		switch st & stateMask {
@@ -83,7 +85,12 @@ func (s *Scheduler) wake(p *proc, message bool) {
 			fallthrough
 		case stateIdle:
 			if p.state.CompareAndSwap(st, stateReady) {
-				s.enqueue(p)
+				if w != nil {
+					w.local.PushBottom(p)
+					s.wakeIfNeeded() // someone may steal it
+				} else {
+					s.enqueue(p)
+				}
 				return
 			}
 		case stateRunning:

@@ -186,6 +186,11 @@ func (s *Scheduler) Lookup(pid PID) (Handle, bool) {
 // waits for a command's completion gets the message with its next step.
 // It fails with ErrNoProcess if to does not exist or has ended.
 func (s *Scheduler) Send(from, to PID, msg any) error {
+	return s.send(nil, from, to, msg)
+}
+
+// send is Send; w is the calling worker if the caller runs on one.
+func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	p := s.table.get(to)
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
@@ -200,7 +205,7 @@ func (s *Scheduler) Send(from, to PID, msg any) error {
 	n := nodePool.Get()
 	n.Value = Event{Type: EventMessage, From: from, Data: msg}
 	p.events.Push(n)
-	s.wake(p, true)
+	s.wake(p, true, w)
 	p.senders.Add(-1)
 	return nil
 }
@@ -230,7 +235,7 @@ func (s *Scheduler) sendCancel(p *proc, reason error) {
 	n := nodePool.Get()
 	n.Value = Event{Type: EventCancel, Error: reason}
 	p.events.Push(n)
-	s.wake(p, false)
+	s.wake(p, false, nil)
 }
 
 // enqueue puts a process that was just made Ready into the global queue and

@@ -418,3 +418,81 @@ func TestStatsCount(t *testing.T) {
 	require.GreaterOrEqual(t, st.LocalPops+st.GlobalPops, uint64(1))
 	require.Zero(t, st.LiveProcesses)
 }
+
+func TestStepOutputSendOnlyInStep(t *testing.T) {
+	s := newSched(t, 1, nil)
+	var kept *StepOutput
+	rcv, err := s.Submit(receiver(1), "main", nil)
+	require.NoError(t, err)
+	h, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		kept = out
+		require.ErrorIs(t, out.Send(999999, "x"), ErrNoProcess)
+		out.Status = StatusDone
+		return out.Send(rcv.PID(), "hi")
+	}}, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	require.NoError(t, err)
+	res, err := wait(t, rcv)
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{"hi"}, res)
+	require.EqualError(t, kept.Send(rcv.PID(), "late"), "StepOutput.Send called outside Step")
+}
+
+// TestLocalWakeupsDoNotStarve: on one worker, two processes that keep
+// waking each other through the deque's LIFO end must not starve a third
+// process queued below them on the same deque.
+func TestLocalWakeupsDoNotStarve(t *testing.T) {
+	s := newSched(t, 1, nil)
+	var thirdDone atomic.Bool
+	third, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		if len(evs) == 0 {
+			out.Status = StatusReceive
+			return nil
+		}
+		thirdDone.Store(true)
+		out.Status = StatusDone
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond) // third is Idle
+	// bounce replies to whoever sent it the ball; the kicker starts the
+	// rally after waking third onto this deque.
+	bounce := func(kickTo PID) *fnProc {
+		var peer PID
+		started := false
+		return &fnProc{step: func(evs []Event, out *StepOutput) error {
+			for _, ev := range evs {
+				if ev.Data == "stop" {
+					out.Status = StatusDone
+					return nil
+				}
+				peer = ev.From
+			}
+			if thirdDone.Load() && peer != 0 {
+				out.Status = StatusDone
+				return out.Send(peer, "stop")
+			}
+			out.Status = StatusReceive
+			if kickTo != 0 && !started {
+				started = true
+				if err := out.Send(third.PID(), "go"); err != nil {
+					return err
+				}
+				return out.Send(kickTo, "ball")
+			}
+			if len(evs) > 0 {
+				return out.Send(peer, "ball")
+			}
+			return nil
+		}}
+	}
+	hb, err := s.Submit(bounce(0), "main", nil)
+	require.NoError(t, err)
+	ha, err := s.Submit(bounce(hb.PID()), "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, third)
+	require.NoError(t, err)
+	wait(t, ha)
+	wait(t, hb)
+}

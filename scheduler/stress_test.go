@@ -88,8 +88,16 @@ func (p *stressProc) Step(evs []Event, out *StepOutput) error {
 		return nil
 	}
 	peer := p.env.pids[p.rng.IntN(len(p.env.pids))].Load()
-	if peer != 0 && p.env.s.Send(0, PID(peer), int64(1)) == nil {
-		p.env.sentOK.Add(1)
+	if peer != 0 {
+		var err error
+		if p.rng.IntN(2) == 0 {
+			err = p.env.s.Send(0, PID(peer), int64(1)) // via the global queue
+		} else {
+			err = out.Send(PID(peer), int64(1)) // via this worker's deque
+		}
+		if err == nil {
+			p.env.sentOK.Add(1)
+		}
 	}
 	for range p.plan[p.step] {
 		p.nextTag++

@@ -41,6 +41,8 @@ type worker struct {
 	stats workerStats
 }
 
+var errSendOutsideStep = errors.New("StepOutput.Send called outside Step")
+
 // errNothingToWaitFor ends a process whose step waits for a completion
 // while it has no command in flight: it would otherwise wait forever.
 var errNothingToWaitFor = errors.New("step waits for a command completion, but no command is in flight")
@@ -76,9 +78,19 @@ func (w *worker) loop() {
 func (w *worker) findWork() *proc {
 	s := w.s
 	w.tick++
-	if w.tick%fairnessTick == 0 {
+	switch w.tick % fairnessTick {
+	case 0:
+		// The global queue first now and then, so local work cannot
+		// starve it.
 		if p := s.global.get(w, len(s.workers)); p != nil {
 			w.stats.globalPops.Add(1)
+			return p
+		}
+	case fairnessTick / 2:
+		// And the oldest local process, so that processes waking each
+		// other on this deque's LIFO end cannot starve the ones below.
+		if p, ok := w.local.Steal(); ok {
+			w.stats.localPops.Add(1)
 			return p
 		}
 	}
@@ -175,6 +187,8 @@ func (w *worker) step(p *proc) (err error) {
 		}
 	}()
 	w.out.reset()
+	w.out.w, w.out.self = w, p.pid
+	defer func() { w.out.w = nil }()
 	return p.impl.Step(w.events, &w.out)
 }
 
