@@ -281,6 +281,30 @@ func BenchmarkSubmitToComplete(b *testing.B) {
 			wg.Wait()
 		}
 	})
+	// The same batch spawned by a process from inside its step
+	// (StepOutput.Spawn): the children start on the spawning worker's deque.
+	b.Run("batch-from-process/luarun", func(b *testing.B) {
+		s := benchSched(b, 0, nil)
+		hs := make([]Handle, batch)
+		b.ReportAllocs()
+		for n := 0; n < b.N; n += batch {
+			parent := &fnProc{step: func(_ []Event, out *StepOutput) error {
+				for i := range hs {
+					h, err := out.Spawn(&countdown{n: 0}, "main", nil)
+					if err != nil {
+						return err
+					}
+					hs[i] = h
+				}
+				out.Status = StatusDone
+				return nil
+			}}
+			runToEnd(b, s, parent)
+			for _, h := range hs {
+				<-h.Done()
+			}
+		}
+	})
 	b.Run("one-at-a-time/luarun", func(b *testing.B) {
 		s := benchSched(b, 0, nil)
 		b.ReportAllocs()

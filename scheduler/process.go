@@ -117,6 +117,16 @@ func (o *StepOutput) Send(to PID, msg any) error {
 	return o.w.s.send(o.w, o.self, to, msg)
 }
 
+// Spawn is Scheduler.Submit from this process, for use inside Step only:
+// the new process starts on the running worker's own deque. It fails
+// outside Step, and must not be called from another goroutine during Step.
+func (o *StepOutput) Spawn(p Process, method string, input payload.Payloads) (Handle, error) {
+	if o.w == nil {
+		return Handle{}, errSpawnOutsideStep
+	}
+	return o.w.s.submit(o.w, p, method, input)
+}
+
 // Yield appends a yield to the output.
 func (o *StepOutput) Yield(tag uint64, command string, args ...any) {
 	o.Yields = append(o.Yields, Yield{Tag: tag, Command: command, Args: args})

@@ -138,6 +138,11 @@ func (h Handle) Wait(ctx context.Context) (payload.Payloads, error) {
 // Submit runs p.Init(method, input) on the calling goroutine and, if it
 // succeeds, queues p to run. Init's context carries the new PID (PIDFrom).
 func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Handle, error) {
+	return s.submit(nil, p, method, input)
+}
+
+// submit is Submit; w is the calling worker if the caller runs on one.
+func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Payloads) (Handle, error) {
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
 	}
@@ -159,7 +164,12 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 		return Handle{}, ErrClosed
 	}
 	s.stats.submitted.Add(1)
-	s.enqueue(pr)
+	if w != nil {
+		w.local.PushBottom(pr)
+		s.wakeIfNeeded() // someone may steal it
+	} else {
+		s.enqueue(pr)
+	}
 	return Handle{pr}, nil
 }
 

@@ -496,3 +496,36 @@ func TestLocalWakeupsDoNotStarve(t *testing.T) {
 	wait(t, ha)
 	wait(t, hb)
 }
+
+func TestStepOutputSpawn(t *testing.T) {
+	s := newSched(t, 2, map[string]HandlerFunc{"echo": echo})
+	var kids []Handle
+	var kept *StepOutput
+	parent := &fnProc{step: func(_ []Event, out *StepOutput) error {
+		kept = out
+		for range 50 {
+			h, err := out.Spawn(yielder("echo", 3), "main", nil)
+			if err != nil {
+				return err
+			}
+			kids = append(kids, h)
+		}
+		_, err := out.Spawn(&fnProc{init: func(string, payload.Payloads) error {
+			return errors.New("bad child")
+		}}, "main", nil)
+		require.EqualError(t, err, "bad child")
+		out.Status = StatusDone
+		return nil
+	}}
+	h, err := s.Submit(parent, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	require.NoError(t, err)
+	for _, k := range kids {
+		res, err := wait(t, k)
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{int64(6)}, res)
+	}
+	_, err = kept.Spawn(yielder("echo", 1), "main", nil)
+	require.EqualError(t, err, "StepOutput.Spawn called outside Step")
+}

@@ -41,7 +41,10 @@ type worker struct {
 	stats workerStats
 }
 
-var errSendOutsideStep = errors.New("StepOutput.Send called outside Step")
+var (
+	errSendOutsideStep  = errors.New("StepOutput.Send called outside Step")
+	errSpawnOutsideStep = errors.New("StepOutput.Spawn called outside Step")
+)
 
 // errNothingToWaitFor ends a process whose step waits for a completion
 // while it has no command in flight: it would otherwise wait forever.
