@@ -8,6 +8,11 @@
 // a queue and some worker steps it again. Processes also receive messages
 // (Send) and cancellations (Kill, Shutdown). Nothing here knows about Lua.
 //
+// From inside Step, a process sends and spawns through its StepOutput
+// (out.Send, out.Spawn): the scheduler then knows the call runs on the
+// worker, and the process it wakes or starts goes onto that worker's own
+// deque instead of the global queue.
+//
 // Typical use:
 //
 //	reg := new(scheduler.Registry)
