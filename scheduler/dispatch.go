@@ -58,7 +58,7 @@ func (c Completer) deliver(ev Event) bool {
 		return false
 	}
 	if !r.token.CompareAndSwap(c.gen, 0) {
-		r.s.droppedCompletions.Add(1)
+		r.s.stats.droppedCompletions.Add(1)
 		return false
 	}
 	// The CAS made this goroutine the only one that may read r's fields
@@ -70,6 +70,12 @@ func (c Completer) deliver(ev Event) bool {
 	p.s.wake(p, false, nil) // any goroutine: the global queue
 	return true
 }
+
+// nodePool supplies queue nodes to senders that are not workers (Send,
+// Kill); workers recycle their own and return the surplus here.
+var nodePool = sync.Pool{New: func() any { return new(mpsc.Node[Event]) }}
+
+func getNode() *mpsc.Node[Event] { return nodePool.Get().(*mpsc.Node[Event]) }
 
 // yieldRec binds one dispatched yield to its process. Records are recycled
 // by the worker that consumes their completion; gen makes every use of a

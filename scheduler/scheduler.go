@@ -81,9 +81,8 @@ type Scheduler struct {
 	allDone    chan struct{}
 	doneOnce   sync.Once
 
-	workersDone        sync.WaitGroup
-	stats              schedStats
-	droppedCompletions atomic.Uint64
+	workersDone sync.WaitGroup
+	stats       schedStats
 
 	abandonedMu sync.Mutex
 	abandoned   []PID // ended at the deadline, by abandon or by their worker
@@ -217,7 +216,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		p.senders.Add(-1)
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
-	n := nodePool.Get()
+	n := getNode()
 	n.Value = Event{Type: EventMessage, From: from, Data: msg}
 	p.events.Push(n)
 	s.wake(p, true, w)
@@ -247,7 +246,7 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 
 // sendCancel queues an EventCancel for p and wakes it.
 func (s *Scheduler) sendCancel(p *proc, reason error) {
-	n := nodePool.Get()
+	n := getNode()
 	n.Value = Event{Type: EventCancel, Error: reason}
 	p.events.Push(n)
 	s.wake(p, false, nil)
@@ -305,7 +304,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 func (s *Scheduler) voidOutstanding(p *proc) {
 	for i, r := range p.outstanding {
 		if !r.token.CompareAndSwap(r.gen, 0) {
-			s.droppedCompletions.Add(1)
+			s.stats.droppedCompletions.Add(1)
 		}
 		p.outstanding[i] = nil
 	}

@@ -1,11 +1,6 @@
 package scheduler
 
-import (
-	"sync"
-	"sync/atomic"
-
-	"github.com/luarun/luarun/mpsc"
-)
+import "sync/atomic"
 
 // Stats is a snapshot of a scheduler's counters. Counters only grow;
 // LiveProcesses is the number of processes not yet ended.
@@ -33,7 +28,7 @@ type workerStats struct {
 
 // schedStats: written by any goroutine.
 type schedStats struct {
-	parks, wakeups, submitted, failed, droppedMessages atomic.Uint64
+	parks, wakeups, submitted, failed, droppedMessages, droppedCompletions atomic.Uint64
 }
 
 // Stats returns the current counters.
@@ -43,7 +38,7 @@ func (s *Scheduler) Stats() Stats {
 		Wakeups:            s.stats.wakeups.Load(),
 		Submitted:          s.stats.submitted.Load(),
 		Failed:             s.stats.failed.Load(),
-		DroppedCompletions: s.droppedCompletions.Load(),
+		DroppedCompletions: s.stats.droppedCompletions.Load(),
 		DroppedMessages:    s.stats.droppedMessages.Load(),
 		LiveProcesses:      s.live.Load(),
 	}
@@ -56,12 +51,3 @@ func (s *Scheduler) Stats() Stats {
 	}
 	return st
 }
-
-// nodePool supplies queue nodes to senders that are not workers (Send,
-// Kill). Workers recycle their own.
-var nodePool = typedPool[mpsc.Node[Event]]{sync.Pool{New: func() any { return new(mpsc.Node[Event]) }}}
-
-type typedPool[T any] struct{ p sync.Pool }
-
-func (tp *typedPool[T]) Get() *T  { return tp.p.Get().(*T) }
-func (tp *typedPool[T]) Put(x *T) { tp.p.Put(x) }
