@@ -52,14 +52,16 @@ type Node[T any] struct {
 	Value T
 }
 
-type cacheLinePad [64]byte
-
 // Queue is an unbounded MPSC queue. The zero value is not usable; call New,
 // or Init on a Queue embedded in another struct.
 type Queue[T any] struct {
 	// tail is the most recently pushed node; written by producers (Swap).
+	//
+	// No cache-line padding between tail and head: luarun embeds one queue
+	// in every process record (tens of thousands of them), where 64 bytes
+	// each cost more than the false sharing, which only touches the
+	// consumer's load of head while a producer swaps tail.
 	tail atomic.Pointer[Node[T]]
-	_    cacheLinePad
 	// head is the dummy before the first live item; consumer only.
 	head *Node[T]
 }

@@ -64,8 +64,13 @@ type proc struct {
 	// CAS): the yields awaiting completion.
 	outstanding []*yieldRec
 
-	// Written once before done is closed.
-	done   chan struct{}
+	// done: nil until someone asks for the channel (Handle.Done, Wait),
+	// then that channel; closedDone once the process has ended. Most
+	// processes are never waited on, so most never make a channel.
+	// Written by doneChan (CAS nil → new) and by finish (swap → closedDone).
+	done atomic.Pointer[chan struct{}]
+
+	// Written once before done becomes closedDone.
 	result payload.Payloads
 	err    error
 }
@@ -104,5 +109,32 @@ func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 		default: // Ready: queued, will drain the event. Done: gone.
 			return
 		}
+	}
+}
+
+// closedDone is the done channel of every process that has ended.
+var closedDone = func() *chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return &c
+}()
+
+// doneChan returns a channel closed when p ends, making it on first use.
+func (p *proc) doneChan() <-chan struct{} {
+	if c := p.done.Load(); c != nil {
+		return *c
+	}
+	c := make(chan struct{})
+	if p.done.CompareAndSwap(nil, &c) {
+		return c // markDone has not run yet: it will close c
+	}
+	return *p.done.Load() // another waiter's channel, or closedDone
+}
+
+// markDone publishes p's end: result and err are set before it, and
+// a channel handed out by doneChan is closed exactly once.
+func (p *proc) markDone() {
+	if c := p.done.Swap(closedDone); c != nil {
+		close(*c)
 	}
 }

@@ -123,7 +123,7 @@ type Handle struct{ p *proc }
 func (h Handle) PID() PID { return h.p.pid }
 
 // Done is closed when the process has ended.
-func (h Handle) Done() <-chan struct{} { return h.p.done }
+func (h Handle) Done() <-chan struct{} { return h.p.doneChan() }
 
 // Result returns the process's results and error. It is valid once Done is
 // closed.
@@ -132,7 +132,7 @@ func (h Handle) Result() (payload.Payloads, error) { return h.p.result, h.p.err 
 // Wait blocks until the process ends or ctx is done.
 func (h Handle) Wait(ctx context.Context) (payload.Payloads, error) {
 	select {
-	case <-h.p.done:
+	case <-h.p.doneChan():
 		return h.p.result, h.p.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -150,7 +150,7 @@ func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Pa
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
 	}
-	pr := &proc{s: s, impl: p, done: make(chan struct{}), pid: PID(s.nextPID.Add(1))}
+	pr := &proc{s: s, impl: p, pid: PID(s.nextPID.Add(1))}
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if err := p.Init(&pr.ctx, method, input); err != nil {
@@ -295,7 +295,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	p.ctx.cancel(cause) // commands still in flight are cancelled
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
-	close(p.done)
+	p.markDone()
 }
 
 // voidOutstanding makes every unanswered yield of p unanswerable. A yield
