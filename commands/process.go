@@ -1,0 +1,61 @@
+package commands
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+// Wait completes its call when the process of Args[0] (a scheduler.Handle)
+// ends, with WaitResult, or after Args[1] seconds (if given) with nil,
+// "timeout". One goroutine waits per call; it leaves when the process
+// ends, the timeout passes or the waiting process is killed.
+func Wait(c scheduler.Call) error {
+	if len(c.Args) == 0 {
+		return fmt.Errorf("process.wait: no process given")
+	}
+	h, ok := c.Args[0].(scheduler.Handle)
+	if !ok {
+		return fmt.Errorf("process.wait: argument 1 is %T, not a process handle", c.Args[0])
+	}
+	d, err := seconds(c.Args, 1)
+	if err != nil {
+		return fmt.Errorf("process.wait: %w", err)
+	}
+	select {
+	case <-h.Done():
+		c.Complete(WaitResult(h))
+		return nil
+	default:
+	}
+	go func() {
+		var timeout <-chan time.Time
+		if d >= 0 {
+			t := time.NewTimer(d)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-h.Done():
+			c.Complete(WaitResult(h))
+		case <-timeout:
+			c.Complete(payload.Payloads{nil, "timeout"})
+		case <-c.Ctx.Done():
+			c.Fail(context.Cause(c.Ctx))
+		}
+	}()
+	return nil
+}
+
+// WaitResult is what process.wait returns for an ended process: true and
+// its results, or false and its error message.
+func WaitResult(h scheduler.Handle) payload.Payloads {
+	res, err := h.Result()
+	if err != nil {
+		return payload.Payloads{false, err.Error()}
+	}
+	return append(payload.Payloads{true}, res...)
+}

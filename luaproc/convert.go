@@ -1,0 +1,278 @@
+package luaproc
+
+// Lua values ↔ payload values.
+//
+// A Lua value crosses a process boundary (a message, spawn arguments, a
+// process's results, a command's arguments and results) as a payload
+// value, so the receiver gets a deep copy it owns:
+//
+//	nil, boolean, string      ↔ nil, bool, string ([]byte arrives as a string)
+//	number                    → int64 when integral and in range, else float64
+//	table with keys 1..n only → []any (n ≥ 1)
+//	empty table               → []any{} (or map[string]any{} if marked as a JSON object)
+//	table with string keys    → map[string]any
+//	any other table           → map[any]any (keys bool, int64, float64, string)
+//
+// Functions, userdata, coroutines and tables met again while being copied
+// (cycles; a table shared twice is copied twice) are refused with the
+// value's path, e.g. "msg.items[3].cb: function cannot be sent".
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// converter holds the options of one conversion.
+type converter struct {
+	// null, when set, stands for nil inside lists and maps (json.null).
+	null lua.LValue
+	// objectMT marks empty tables that are objects, not lists (JSON).
+	objectMT lua.LValue
+	// visiting holds the tables on the current path, to refuse cycles.
+	visiting map[*lua.LTable]bool
+}
+
+// toPayload converts v, naming it path in errors.
+func toPayload(v lua.LValue, path string) (any, error) {
+	var c converter
+	return c.toGo(v, path, 0)
+}
+
+// toPayloads converts a list of values, naming them by the names path(i).
+func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
+	out := make([]any, len(vs))
+	var c converter
+	for i, v := range vs {
+		x, err := c.toGo(v, path(i), 0)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = x
+	}
+	return out, nil
+}
+
+const maxNesting = 200
+
+func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
+	switch x := v.(type) {
+	case *lua.LNilType:
+		return nil, nil
+	case lua.LBool:
+		return bool(x), nil
+	case lua.LNumber:
+		return numberToGo(float64(x)), nil
+	case lua.LString:
+		return string(x), nil
+	case *lua.LTable:
+		return c.table(x, path, depth)
+	case *lua.LUserData:
+		if c.null != nil && v == c.null {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("%s: userdata cannot be sent", path)
+	case *lua.LFunction:
+		return nil, fmt.Errorf("%s: function cannot be sent", path)
+	case *lua.LState:
+		return nil, fmt.Errorf("%s: coroutine cannot be sent", path)
+	case nil:
+		return nil, nil
+	default:
+		return nil, fmt.Errorf("%s: %s cannot be sent", path, v.Type())
+	}
+}
+
+// numberToGo keeps integral numbers integers, as JSON and Lua 5.3 would.
+func numberToGo(f float64) any {
+	if f == math.Trunc(f) && f >= -(1<<63) && f < 1<<63 && !(f == 0 && math.Signbit(f)) {
+		return int64(f)
+	}
+	return f
+}
+
+func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
+	if depth > maxNesting {
+		return nil, fmt.Errorf("%s: nested deeper than %d tables", path, maxNesting)
+	}
+	if c.visiting == nil {
+		c.visiting = map[*lua.LTable]bool{}
+	}
+	if c.visiting[t] {
+		return nil, fmt.Errorf("%s: cyclic table cannot be sent", path)
+	}
+	c.visiting[t] = true
+	defer delete(c.visiting, t)
+
+	count, n := 0, 0 // n: the largest integer key
+
+	allStrings, sequence := true, true
+	var err error
+	t.ForEach(func(k, _ lua.LValue) {
+		count++
+		switch kk := k.(type) {
+		case lua.LString:
+			sequence = false
+		case lua.LNumber:
+			allStrings = false
+			if f := float64(kk); f != math.Trunc(f) || f < 1 || f > math.MaxInt32 {
+				sequence = false
+			} else if int(f) > n {
+				n = int(f)
+			}
+		case lua.LBool:
+			allStrings, sequence = false, false
+		default:
+			allStrings, sequence = false, false
+			if err == nil {
+				err = fmt.Errorf("%s: a %s key cannot be sent", path, k.Type())
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case count == 0:
+		if c.objectMT != nil && c.objectMT != lua.LNil && t.Metatable == c.objectMT {
+			return map[string]any{}, nil
+		}
+		return []any{}, nil
+	case sequence && count == n:
+		list := make([]any, n)
+		for i := 1; i <= n; i++ {
+			if list[i-1], err = c.toGo(t.RawGetInt(i), path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return list, nil
+	case allStrings:
+		m := make(map[string]any, count)
+		for _, k := range sortedKeys(t) {
+			s := string(k.(lua.LString))
+			if m[s], err = c.toGo(t.RawGet(k), joinPath(path, s), depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	default:
+		m := make(map[any]any, count)
+		for _, k := range sortedKeys(t) {
+			gk, _ := c.toGo(k, path, depth+1)
+			if m[gk], err = c.toGo(t.RawGet(k), joinPath(path, gk), depth+1); err != nil {
+				return nil, err
+			}
+		}
+		return m, nil
+	}
+}
+
+// sortedKeys returns t's keys in a stable order, so the first error
+// reported for a table is always the same one.
+func sortedKeys(t *lua.LTable) []lua.LValue {
+	var keys []lua.LValue
+	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.Type() != b.Type() {
+			return a.Type() < b.Type()
+		}
+		switch a := a.(type) {
+		case lua.LNumber:
+			return a < b.(lua.LNumber)
+		case lua.LString:
+			return a < b.(lua.LString)
+		case lua.LBool:
+			return !bool(a) && bool(b.(lua.LBool))
+		}
+		return false
+	})
+	return keys
+}
+
+// joinPath extends a path as a Lua programmer would write it.
+func joinPath(path string, k any) string {
+	if s, ok := k.(string); ok {
+		if isIdent(s) {
+			return path + "." + s
+		}
+		return path + "[" + strconv.Quote(s) + "]"
+	}
+	return path + "[" + fmt.Sprint(k) + "]"
+}
+
+func isIdent(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// toLua converts a payload value into L's world. Values that are not
+// payload values (a Go application's mistake) become their fmt.Sprint
+// string rather than crashing the process.
+func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case nil:
+		if c.null != nil {
+			return c.null
+		}
+		return lua.LNil
+	case bool:
+		return lua.LBool(x)
+	case int64:
+		return lua.LNumber(x)
+	case int:
+		return lua.LNumber(x)
+	case float64:
+		return lua.LNumber(x)
+	case string:
+		return lua.LString(x)
+	case []byte:
+		return lua.LString(x)
+	case []any:
+		t := L.CreateTable(len(x), 0)
+		for i, e := range x {
+			t.RawSetInt(i+1, c.toLua(L, e))
+		}
+		return t
+	case map[string]any:
+		t := L.CreateTable(0, len(x))
+		for k, e := range x {
+			t.RawSetString(k, c.toLua(L, e))
+		}
+		if len(x) == 0 && c.objectMT != nil {
+			t.Metatable = c.objectMT
+		}
+		return t
+	case map[any]any:
+		t := L.CreateTable(0, len(x))
+		for k, e := range x {
+			lk := c.toLua(L, k)
+			if lk == lua.LNil || lk == c.null {
+				continue
+			}
+			t.RawSet(lk, c.toLua(L, e))
+		}
+		return t
+	case error:
+		return lua.LString(x.Error())
+	default:
+		return lua.LString(fmt.Sprint(x))
+	}
+}
+
+// toLuaValue converts with the default options.
+func toLuaValue(L *lua.LState, v any) lua.LValue {
+	var c converter
+	return c.toLua(L, v)
+}

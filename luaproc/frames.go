@@ -1,0 +1,115 @@
+package luaproc
+
+// Reading gopher-lua's call frames.
+//
+// gopher-lua keeps two facts luarun needs out of its public API:
+//
+//  1. Whether a blocking call can yield. A Go function can only yield when
+//     every call between it and the coroutine's base was made by the VM's
+//     CALL instruction. A metamethod, a generic-for iterator or a function
+//     called from Go (table.sort's comparator, string.gsub's replacement)
+//     runs in a nested VM loop; a yield there returns early into the Go code
+//     that called it and corrupts the coroutine.
+//  2. How many results the suspended call wants. When a coroutine yields
+//     from a Go function and is resumed with fewer values than the CALL
+//     instruction asked for, gopher-lua leaves the missing registers unset
+//     (a Go nil, which crashes the VM on first use). Every resume is
+//     therefore padded with nils up to that count.
+//
+// Both are read from the frame list of lua.Debug, whose layout is mirrored
+// below for the gopher-lua version pinned in go.mod. TestFrameLayout
+// checks the mirror against the public API (the line number derived from
+// the mirrored program counter must equal GetInfo's), so an upgrade that
+// moves a field fails the tests instead of misbehaving.
+
+import (
+	"unsafe"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// callFrame mirrors gopher-lua's callFrame (state.go, v1.1.2).
+type callFrame struct {
+	Idx        int
+	Fn         *lua.LFunction
+	Parent     *callFrame
+	Pc         int
+	Base       int
+	LocalBase  int
+	ReturnBase int
+	NArgs      int
+	NRet       int
+	TailCall   int
+}
+
+// debugInfo mirrors the head of lua.Debug: its first field is the frame.
+type debugInfo struct {
+	frame *callFrame
+}
+
+// currentFrame returns the frame th is executing (or suspended in), or nil.
+func currentFrame(th *lua.LState) *callFrame {
+	dbg, ok := th.GetStack(0)
+	if !ok {
+		return nil
+	}
+	return (*debugInfo)(unsafe.Pointer(dbg)).frame
+}
+
+// Instruction decoding (gopher-lua's opcode.go).
+func opcode(inst uint32) int { return int(inst >> 26) }
+func argC(inst uint32) int   { return int(inst>>9) & 0x1ff }
+
+// pendingInstruction returns the instruction a Lua frame is executing
+// (its pc was advanced past it before it ran).
+func pendingInstruction(f *callFrame) (uint32, bool) {
+	if f == nil || f.Fn == nil || f.Fn.IsG || f.Fn.Proto == nil || f.Pc < 1 || f.Pc > len(f.Fn.Proto.Code) {
+		return 0, false
+	}
+	return f.Fn.Proto.Code[f.Pc-1], true
+}
+
+// wantedResults returns how many values the call th is suspended in
+// expects back, or -1 for "all of them" (or unknown).
+func wantedResults(th *lua.LState) int {
+	inst, ok := pendingInstruction(currentFrame(th))
+	if !ok || opcode(inst) != lua.OP_CALL {
+		return -1
+	}
+	return argC(inst) - 1 // C == 0: multiple results → -1
+}
+
+// blockContext says where a blocking call made in thread th cannot yield
+// from: "" if it can, else "a metamethod", "a sort comparator", "a for
+// iterator" or "a Go function". It walks from th's current frame to the
+// base of each coroutine, and from each coroutine to the one that resumed
+// it, up to root (the process's own coroutine). sortFn is the process's
+// table.sort, to name the commonest Go caller.
+func blockContext(th, root *lua.LState, sortFn *lua.LFunction) string {
+	for {
+		for f := currentFrame(th); f != nil && f.Parent != nil; f = f.Parent {
+			caller := f.Parent
+			if caller.Fn.IsG {
+				if caller.Fn == sortFn {
+					return "a sort comparator"
+				}
+				return "a Go function"
+			}
+			inst, ok := pendingInstruction(caller)
+			if !ok {
+				return "a Go function"
+			}
+			switch opcode(inst) {
+			case lua.OP_CALL, lua.OP_TAILCALL:
+			case lua.OP_TFORLOOP:
+				return "a for iterator"
+			default:
+				return "a metamethod"
+			}
+		}
+		if th == root || th.Parent == nil {
+			return ""
+		}
+		th = th.Parent
+	}
+}

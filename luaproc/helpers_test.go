@@ -1,0 +1,72 @@
+package luaproc
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/luarun/luarun/payload"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// syncBuffer is a bytes.Buffer safe for the runtime's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newTestRuntime makes a runtime whose output goes to the returned buffers,
+// shut down at the end of the test.
+func newTestRuntime(t testing.TB, opts Options) (*Runtime, *syncBuffer, *syncBuffer) {
+	t.Helper()
+	stdout, logs := &syncBuffer{}, &syncBuffer{}
+	if opts.Stdout == nil {
+		opts.Stdout = stdout
+	}
+	if opts.Logger == nil {
+		opts.Logger = log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
+	}
+	rt := New(opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, rt.Shutdown(ctx))
+	})
+	return rt, stdout, logs
+}
+
+// runLua runs src's entry with args in rt and returns its result.
+func runLua(t testing.TB, rt *Runtime, name, src, entry string, args ...any) (payload.Payloads, error) {
+	t.Helper()
+	s, err := rt.LoadString(name, src)
+	require.NoError(t, err)
+	h, err := rt.Start(s, entry, args...)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	require.NotErrorIs(t, err, context.DeadlineExceeded, "process did not end")
+	return res, err
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

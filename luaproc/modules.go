@@ -1,0 +1,297 @@
+package luaproc
+
+// The luarun modules every process gets: process, time, log, json, and
+// the application's commands. Calls that cannot block (self, spawn, send,
+// kill, now, log, json) are plain Go functions; blocking ones go through
+// Process.block.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/log"
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/commands"
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func (p *Process) module(fns map[string]lua.LGFunction) *lua.LTable {
+	t := p.L.CreateTable(0, len(fns))
+	for name, fn := range fns {
+		t.RawSetString(name, p.L.NewFunction(fn))
+	}
+	return t
+}
+
+func (p *Process) processModule() *lua.LTable {
+	return p.module(map[string]lua.LGFunction{
+		"self":       p.self,
+		"spawn":      p.spawn,
+		"spawn_file": p.spawnFile,
+		"send":       p.send,
+		"receive":    p.receive,
+		"wait":       p.wait,
+		"kill":       p.kill,
+		"sleep":      p.sleep,
+		// "all" is set by prelude.lua
+	})
+}
+
+func (p *Process) self(L *lua.LState) int {
+	L.Push(lua.LNumber(p.pid))
+	return 1
+}
+
+// argPayloads converts the arguments from position first on.
+func argPayloads(L *lua.LState, first int, fn string) payload.Payloads {
+	n := L.GetTop() - first + 1
+	if n <= 0 {
+		return nil
+	}
+	out := make(payload.Payloads, n)
+	for i := range n {
+		v, err := toPayload(L.Get(first+i), "arg"+strconv.Itoa(i+1))
+		if err != nil {
+			L.RaiseError("%s: %v", fn, err)
+		}
+		out[i] = v
+	}
+	return out
+}
+
+func (p *Process) spawn(L *lua.LState) int {
+	entry := L.CheckString(1)
+	args := argPayloads(L, 2, "process.spawn")
+	return p.start(L, p.script, entry, args)
+}
+
+func (p *Process) spawnFile(L *lua.LState) int {
+	path := L.CheckString(1)
+	entry := L.OptString(2, "")
+	args := argPayloads(L, 3, "process.spawn_file")
+	s, err := p.rt.loadRelative(path, p.script.dir)
+	if err != nil {
+		L.RaiseError("process.spawn_file: %v", err)
+	}
+	return p.start(L, s, entry, args)
+}
+
+func (p *Process) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
+	child := p.rt.newProcess(s)
+	var h scheduler.Handle
+	var err error
+	if p.out != nil {
+		h, err = p.out.Spawn(child, entry, args)
+	} else {
+		h, err = p.rt.sched.Submit(child, entry, args)
+	}
+	if err != nil {
+		L.RaiseError("process.spawn: %v", err)
+	}
+	if p.children == nil {
+		p.children = map[scheduler.PID]scheduler.Handle{}
+	}
+	p.children[h.PID()] = h
+	L.Push(lua.LNumber(h.PID()))
+	return 1
+}
+
+func checkPID(L *lua.LState, n int) scheduler.PID {
+	f := float64(L.CheckNumber(n))
+	if f < 1 || f != float64(int64(f)) {
+		L.ArgError(n, "a PID expected")
+	}
+	return scheduler.PID(f)
+}
+
+func (p *Process) send(L *lua.LState) int {
+	to := checkPID(L, 1)
+	msg := L.Get(2)
+	if msg == lua.LNil {
+		L.ArgError(2, "message must not be nil")
+	}
+	v, err := toPayload(msg, "msg")
+	if err != nil {
+		L.RaiseError("process.send: %v", err)
+	}
+	if p.out != nil {
+		err = p.out.Send(to, v)
+	} else {
+		err = p.rt.sched.Send(p.pid, to, v)
+	}
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(sendError(to, err)))
+		return 2
+	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+func sendError(to scheduler.PID, err error) string {
+	if errors.Is(err, scheduler.ErrNoProcess) {
+		return fmt.Sprintf("no process %d (it does not exist or has ended)", to)
+	}
+	return err.Error()
+}
+
+// optTimeout reads an optional timeout in seconds at n: -1 when absent.
+func optTimeout(L *lua.LState, n int) float64 {
+	if L.Get(n) == lua.LNil {
+		return -1
+	}
+	d := float64(L.CheckNumber(n))
+	if d < 0 {
+		d = 0
+	}
+	return d
+}
+
+func (p *Process) receive(L *lua.LState) int {
+	timeout := optTimeout(L, 1)
+	if m, ok := p.mailbox.pop(); ok {
+		L.Push(toLuaValue(L, m.value))
+		L.Push(lua.LNumber(m.from))
+		return 2
+	}
+	if timeout == 0 {
+		L.Push(lua.LNil)
+		L.Push(lua.LString("timeout"))
+		return 2
+	}
+	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout})
+}
+
+func (p *Process) wait(L *lua.LState) int {
+	pid := checkPID(L, 1)
+	timeout := optTimeout(L, 2)
+	h, ok := p.children[pid]
+	if ok {
+		delete(p.children, pid) // its result is handed over now
+	} else if h, ok = p.rt.sched.Lookup(pid); !ok {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(fmt.Sprintf("no process %d (it does not exist, or ended and was not spawned by this process)", pid)))
+		return 2
+	}
+	select {
+	case <-h.Done(): // ended: no need to block
+		vals := p.resultValues(commands.WaitResult(h))
+		for _, v := range vals {
+			L.Push(v)
+		}
+		return len(vals)
+	default:
+	}
+	if timeout == 0 {
+		L.Push(lua.LNil)
+		L.Push(lua.LString("timeout"))
+		return 2
+	}
+	return p.block(L, "process.wait", request{kind: reqCommand, command: "process.wait", args: []any{h, timeout}})
+}
+
+func (p *Process) kill(L *lua.LState) int {
+	pid := checkPID(L, 1)
+	reason := L.OptString(2, "")
+	if err := p.rt.sched.Kill(pid, &KilledError{Reason: reason}); err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(sendError(pid, err)))
+		return 2
+	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// all is process.all's Go half (prelude.lua raises its error).
+func (p *Process) all(L *lua.LState) int {
+	n := L.GetTop()
+	fns := make([]*lua.LFunction, n)
+	for i := range n {
+		fns[i] = L.CheckFunction(i + 1)
+	}
+	return p.block(L, "process.all", request{kind: reqAll, fns: fns})
+}
+
+func (p *Process) timeModule() *lua.LTable {
+	return p.module(map[string]lua.LGFunction{
+		"sleep": p.sleep,
+		"now": func(L *lua.LState) int {
+			L.Push(lua.LNumber(float64(time.Now().UnixNano()) / 1e9))
+			return 1
+		},
+		"monotonic": func(L *lua.LState) int {
+			L.Push(lua.LNumber(time.Since(p.rt.started).Seconds()))
+			return 1
+		},
+	})
+}
+
+func (p *Process) sleep(L *lua.LState) int {
+	d := float64(L.CheckNumber(1))
+	if d < 0 {
+		d = 0
+	}
+	return p.block(L, "time.sleep", request{kind: reqCommand, command: "time.sleep", args: []any{d}})
+}
+
+// command makes the Lua function of an application command: its
+// arguments become the call's payload, its result the Lua return values.
+func (p *Process) command(name string) lua.LGFunction {
+	return func(L *lua.LState) int {
+		args := argPayloads(L, 1, name)
+		return p.block(L, name, request{kind: reqCommand, command: name, args: args})
+	}
+}
+
+func (p *Process) logModule() *lua.LTable {
+	at := func(level log.Level) lua.LGFunction {
+		return func(L *lua.LState) int {
+			msg := L.ToStringMeta(L.Get(1)).String()
+			kv := make([]any, 0, 2+L.GetTop())
+			kv = append(kv, "pid", int64(p.pid))
+			for i := 2; i <= L.GetTop(); i++ {
+				v := L.Get(i)
+				if i%2 == 0 {
+					kv = append(kv, L.ToStringMeta(v).String())
+					continue
+				}
+				if x, err := toPayload(v, "value"); err == nil {
+					kv = append(kv, x)
+				} else {
+					kv = append(kv, L.ToStringMeta(v).String())
+				}
+			}
+			if len(kv)%2 == 1 {
+				kv = append(kv, nil)
+			}
+			p.rt.logger.Log(level, msg, kv...)
+			return 0
+		}
+	}
+	return p.module(map[string]lua.LGFunction{
+		"debug": at(log.DebugLevel),
+		"info":  at(log.InfoLevel),
+		"warn":  at(log.WarnLevel),
+		"error": at(log.ErrorLevel),
+	})
+}
+
+// print writes its arguments as one line, in one write, so lines from
+// different processes never interleave.
+func (rt *Runtime) print(L *lua.LState) int {
+	var b strings.Builder
+	for i := 1; i <= L.GetTop(); i++ {
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		b.WriteString(L.ToStringMeta(L.Get(i)).String())
+	}
+	b.WriteByte('\n')
+	rt.writeOut(b.String())
+	return 0
+}

@@ -1,0 +1,100 @@
+-- luarun's Lua-side plumbing, run once in every process state.
+--
+-- Blocking calls (time.sleep, process.receive, db.query...) are Go
+-- functions that yield the process's coroutine with the private marker
+-- CMD; the Go side holds the request. gopher-lua's own pcall, xpcall and
+-- coroutine.resume run their function in a nested VM loop that a yield
+-- cannot cross, so they are replaced here by versions that run the
+-- function in a coroutine of its own and pass every CMD yield outward,
+-- resuming the function with the results when they come back in.
+--
+-- Arguments: the marker, then gopher-lua's raw coroutine functions, the
+-- padding resume (Go: pads the values to what the suspended call wants),
+-- process.all's Go half, and the tables to fill.
+local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t = ...
+local error, type, getmetatable = error, type, getmetatable
+
+-- pass forwards the CMD yields of co to whoever resumed us, until co
+-- returns, fails, or yields something of its own.
+local function pass(co, ok, first, ...)
+  if ok and first == CMD and raw_status(co) == "suspended" then
+    return pass(co, resume(co, raw_yield(CMD)))
+  end
+  return ok, first, ...
+end
+
+local function callable(f)
+  if type(f) == "function" then return f end
+  local mt = getmetatable(f)
+  if type(mt) == "table" and mt.__call ~= nil then
+    return function(...) return f(...) end
+  end
+  return nil
+end
+
+coroutine_t.resume = function(co, ...)
+  return pass(co, resume(co, ...))
+end
+
+local function unwrap(ok, ...)
+  if ok then return ... end
+  error((...), 0)
+end
+
+coroutine_t.wrap = function(f)
+  local co = raw_create(f)
+  return function(...)
+    return unwrap(pass(co, resume(co, ...)))
+  end
+end
+
+-- pcall and xpcall forward every yield (a command, or a coroutine.yield
+-- made inside the protected call on behalf of an enclosing coroutine).
+local function pcall_step(co, ok, ...)
+  if not ok then return false, ... end
+  if raw_status(co) == "dead" then return true, ... end
+  return pcall_step(co, resume(co, raw_yield(...)))
+end
+
+pcall = function(f, ...)
+  local fn = callable(f)
+  if fn == nil then return false, "attempt to call a " .. type(f) .. " value" end
+  local co = raw_create(fn)
+  return pcall_step(co, resume(co, ...))
+end
+
+local function xpcall_step(co, handler, ok, ...)
+  if not ok then return false, handler(...) end
+  if raw_status(co) == "dead" then return true, ... end
+  return xpcall_step(co, handler, resume(co, raw_yield(...)))
+end
+
+xpcall = function(f, handler, ...)
+  local fn = callable(f)
+  if fn == nil then return false, handler("attempt to call a " .. type(f) .. " value") end
+  local co = raw_create(fn)
+  return xpcall_step(co, handler, resume(co, ...))
+end
+
+local function all_check(ok, ...)
+  if not ok then error((...), 0) end
+  return ...
+end
+
+process_t.all = function(...)
+  return all_check(all_go(...))
+end
+
+-- boot is every root task's function: it arms the traceback hook, runs the
+-- chunk with the process's arguments, finds the entry point and runs it.
+-- With no entry named and no main, the chunk alone was the program.
+local select, unpack = select, unpack
+local function pack(...) return {n = select("#", ...), ...} end
+
+return function(arm, resolve, chunk, entry, ...)
+  arm()
+  local r = pack(chunk(...))
+  local fn = resolve(entry, r[1])
+  if fn == nil then return unpack(r, 1, r.n) end
+  return fn(...)
+end

@@ -1,0 +1,475 @@
+package luaproc
+
+// A Lua process: one gopher-lua state and its coroutines, driven by the
+// scheduler one Step at a time.
+//
+// # Tasks
+//
+// A process runs one or more tasks, each a coroutine of the process's
+// state: the root task runs the script's chunk and then its entry point;
+// process.all starts one task per function and suspends the calling task
+// until all of them have finished. Step resumes the ready tasks one after
+// another (never two at once: one state must never run on two goroutines)
+// until every task waits for something outside the process.
+//
+// # Blocking calls
+//
+// A blocking Go function (time.sleep, process.receive, an application's
+// command...) checks that it may yield (see frames.go), records its request
+// in p.req and yields the marker cmdMarker. The yield travels out through
+// any pcall or user coroutine (prelude.lua forwards it) to the Resume in
+// run, which finds the request and turns it into a yield of the StepOutput
+// with a fresh tag, or into a wait for a message. The tag maps back to the
+// task, so completions may come back in any order; one whose tag is no
+// longer awaited (a receive timer after the message won) is ignored.
+//
+// # Ending
+//
+// The process ends when its root task returns (its values are the result)
+// or raises (a *ScriptError, or *EntryError), or when a cancel event
+// arrives (Kill, Shutdown). A kill also cancels the context every coroutine
+// of the process checks between instructions, so a busy loop stops too.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+// Process is a Lua script running as a scheduler.Process. Runtime makes
+// them; a Process is not used directly.
+type Process struct {
+	rt     *Runtime
+	script *Script
+	entry  string
+	input  payload.Payloads
+	pid    scheduler.PID
+	ctx    context.Context
+
+	L      *lua.LState // the main state: globals; never run itself
+	sortFn *lua.LFunction
+	boot   *lua.LFunction // prelude.lua's boot
+
+	root    *task
+	current *task   // the task being resumed
+	ready   []*task // tasks to resume, in order
+	nextTag uint64
+	waiting map[uint64]waiter // tag → the task waiting for that completion
+	// receivers wait in process.receive, first come first served.
+	receivers []*task
+	mailbox   mailbox
+
+	// req is the request of the blocking call now yielding (set by the Go
+	// function, taken by run).
+	req    request
+	hasReq bool
+	// out is the StepOutput of the running step (Send, Spawn).
+	out *scheduler.StepOutput
+
+	// children: the processes this one spawned, so that process.wait works
+	// on them after they ended.
+	children map[scheduler.PID]scheduler.Handle
+
+	trace    string      // traceback of the last error raised in the root task
+	entryErr *EntryError // set when the entry point did not resolve
+	chunkRun bool        // the chunk is the program (no entry)
+
+	done   bool
+	result payload.Payloads
+	err    error
+}
+
+type task struct {
+	co      *lua.LState
+	fn      *lua.LFunction // the function of a task not yet started
+	args    []lua.LValue   // the values of its next resume
+	started bool
+
+	// A task waiting in process.all: its children's first results, the
+	// first (by position) error among them, and how many still run.
+	parent   *task
+	index    int
+	results  []lua.LValue
+	errValue lua.LValue
+	errIndex int
+	running  int
+
+	// timerTag: the timer of a receive with a timeout (0: none).
+	timerTag uint64
+}
+
+type waiter struct {
+	t     *task
+	timer bool // a receive's timeout, not a command
+}
+
+type requestKind uint8
+
+const (
+	reqCommand requestKind = iota + 1
+	reqReceive
+	reqAll
+)
+
+type request struct {
+	kind    requestKind
+	command string
+	args    []any
+	timeout float64 // receive: seconds; < 0: none
+	fns     []*lua.LFunction
+}
+
+// cmdMarker is the first value of every yield that carries a request.
+var cmdMarker = &lua.LUserData{Value: "luarun.command", Metatable: lua.LNil}
+
+// Init prepares the state and the root task. No Lua runs yet: the chunk
+// and the entry point run in the first step, on a worker (a chunk may
+// block, or loop; Init runs on the caller's goroutine). An entry point
+// that does not exist therefore ends the process with an *EntryError.
+func (p *Process) Init(ctx context.Context, method string, input payload.Payloads) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("start %s: %v", p.script.name, v)
+		}
+	}()
+	p.ctx, p.entry, p.input = ctx, method, input
+	p.pid = scheduler.PIDFrom(ctx)
+	p.waiting = map[uint64]waiter{}
+	if err := p.rt.setupState(p); err != nil {
+		return err
+	}
+	args := make([]lua.LValue, 0, 4+len(input))
+	args = append(args, p.L.NewFunction(p.arm), p.L.NewFunction(p.resolve),
+		p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
+	for _, v := range input {
+		args = append(args, toLuaValue(p.L, v))
+	}
+	p.root = p.newTask(p.boot, args)
+	p.ready = append(p.ready, p.root)
+	return nil
+}
+
+// newTask makes a coroutine of p's state that checks p's context.
+func (p *Process) newTask(fn *lua.LFunction, args []lua.LValue) *task {
+	co, _ := p.L.NewThread() // p.L has no context: no child context is made
+	co.SetContext(p.ctx)
+	return &task{co: co, fn: fn, args: args}
+}
+
+// Step implements scheduler.Process.
+func (p *Process) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+	p.out = out
+	defer func() { p.out = nil }()
+	for i := range events {
+		ev := &events[i]
+		switch ev.Type {
+		case scheduler.EventCancel:
+			p.end(nil, cancelError(ev.Error))
+		case scheduler.EventMessage:
+			p.mailbox.push(message{from: ev.From, value: ev.Data})
+		case scheduler.EventYieldComplete:
+			p.completed(ev)
+		}
+	}
+	for !p.done {
+		p.deliverMessages()
+		if len(p.ready) == 0 {
+			break
+		}
+		t := p.ready[0]
+		p.ready[0] = nil
+		p.ready = p.ready[1:]
+		p.run(t)
+	}
+	switch {
+	case p.done:
+		out.Status, out.Result = scheduler.StatusDone, p.result
+		return p.err
+	case len(p.receivers) > 0:
+		out.Status = scheduler.StatusReceive
+	default:
+		out.Status = scheduler.StatusYield
+	}
+	return nil
+}
+
+// Close implements scheduler.Process.
+func (p *Process) Close() {
+	if p.L != nil {
+		p.L.Close()
+	}
+}
+
+func cancelError(reason error) error {
+	if reason == nil {
+		return &KilledError{}
+	}
+	return reason
+}
+
+// completed routes a command's result to the task that waits for it.
+func (p *Process) completed(ev *scheduler.Event) {
+	w, ok := p.waiting[ev.Tag]
+	if !ok {
+		return // a receive timer that lost to a message
+	}
+	delete(p.waiting, ev.Tag)
+	t := w.t
+	if w.timer {
+		t.timerTag = 0
+		p.removeReceiver(t)
+		t.args = []lua.LValue{lua.LNil, lua.LString("timeout")}
+		p.ready = append(p.ready, t)
+		return
+	}
+	if ev.Error != nil {
+		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error())}
+	} else {
+		t.args = p.resultValues(ev.Data)
+	}
+	p.ready = append(p.ready, t)
+}
+
+// resultValues turns a command's result into the values its Lua call
+// returns: a payload.Payloads is several values, anything else one.
+func (p *Process) resultValues(data any) []lua.LValue {
+	switch x := data.(type) {
+	case nil:
+		return nil
+	case payload.Payloads:
+		vs := make([]lua.LValue, len(x))
+		for i, v := range x {
+			vs[i] = toLuaValue(p.L, v)
+		}
+		return vs
+	default:
+		return []lua.LValue{toLuaValue(p.L, x)}
+	}
+}
+
+// deliverMessages hands queued messages to waiting receivers.
+func (p *Process) deliverMessages() {
+	for len(p.receivers) > 0 {
+		m, ok := p.mailbox.pop()
+		if !ok {
+			return
+		}
+		t := p.receivers[0]
+		p.receivers[0] = nil
+		p.receivers = p.receivers[1:]
+		if t.timerTag != 0 {
+			delete(p.waiting, t.timerTag) // its completion will be ignored
+			t.timerTag = 0
+		}
+		t.args = []lua.LValue{toLuaValue(p.L, m.value), lua.LNumber(m.from)}
+		p.ready = append(p.ready, t)
+	}
+}
+
+func (p *Process) removeReceiver(t *task) {
+	for i, r := range p.receivers {
+		if r == t {
+			p.receivers = append(p.receivers[:i], p.receivers[i+1:]...)
+			return
+		}
+	}
+}
+
+// run resumes t once and acts on how it stopped.
+func (p *Process) run(t *task) {
+	p.current, p.hasReq = t, false
+	st, vals, err := p.resume(t)
+	p.current = nil
+	switch {
+	case err != nil:
+		p.taskEnded(t, nil, err)
+	case st == lua.ResumeOK:
+		p.taskEnded(t, vals, nil)
+	case len(vals) > 0 && vals[0] == cmdMarker && p.hasReq:
+		p.hasReq = false
+		p.request(t, p.req)
+		p.req = request{}
+	default:
+		p.taskEnded(t, nil, &ScriptError{Message: "attempt to yield from outside a coroutine"})
+	}
+}
+
+// resume runs t until it yields, returns or fails. A Go panic inside
+// gopher-lua or a Go function becomes the task's error.
+func (p *Process) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			st, err = lua.ResumeError, &ScriptError{Message: fmt.Sprintf("internal error: %v", v)}
+		}
+	}()
+	args := t.args
+	t.args = nil
+	var rerr error
+	if !t.started {
+		t.started = true
+		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
+		t.fn = nil
+	} else {
+		args = padValues(args, wantedResults(t.co))
+		st, rerr, vals = p.L.Resume(t.co, nil, args...)
+	}
+	if rerr != nil {
+		return lua.ResumeError, nil, p.scriptError(t, rerr)
+	}
+	return st, vals, nil
+}
+
+// padValues extends vs with nils to n values (n < 0: as they are).
+func padValues(vs []lua.LValue, n int) []lua.LValue {
+	for len(vs) < n {
+		vs = append(vs, lua.LNil)
+	}
+	return vs
+}
+
+// scriptError turns a failed resume into the process's error.
+func (p *Process) scriptError(t *task, rerr error) error {
+	if p.ctx.Err() != nil {
+		return cancelError(context.Cause(p.ctx))
+	}
+	if t == p.root && p.entryErr != nil {
+		return p.entryErr
+	}
+	var obj lua.LValue = lua.LString(rerr.Error())
+	var apiErr *lua.ApiError
+	if errors.As(rerr, &apiErr) && apiErr.Object != nil {
+		obj = apiErr.Object
+	}
+	se := &ScriptError{Message: errorMessage(obj)}
+	if _, isString := obj.(lua.LString); !isString {
+		se.Value, _ = toPayload(obj, "error")
+	}
+	if t == p.root {
+		se.Traceback, p.trace = p.trace, ""
+	}
+	return se
+}
+
+// request turns t's blocking call into what it waits for.
+func (p *Process) request(t *task, r request) {
+	switch r.kind {
+	case reqCommand:
+		tag := p.newTag()
+		p.waiting[tag] = waiter{t: t}
+		p.out.Yield(tag, r.command, r.args...)
+	case reqReceive:
+		p.receivers = append(p.receivers, t)
+		if r.timeout > 0 {
+			tag := p.newTag()
+			p.waiting[tag] = waiter{t: t, timer: true}
+			t.timerTag = tag
+			p.out.Yield(tag, "time.sleep", r.timeout)
+		}
+	case reqAll:
+		t.results = make([]lua.LValue, len(r.fns))
+		t.running, t.errValue = len(r.fns), nil
+		if len(r.fns) == 0 {
+			p.allDone(t)
+			return
+		}
+		for i, fn := range r.fns {
+			c := p.newTask(fn, nil)
+			c.parent, c.index = t, i
+			p.ready = append(p.ready, c)
+		}
+	}
+}
+
+func (p *Process) newTag() uint64 {
+	p.nextTag++
+	return p.nextTag
+}
+
+// taskEnded records how t ended: the process's end for the root task,
+// one result of process.all for the others.
+func (p *Process) taskEnded(t *task, vals []lua.LValue, err error) {
+	if t.parent == nil {
+		if err != nil {
+			p.end(nil, err)
+			return
+		}
+		res, cerr := p.resultOf(vals)
+		p.end(res, cerr)
+		return
+	}
+	parent := t.parent
+	switch {
+	case err != nil:
+		if parent.errValue == nil || t.index < parent.errIndex {
+			var se *ScriptError
+			if errors.As(err, &se) {
+				parent.errValue = lua.LString(se.Message)
+			} else {
+				parent.errValue = lua.LString(err.Error())
+			}
+			parent.errIndex = t.index
+		}
+	case len(vals) > 0:
+		parent.results[t.index] = vals[0]
+	default:
+		parent.results[t.index] = lua.LNil
+	}
+	parent.running--
+	if parent.running == 0 {
+		p.allDone(parent)
+	}
+}
+
+// allDone resumes a task whose process.all has finished.
+func (p *Process) allDone(t *task) {
+	if t.errValue != nil {
+		t.args = []lua.LValue{lua.LFalse, t.errValue}
+	} else {
+		t.args = append([]lua.LValue{lua.LTrue}, t.results...)
+	}
+	t.results, t.errValue = nil, nil
+	p.ready = append(p.ready, t)
+}
+
+// resultOf converts the root task's return values into the result.
+func (p *Process) resultOf(vals []lua.LValue) (payload.Payloads, error) {
+	if len(vals) == 1 && vals[0] == lua.LNil {
+		vals = nil // gopher-lua reports "no values" as one nil
+	}
+	res, err := toPayloads(vals, func(i int) string { return "result" + strconv.Itoa(i+1) })
+	if err != nil {
+		if p.chunkRun {
+			return nil, nil // a chunk run as the program may return anything
+		}
+		return nil, fmt.Errorf("%s: %w", p.script.name, err)
+	}
+	return res, nil
+}
+
+func (p *Process) end(res payload.Payloads, err error) {
+	if p.done {
+		return
+	}
+	p.done, p.result, p.err = true, res, err
+	p.ready, p.receivers = nil, nil
+}
+
+// block is how a Go function makes a blocking call: it yields the
+// request out of the process's coroutine. The function must return its
+// result directly.
+func (p *Process) block(L *lua.LState, name string, r request) int {
+	if p.current == nil {
+		L.RaiseError("%s: cannot block outside a process step", name)
+	}
+	if where := blockContext(L, p.current.co, p.sortFn); where != "" {
+		L.RaiseError("%s: cannot block inside %s", name, where)
+	}
+	p.req, p.hasReq = r, true
+	return L.Yield(cmdMarker)
+}

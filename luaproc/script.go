@@ -1,0 +1,91 @@
+package luaproc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Script is a Lua program compiled once; any number of processes run it.
+// It is immutable and safe to share.
+type Script struct {
+	name  string // the path it was loaded from, or the name it was given
+	dir   string // the directory of a file script (for spawn_file), or ""
+	proto *lua.FunctionProto
+}
+
+// Name returns the script's file path or given name.
+func (s *Script) Name() string { return s.name }
+
+// SyntaxError is a script that does not compile. Error reads
+// "file:line: message", the way Lua reports it.
+type SyntaxError struct {
+	File    string
+	Line    int // 0 when unknown
+	Message string
+}
+
+func (e *SyntaxError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.File, e.Message)
+}
+
+// Compile compiles src under name (used in error messages and tracebacks).
+// A first line starting with "#!" is ignored, so scripts can be executable.
+func Compile(name, src string) (*Script, error) {
+	if strings.HasPrefix(src, "#!") {
+		if i := strings.IndexByte(src, '\n'); i >= 0 {
+			src = "--" + src[i:] // keep the line count
+		} else {
+			src = ""
+		}
+	}
+	chunk, err := parse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		return nil, syntaxError(name, err, strings.Count(src, "\n")+1)
+	}
+	proto, err := lua.Compile(chunk, name)
+	if err != nil {
+		return nil, &SyntaxError{File: name, Message: err.Error()}
+	}
+	return &Script{name: name, proto: proto}, nil
+}
+
+// CompileFile reads and compiles the file at path.
+func CompileFile(path string) (*Script, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	s, err := Compile(path, string(src))
+	if err != nil {
+		return nil, err
+	}
+	s.dir = filepath.Dir(path)
+	return s, nil
+}
+
+// syntaxError turns gopher-lua's "x.lua line:3(column:5) near 'end': msg"
+// into file:line: message.
+func syntaxError(name string, err error, lastLine int) error {
+	var pe *parse.Error
+	if errors.As(err, &pe) {
+		msg := strings.TrimSpace(pe.Message)
+		line := pe.Pos.Line
+		if line == parse.EOF {
+			return &SyntaxError{File: name, Line: lastLine, Message: msg + " at end of file"}
+		}
+		if pe.Token != "" {
+			msg = fmt.Sprintf("%s near '%s'", msg, pe.Token)
+		}
+		return &SyntaxError{File: name, Line: line, Message: msg}
+	}
+	return &SyntaxError{File: name, Message: strings.TrimSpace(err.Error())}
+}
