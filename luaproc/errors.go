@@ -45,39 +45,61 @@ func (e *KilledError) Error() string {
 	return "killed: " + e.Reason
 }
 
-// traceback formats L's stack the way Lua's debug.traceback does.
+// traceback formats L's stack the way Lua's debug.traceback does, from
+// the frame list (frames.go): the innermost call first, tail calls marked,
+// luarun's own prelude frames left out.
 func traceback(L *lua.LState) string {
 	var b strings.Builder
 	b.WriteString("stack traceback:")
-	for level := 0; level < 40; level++ {
-		dbg, ok := L.GetStack(level)
-		if !ok {
-			break
+	n := 0
+	for f := currentFrame(L); f != nil && n < 30; f = f.Parent {
+		if !f.Fn.IsG && f.Fn.Proto.SourceName == preludeName {
+			continue
 		}
-		if _, err := L.GetInfo("Sln", dbg, lua.LNil); err != nil {
-			break
-		}
+		n++
 		b.WriteString("\n\t")
+		name := calledName(f)
 		switch {
-		case dbg.What == "G":
+		case f.Fn.IsG:
 			b.WriteString("[G]: in ")
-		case dbg.CurrentLine > 0:
-			fmt.Fprintf(&b, "%s:%d: in ", dbg.Source, dbg.CurrentLine)
 		default:
-			fmt.Fprintf(&b, "%s: in ", dbg.Source)
+			p := f.Fn.Proto
+			if f.Pc >= 1 && f.Pc <= len(p.DbgSourcePositions) {
+				fmt.Fprintf(&b, "%s:%d: in ", p.SourceName, p.DbgSourcePositions[f.Pc-1])
+			} else {
+				fmt.Fprintf(&b, "%s: in ", p.SourceName)
+			}
 		}
 		switch {
-		case dbg.What == "main":
+		case !f.Fn.IsG && f.Fn.Proto.LineDefined == 0:
 			b.WriteString("main chunk")
-		case dbg.Name != "" && dbg.Name[0] != '<' && dbg.Name[0] != '(':
-			fmt.Fprintf(&b, "function '%s'", dbg.Name)
-		case dbg.What == "G":
-			b.WriteString("function")
+		case name != "" && name != "?":
+			fmt.Fprintf(&b, "function '%s'", name)
+		case f.Fn.IsG:
+			b.WriteString("a Go function")
 		default:
-			fmt.Fprintf(&b, "function <%s:%d>", dbg.Source, dbg.LineDefined)
+			fmt.Fprintf(&b, "function <%s:%d>", f.Fn.Proto.SourceName, f.Fn.Proto.LineDefined)
+		}
+		if f.TailCall > 0 {
+			b.WriteString("\n\t(tail call): ?")
 		}
 	}
 	return b.String()
+}
+
+// calledName is the name the caller of f used for it, if it called f by
+// a CALL instruction that the compiler named.
+func calledName(f *callFrame) string {
+	caller := f.Parent
+	if caller == nil || caller.Fn.IsG || f.TailCall > 0 {
+		return ""
+	}
+	for _, c := range caller.Fn.Proto.DbgCalls {
+		if c.Pc == caller.Pc-1 {
+			return c.Name
+		}
+	}
+	return ""
 }
 
 // errorMessage renders a Lua error value as text.

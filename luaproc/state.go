@@ -14,16 +14,19 @@ import (
 	"github.com/yuin/gopher-lua/parse"
 )
 
+// preludeName is prelude.lua's source name (left out of tracebacks).
+const preludeName = "luarun:prelude"
+
 //go:embed prelude.lua
 var preludeSource string
 
 // preludeProto is prelude.lua compiled once for every state.
 var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
-	chunk, err := parse.Parse(strings.NewReader(preludeSource), "luarun:prelude")
+	chunk, err := parse.Parse(strings.NewReader(preludeSource), preludeName)
 	if err != nil {
 		panic("luaproc: prelude.lua: " + err.Error())
 	}
-	proto, err := lua.Compile(chunk, "luarun:prelude")
+	proto, err := lua.Compile(chunk, preludeName)
 	if err != nil {
 		panic("luaproc: prelude.lua: " + err.Error())
 	}

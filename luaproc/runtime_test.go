@@ -1,0 +1,232 @@
+package luaproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func TestSyntaxErrorNamesFileAndLine(t *testing.T) {
+	_, err := Compile("bad.lua", "local x = 1\nlocal y = = 2\n")
+	var se *SyntaxError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "bad.lua", se.File)
+	assert.Equal(t, 2, se.Line)
+	assert.Regexp(t, `^bad\.lua:2: .*near '='`, err.Error())
+
+	_, err = Compile("eof.lua", "function f()\n  return 1\n")
+	require.ErrorAs(t, err, &se)
+	assert.Regexp(t, `^eof\.lua:3: .*end of file`, err.Error())
+
+	_, err = Compile("shebang.lua", "#!/usr/bin/env luarun\nreturn 1 +\n")
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 3, se.Line, "the #! line still counts")
+}
+
+func TestRuntimeErrorHasFileLineAndTraceback(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "scripts/x.lua", `
+local function load(cfg)
+  return cfg.name
+end
+function main()
+  time.sleep(0)
+  local name = load(nil)
+  return name
+end
+`, "")
+	var se *ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Regexp(t, `^scripts/x\.lua:3: .*nil`, se.Message)
+	assert.Contains(t, se.Traceback, "stack traceback:")
+	assert.Contains(t, se.Traceback, "scripts/x.lua:3: in function 'load'")
+	assert.Contains(t, se.Traceback, "scripts/x.lua:7: in function <scripts/x.lua:5>")
+	assert.NotContains(t, se.Traceback, "prelude")
+}
+
+func TestUnknownEntryNamesTheRealOnes(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "e.lua", "function main() end\nfunction worker() end\nlocal function hidden() end\n", "wrokr")
+	var ee *EntryError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, []string{"main", "worker"}, ee.Entries)
+	assert.Equal(t, `e.lua: unknown entry "wrokr" (entries: main, worker)`, err.Error())
+
+	_, err = runLua(t, rt, "m.lua", "return {run = function() end}", "main")
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, []string{"run"}, ee.Entries)
+}
+
+func TestChunkIsTheProgramWithoutMain(t *testing.T) {
+	rt, out, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "prog.lua", `
+local a, b = ...
+print(a, b, arg[0], arg[1], #arg)
+time.sleep(0)
+return a .. b
+`, "", "x", "y")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"xy"}, res)
+	assert.Equal(t, "x\ty\tprog.lua\tx\t2\n", out.String())
+
+	// main gets the arguments; the chunk ran first.
+	res, err = runLua(t, rt, "main.lua", `
+local loaded = "chunk ran"
+function main(n) return loaded, n * 2 end
+`, "", int64(21))
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"chunk ran", int64(42)}, res)
+}
+
+func TestKillBusyLoopFromGo(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("busy.lua", "while true do end")
+	require.NoError(t, err)
+	h, err := rt.Start(s, "")
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, rt.Kill(h.PID(), "test over"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = h.Wait(ctx)
+	var ke *KilledError
+	require.ErrorAs(t, err, &ke)
+	assert.Equal(t, "killed: test over", err.Error())
+}
+
+func TestSandboxDeniesOsAndIo(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{}) // embedding default: nothing optional
+	for _, src := range []string{"return os.time()", "return io.write('x')", "return loadfile('x.lua')"} {
+		_, err := runLua(t, rt, "s.lua", src, "")
+		require.Error(t, err, src)
+		assert.Regexp(t, `(os|io|fs) is not allowed \(run without --sandbox or with --allow (os|io|fs)\)`, err.Error(), src)
+	}
+}
+
+// TestApplicationCommand: a Go command registered as db.query, completed
+// later from another goroutine, with results, errors and a panic.
+func TestApplicationCommand(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error {
+		sql, _ := c.Args[0].(string)
+		switch sql {
+		case "fail":
+			return errors.New("no such table")
+		case "panic":
+			panic("handler bug")
+		}
+		go func() {
+			time.Sleep(5 * time.Millisecond)
+			c.Complete(payload.Payloads{[]any{map[string]any{"id": int64(1), "q": sql}}, int64(1)})
+		}()
+		return nil
+	}))
+	require.Error(t, rt.Register("noperiod", nil))
+	require.Error(t, rt.Register("time.extra", nil))
+	res, err := runLua(t, rt, "db.lua", `
+local rows, n = db.query("select", {limit = 1})
+assert(rows[1].id == 1 and rows[1].q == "select" and n == 1)
+local r, err = db.query("fail")
+assert(r == nil and err:find("no such table"), err)
+local r2, err2 = db.query("panic")
+assert(r2 == nil and err2:find("handler bug"), err2)
+local ok, perr = pcall(db.query, print)
+assert(not ok and perr:find("arg1: function cannot be sent", 1, true), perr)
+return require("db") == db
+`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res)
+}
+
+// TestInbox: Go sends into a Lua process and receives what it sends back.
+func TestInbox(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	in, err := rt.NewInbox()
+	require.NoError(t, err)
+	defer in.Close()
+	s, err := rt.LoadString("svc.lua", `
+function main(reply_to)
+  process.send(reply_to, "ready")
+  while true do
+    local msg, from = process.receive()
+    if msg.op == "stop" then return "bye" end
+    process.send(from, {sum = msg.a + msg.b})
+  end
+end`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main", int64(in.PID()))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	m, err := in.Receive(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, Message{From: h.PID(), Value: "ready"}, m)
+	for i := range int64(20) {
+		require.NoError(t, in.Send(h.PID(), map[string]any{"op": "add", "a": i, "b": int64(1)}))
+		m, err := in.Receive(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]any{"sum": i + 1}, m.Value)
+	}
+	require.NoError(t, rt.Send(h.PID(), map[string]any{"op": "stop"}))
+	res, err := h.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"bye"}, res)
+	require.Error(t, rt.Send(h.PID(), "late"), "the process has ended")
+	require.Error(t, rt.Send(in.PID(), func() {}), "not a payload value")
+}
+
+// TestPrintLinesDoNotInterleave: many processes printing long lines at
+// once; every line arrives whole.
+func TestPrintLinesDoNotInterleave(t *testing.T) {
+	rt, out, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("p.lua", `
+function main(id)
+  local line = string.rep(string.char(65 + id % 26), 500)
+  for i = 1, 20 do print(id, line); if i % 5 == 0 then time.sleep(0) end end
+end`)
+	require.NoError(t, err)
+	var hs []scheduler.Handle
+	for i := range int64(50) {
+		h, err := rt.Start(s, "main", i)
+		require.NoError(t, err)
+		hs = append(hs, h)
+	}
+	for _, h := range hs {
+		_, err := h.Wait(context.Background())
+		require.NoError(t, err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 50*20)
+	for _, l := range lines {
+		var id int
+		var body string
+		_, err := fmt.Sscanf(l, "%d\t%s", &id, &body)
+		require.NoError(t, err, l)
+		require.Equal(t, strings.Repeat(string(rune(65+id%26)), 500), body)
+	}
+}
+
+// TestGoPanicInsideLuaBecomesProcessError: a Go function that panics
+// while Lua calls it ends only that process.
+func TestGoPanicInsideLuaBecomesProcessError(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	var once sync.Once
+	require.NoError(t, rt.Register("bad.sync", func(c scheduler.Call) error {
+		once.Do(func() {})
+		c.Complete(payload.Payloads{[]any{func() {}}}) // not a payload value
+		return nil
+	}))
+	res, err := runLua(t, rt, "p.lua", `local v = bad.sync(); return type(v[1])`, "")
+	require.NoError(t, err, "a non-payload result arrives as its string form")
+	assert.Equal(t, payload.Payloads{"string"}, res)
+}

@@ -1,0 +1,189 @@
+-- Blocking calls inside pcall, xpcall, process.all and user coroutines,
+-- and the clear errors where gopher-lua cannot yield.
+local T = {}
+
+local function eq(got, want, what)
+  if got ~= want then
+    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
+  end
+end
+
+function T.test_sleep_in_pcall()
+  local ok, a, b = pcall(function(x)
+    time.sleep(0.01)
+    return x, "after"
+  end, "arg")
+  eq(ok, true); eq(a, "arg"); eq(b, "after")
+end
+
+function T.test_error_after_sleep_in_pcall()
+  local ok, err = pcall(function()
+    time.sleep(0.01)
+    error("late failure")
+  end)
+  eq(ok, false)
+  assert(err:find("yield.lua:%d+: late failure"), err)
+  -- error values that are not strings come back as they were
+  local ok2, e2 = pcall(function() time.sleep(0); error({code = 3}) end)
+  eq(ok2, false); eq(e2.code, 3)
+end
+
+function T.test_nested_pcall()
+  local ok, inner_ok, v = pcall(function()
+    return pcall(function()
+      time.sleep(0.01)
+      return "deep"
+    end)
+  end)
+  eq(ok, true); eq(inner_ok, true); eq(v, "deep")
+end
+
+function T.test_xpcall_handler()
+  local ok, msg = xpcall(function()
+    time.sleep(0.01)
+    error("bad")
+  end, function(e) return "handled: " .. e end)
+  eq(ok, false)
+  assert(msg:find("^handled: .*bad"), msg)
+  local ok2, v = xpcall(function() time.sleep(0); return 5 end, print)
+  eq(ok2, true); eq(v, 5)
+end
+
+function T.test_pcall_non_function()
+  local ok, err = pcall(nil)
+  eq(ok, false); eq(err, "attempt to call a nil value")
+  local callable = setmetatable({}, {__call = function(_, x) time.sleep(0); return x * 2 end})
+  local ok2, v = pcall(callable, 21)
+  eq(ok2, true); eq(v, 42)
+end
+
+function T.test_sleep_in_user_coroutine()
+  local co = coroutine.create(function(a)
+    time.sleep(0.01)
+    local b = coroutine.yield(a + 1)
+    time.sleep(0.01)
+    return b * 2
+  end)
+  local ok, v = coroutine.resume(co, 1)
+  eq(ok, true); eq(v, 2)
+  eq(coroutine.status(co), "suspended")
+  ok, v = coroutine.resume(co, 10)
+  eq(ok, true); eq(v, 20)
+  eq(coroutine.status(co), "dead")
+end
+
+function T.test_wrap_generator_with_sleep()
+  local gen = coroutine.wrap(function()
+    for i = 1, 3 do
+      time.sleep(0)
+      coroutine.yield(i)
+    end
+  end)
+  eq(gen(), 1); eq(gen(), 2); eq(gen(), 3)
+end
+
+function T.test_user_yield_inside_pcall_inside_coroutine()
+  local co = coroutine.wrap(function()
+    local ok, v = pcall(function()
+      local got = coroutine.yield("from inside pcall")
+      time.sleep(0)
+      return got
+    end)
+    return ok, v
+  end)
+  eq(co(), "from inside pcall")
+  local ok, v = co("resumed")
+  eq(ok, true); eq(v, "resumed")
+end
+
+function T.test_fewer_results_than_wanted()
+  -- a call that wants more values than the resume brings gets nils
+  local a, b, c = time.sleep(0)
+  eq(a, nil); eq(b, nil); eq(c, nil)
+  local co = coroutine.create(function()
+    local x, y, z = coroutine.yield()
+    return x, y, z
+  end)
+  coroutine.resume(co)
+  local ok, x, y, z = coroutine.resume(co, 1)
+  eq(ok, true); eq(x, 1); eq(y, nil); eq(z, nil)
+end
+
+function T.test_all_concurrent()
+  local t0 = time.monotonic()
+  local a, b, c = process.all(
+    function() time.sleep(0.2); return "a" end,
+    function() time.sleep(0.1); return "b", "ignored" end,
+    function() return "c" end)
+  local dt = time.monotonic() - t0
+  eq(a, "a"); eq(b, "b"); eq(c, "c")
+  assert(dt >= 0.19 and dt < 0.29, "took " .. dt .. " s: not the longest sleep (0.2 s)")
+end
+
+function T.test_all_raises_after_all_finished()
+  local finished = {}
+  local ok, err = pcall(process.all,
+    function() time.sleep(0.05); finished[1] = true end,
+    function() error("first failure") end,
+    function() time.sleep(0.1); finished[3] = true end)
+  eq(ok, false)
+  assert(err:find("first failure"), err)
+  assert(finished[1] and finished[3], "raised before every function finished")
+end
+
+function T.test_all_nested_and_with_receive()
+  local me = process.self()
+  local a, b = process.all(
+    function()
+      return process.all(function() time.sleep(0.01); return 1 end)
+    end,
+    function()
+      process.send(me, "ping")
+      return (process.receive(5))
+    end)
+  eq(a, 1); eq(b, "ping")
+  eq(process.all(), nil)
+end
+
+local function expect_error(fn, needle)
+  local ok, err = pcall(fn)
+  eq(ok, false)
+  assert(tostring(err):find(needle, 1, true), tostring(err))
+end
+
+function T.test_cannot_block_in_metamethod()
+  local t = setmetatable({}, {__index = function(_, k) time.sleep(0); return k end})
+  expect_error(function() return t.x end, "time.sleep: cannot block inside a metamethod")
+  local u = setmetatable({}, {__add = function() process.receive(1) end})
+  expect_error(function() return u + 1 end, "process.receive: cannot block inside a metamethod")
+end
+
+function T.test_cannot_block_in_sort_comparator()
+  expect_error(function()
+    table.sort({3, 1, 2}, function(a, b) time.sleep(0); return a < b end)
+  end, "time.sleep: cannot block inside a sort comparator")
+end
+
+function T.test_cannot_block_in_for_iterator()
+  local function iter(_, i)
+    time.sleep(0)
+    if i < 3 then return i + 1 end
+  end
+  expect_error(function() for _ in iter, nil, 0 do end end,
+    "time.sleep: cannot block inside a for iterator")
+end
+
+function T.test_cannot_block_in_go_callback()
+  expect_error(function()
+    string.gsub("abc", "%w", function(c) time.sleep(0); return c end)
+  end, "time.sleep: cannot block inside a Go function")
+end
+
+function T.test_process_survives_refused_block()
+  -- after the clear error, the process still blocks normally
+  pcall(table.sort, {2, 1}, function(a, b) time.sleep(0); return a < b end)
+  time.sleep(0.01)
+  eq(process.receive(0), nil)
+end
+
+return T
