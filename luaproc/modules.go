@@ -170,16 +170,18 @@ func (p *Process) receive(L *lua.LState) int {
 func (p *Process) wait(L *lua.LState) int {
 	pid := checkPID(L, 1)
 	timeout := optTimeout(L, 2)
-	h, ok := p.children[pid]
-	if ok {
-		delete(p.children, pid) // its result is handed over now
-	} else if h, ok = p.rt.sched.Lookup(pid); !ok {
-		L.Push(lua.LFalse)
-		L.Push(lua.LString(fmt.Sprintf("no process %d (it does not exist, or ended and was not spawned by this process)", pid)))
-		return 2
+	h, child := p.children[pid]
+	if !child {
+		var ok bool
+		if h, ok = p.rt.sched.Lookup(pid); !ok {
+			L.Push(lua.LFalse)
+			L.Push(lua.LString(fmt.Sprintf("no process %d (it does not exist, or ended and was not spawned by this process)", pid)))
+			return 2
+		}
 	}
 	select {
 	case <-h.Done(): // ended: no need to block
+		delete(p.children, pid) // its result is handed over now
 		vals := p.resultValues(commands.WaitResult(h))
 		for _, v := range vals {
 			L.Push(v)

@@ -93,7 +93,7 @@ func (rt *Runtime) setupState(p *Process) error {
 	L.SetGlobal("log", p.logModule())
 	L.SetGlobal("json", p.jsonModule())
 	for module, fns := range rt.appModules() {
-		t := L.NewTable()
+		t := L.CreateTable(0, len(fns))
 		for _, fn := range fns {
 			t.RawSetString(fn, L.NewFunction(p.command(module+"."+fn)))
 		}
@@ -148,8 +148,8 @@ func notAllowed(module string) string {
 // deniedModule stands in for a module that is switched off: using any of
 // its fields raises the not-allowed error.
 func deniedModule(L *lua.LState, name string) *lua.LTable {
-	t := L.NewTable()
-	mt := L.NewTable()
+	t := L.CreateTable(0, 0)
+	mt := L.CreateTable(0, 1)
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError("%s", notAllowed(name))
 		return 0
