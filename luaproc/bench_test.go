@@ -1,0 +1,228 @@
+package luaproc
+
+// Benchmarks of the Lua layer, each beside its baseline in the same run:
+//
+//	YieldRoundTrip  Lua calls a Go command that completes at once, through
+//	                the scheduler  vs  the floor: one bare gopher-lua
+//	                coroutine resume/yield driven from Go.
+//	MessageHop      two Lua processes bouncing a message  vs  two goroutines,
+//	                each with its own LState, over channels.
+//	Spawn           start a process that blocks in receive  vs  a goroutine
+//	                with lua.NewState() doing the same.
+//	IdleProcess     heap bytes per idle process (HeapAlloc delta after GC)
+//	                vs  goroutine + lua.NewState().
+//
+// The performance issue sets targets for these; BENCHMARKS.md has figures.
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func benchRuntime(b *testing.B) *Runtime {
+	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}})
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		rt.Shutdown(ctx)
+	})
+	return rt
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func runBench(b *testing.B, rt *Runtime, src, entry string, args ...any) payload.Payloads {
+	s, err := rt.LoadString("bench.lua", src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := rt.Start(s, entry, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := h.Wait(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return res
+}
+
+func BenchmarkYieldRoundTrip(b *testing.B) {
+	b.Run("luarun", func(b *testing.B) {
+		rt := benchRuntime(b)
+		rt.Register("bench.sync", func(c scheduler.Call) error {
+			c.Complete(nil)
+			return nil
+		})
+		b.ReportAllocs()
+		b.ResetTimer()
+		runBench(b, rt, `function main(n) for i = 1, n do bench.sync() end end`, "main", int64(b.N))
+	})
+	b.Run("floor-bare-gopher-lua", func(b *testing.B) {
+		L := lua.NewState()
+		defer L.Close()
+		L.SetGlobal("sync", L.NewFunction(func(L *lua.LState) int { return L.Yield() }))
+		if err := L.DoString(`function main(n) for i = 1, n do sync() end end`); err != nil {
+			b.Fatal(err)
+		}
+		co, _ := L.NewThread()
+		fn := L.GetGlobal("main").(*lua.LFunction)
+		b.ReportAllocs()
+		b.ResetTimer()
+		st, err, _ := L.Resume(co, fn, lua.LNumber(b.N))
+		for st == lua.ResumeYield && err == nil {
+			st, err, _ = L.Resume(co, nil)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+const pingPongLua = `
+function pong()
+  while true do
+    local m, from = process.receive()
+    if m == 0 then return end
+    process.send(from, m)
+  end
+end
+function main(n)
+  local p = process.spawn("pong")
+  for i = 1, n do
+    process.send(p, i)
+    process.receive()
+  end
+  process.send(p, 0)
+end`
+
+// BenchmarkMessageHop reports per hop (one send and its receive); a round
+// trip is two hops.
+func BenchmarkMessageHop(b *testing.B) {
+	b.Run("luarun", func(b *testing.B) {
+		rt := benchRuntime(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		runBench(b, rt, pingPongLua, "main", int64(b.N/2+1))
+	})
+	b.Run("goroutines+LState", func(b *testing.B) {
+		ping, pong := make(chan lua.LValue), make(chan lua.LValue)
+		mk := func(in, out chan lua.LValue) *lua.LState {
+			L := lua.NewState()
+			L.SetGlobal("recv", L.NewFunction(func(L *lua.LState) int { L.Push(<-in); return 1 }))
+			L.SetGlobal("send", L.NewFunction(func(L *lua.LState) int { out <- L.Get(1); return 0 }))
+			return L
+		}
+		Lping, Lpong := mk(pong, ping), mk(ping, pong)
+		defer Lping.Close()
+		defer Lpong.Close()
+		done := make(chan error, 1)
+		go func() {
+			done <- Lpong.DoString(`while true do local m = recv(); if m == 0 then return end; send(m) end`)
+		}()
+		b.ReportAllocs()
+		b.ResetTimer()
+		Lping.SetGlobal("n", lua.LNumber(b.N/2+1))
+		if err := Lping.DoString(`for i = 1, n do send(i); recv() end; send(0)`); err != nil {
+			b.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+const idleLua = `function main() process.receive() end`
+
+// BenchmarkSpawn: start a process that waits in receive, per process
+// (they are all killed after the timer stops).
+func BenchmarkSpawn(b *testing.B) {
+	b.Run("luarun", func(b *testing.B) {
+		rt := benchRuntime(b)
+		s, _ := rt.LoadString("idle.lua", idleLua)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := rt.Start(s, "main"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StopTimer()
+	})
+	b.Run("goroutine+NewState", func(b *testing.B) {
+		stop := make(chan struct{})
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			go idleGoroutine(stop)
+		}
+		b.StopTimer()
+		close(stop)
+	})
+}
+
+func idleGoroutine(stop chan struct{}) {
+	L := lua.NewState()
+	defer L.Close()
+	L.SetGlobal("recv", L.NewFunction(func(L *lua.LState) int { <-stop; return 0 }))
+	L.DoString(`recv()`)
+}
+
+// BenchmarkIdleProcess reports heap bytes per idle process (HeapAlloc
+// after GC, minus before, over b.N processes, at least 2,000). Its ns/op
+// is the time to start one.
+func BenchmarkIdleProcess(b *testing.B) {
+	b.Run("luarun", func(b *testing.B) {
+		n := max(b.N, 2000)
+		rt := benchRuntime(b)
+		s, _ := rt.LoadString("idle.lua", idleLua)
+		before := heapAfterGC()
+		for range n {
+			if _, err := rt.Start(s, "main"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		waitSteps(rt, uint64(n))
+		b.ReportMetric(float64(heapAfterGC()-before)/float64(n), "heap-B/proc")
+	})
+	b.Run("goroutine+NewState", func(b *testing.B) {
+		n := max(b.N, 2000)
+		stop := make(chan struct{})
+		started := make(chan struct{}, n)
+		before := heapAfterGC()
+		for range n {
+			go func() { started <- struct{}{}; idleGoroutine(stop) }()
+		}
+		for range n {
+			<-started
+		}
+		time.Sleep(50 * time.Millisecond) // let them reach recv
+		b.ReportMetric(float64(heapAfterGC()-before)/float64(n), "heap-B/proc")
+		close(stop)
+	})
+}
+
+func heapAfterGC() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+// waitSteps waits until the scheduler has stepped n processes (each idle
+// process takes one step to reach its receive).
+func waitSteps(rt *Runtime, n uint64) {
+	for rt.Stats().Steps < n {
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -1,0 +1,120 @@
+package luaproc
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func TestConvertRoundTrip(t *testing.T) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	for _, v := range []any{
+		nil, true, false, int64(0), int64(-5), int64(1 << 52), 0.5, -1e-300, math.Inf(1),
+		"", "bin\x00\xff", []any{}, []any{int64(1), "two", []any{3.5}},
+		map[string]any{"a": int64(1), "b c": []any{true}},
+		map[any]any{int64(1): "x", int64(3): "y"}, map[any]any{true: "t", "s": int64(2)},
+		map[any]any{2.5: "f", int64(7): map[string]any{"k": "v"}},
+	} {
+		got, err := toPayload(toLuaValue(L, v), "v")
+		require.NoError(t, err)
+		assert.Equal(t, v, got)
+	}
+}
+
+func TestConvertRefusals(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	require.NoError(t, L.DoString(`
+		cyc = {a = {}}; cyc.a.back = cyc
+		fn = {items = {1, 2, {cb = print}}}
+		ud = {u = newproxy and newproxy() or nil}
+		th = {co = coroutine.create(function() end)}
+		deep = {} ; local t = deep; for i = 1, 300 do t.x = {}; t = t.x end
+	`))
+	for name, want := range map[string]string{
+		"cyc":  "msg.a.back: cyclic table cannot be sent",
+		"fn":   "msg.items[3].cb: function cannot be sent",
+		"th":   "msg.co: coroutine cannot be sent",
+		"deep": "nested deeper than 200 tables",
+	} {
+		_, err := toPayload(L.GetGlobal(name), "msg")
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), want, name)
+	}
+	// a table shared twice (not a cycle) is copied twice
+	require.NoError(t, L.DoString(`shared = {}; twice = {a = shared, b = shared}`))
+	v, err := toPayload(L.GetGlobal("twice"), "msg")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"a": []any{}, "b": []any{}}, v)
+}
+
+// FuzzConvertRoundTrip builds a Lua table from the fuzz input (a little
+// program of table operations), converts it to a payload value, back into
+// Lua, and again to a payload value: both payload values must be equal,
+// and every number, string and key must survive.
+func FuzzConvertRoundTrip(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6})
+	f.Add([]byte("\x05\x05\x02a\x03\xff\x04\x00\x01"))
+	f.Add([]byte{7, 7, 7, 1, 8, 2, 200, 3})
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		L := lua.NewState(lua.Options{SkipOpenLibs: true})
+		defer L.Close()
+		v := buildLua(L, prog)
+		p1, err := toPayload(v, "v")
+		if err != nil {
+			t.Fatalf("a table of plain values was refused: %v", err)
+		}
+		p2, err := toPayload(toLuaValue(L, p1), "v")
+		require.NoError(t, err)
+		require.Equal(t, p1, p2)
+	})
+}
+
+// buildLua interprets prog: each byte picks an operation on a stack of
+// open tables (push a value into the current table, open a nested table,
+// close it).
+func buildLua(L *lua.LState, prog []byte) lua.LValue {
+	root := L.NewTable()
+	stack := []*lua.LTable{root}
+	next := 0
+	arg := func() byte {
+		if next < len(prog) {
+			b := prog[next]
+			next++
+			return b
+		}
+		return 0
+	}
+	for next < len(prog) {
+		cur := stack[len(stack)-1]
+		switch op := arg() % 9; op {
+		case 0:
+			cur.Append(lua.LNumber(int8(arg())))
+		case 1:
+			cur.Append(lua.LNumber(float64(arg()) / 7))
+		case 2:
+			cur.Append(lua.LString([]byte{arg(), arg()}))
+		case 3:
+			cur.RawSetString(string([]byte{'k', arg()}), lua.LBool(arg()%2 == 0))
+		case 4:
+			cur.RawSetInt(int(arg())+1, lua.LString("i"))
+		case 5, 6:
+			if len(stack) < 20 {
+				t := L.NewTable()
+				cur.Append(t)
+				stack = append(stack, t)
+			}
+		case 7:
+			if len(stack) > 1 {
+				stack = stack[:len(stack)-1]
+			}
+		case 8:
+			cur.RawSet(lua.LNumber(float64(arg())+0.5), lua.LNumber(-1))
+		}
+	}
+	return root
+}
