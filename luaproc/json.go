@@ -13,7 +13,7 @@ var jsonNull = &lua.LUserData{Value: "json.null", Metatable: lua.LNil}
 // jsonModule: json.encode, json.decode, json.null, and json.object(t),
 // which marks a table to encode as {} when it is empty (decode marks the
 // empty objects it makes, so they round-trip).
-func (p *Process) jsonModule() *lua.LTable {
+func (p *luaProcess) jsonModule() *lua.LTable {
 	objectMT := p.L.CreateTable(0, 1)
 	objectMT.RawSetString("__jsontype", lua.LString("object"))
 	conv := func() *converter { return &converter{null: jsonNull, objectMT: objectMT} }

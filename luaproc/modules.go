@@ -20,7 +20,7 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-func (p *Process) module(fns map[string]lua.LGFunction) *lua.LTable {
+func (p *luaProcess) module(fns map[string]lua.LGFunction) *lua.LTable {
 	t := p.L.CreateTable(0, len(fns))
 	for name, fn := range fns {
 		t.RawSetString(name, p.L.NewFunction(fn))
@@ -28,7 +28,7 @@ func (p *Process) module(fns map[string]lua.LGFunction) *lua.LTable {
 	return t
 }
 
-func (p *Process) processModule() *lua.LTable {
+func (p *luaProcess) processModule() *lua.LTable {
 	return p.module(map[string]lua.LGFunction{
 		"self":       p.self,
 		"spawn":      p.spawn,
@@ -42,7 +42,7 @@ func (p *Process) processModule() *lua.LTable {
 	})
 }
 
-func (p *Process) self(L *lua.LState) int {
+func (p *luaProcess) self(L *lua.LState) int {
 	L.Push(lua.LNumber(p.pid))
 	return 1
 }
@@ -64,13 +64,13 @@ func argPayloads(L *lua.LState, first int, fn string) payload.Payloads {
 	return out
 }
 
-func (p *Process) spawn(L *lua.LState) int {
+func (p *luaProcess) spawn(L *lua.LState) int {
 	entry := L.CheckString(1)
 	args := argPayloads(L, 2, "process.spawn")
 	return p.start(L, p.script, entry, args)
 }
 
-func (p *Process) spawnFile(L *lua.LState) int {
+func (p *luaProcess) spawnFile(L *lua.LState) int {
 	path := L.CheckString(1)
 	entry := L.OptString(2, "")
 	args := argPayloads(L, 3, "process.spawn_file")
@@ -81,7 +81,7 @@ func (p *Process) spawnFile(L *lua.LState) int {
 	return p.start(L, s, entry, args)
 }
 
-func (p *Process) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
+func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
 	child := p.rt.newProcess(s)
 	var h scheduler.Handle
 	var err error
@@ -109,7 +109,7 @@ func checkPID(L *lua.LState, n int) scheduler.PID {
 	return scheduler.PID(f)
 }
 
-func (p *Process) send(L *lua.LState) int {
+func (p *luaProcess) send(L *lua.LState) int {
 	to := checkPID(L, 1)
 	msg := L.Get(2)
 	if msg == lua.LNil {
@@ -152,7 +152,7 @@ func optTimeout(L *lua.LState, n int) float64 {
 	return d
 }
 
-func (p *Process) receive(L *lua.LState) int {
+func (p *luaProcess) receive(L *lua.LState) int {
 	timeout := optTimeout(L, 1)
 	if m, ok := p.mailbox.pop(); ok {
 		L.Push(toLuaValue(L, m.value))
@@ -167,7 +167,7 @@ func (p *Process) receive(L *lua.LState) int {
 	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout})
 }
 
-func (p *Process) wait(L *lua.LState) int {
+func (p *luaProcess) wait(L *lua.LState) int {
 	pid := checkPID(L, 1)
 	timeout := optTimeout(L, 2)
 	h, child := p.children[pid]
@@ -197,7 +197,7 @@ func (p *Process) wait(L *lua.LState) int {
 	return p.block(L, "process.wait", request{kind: reqCommand, command: "process.wait", args: []any{h, timeout}})
 }
 
-func (p *Process) kill(L *lua.LState) int {
+func (p *luaProcess) kill(L *lua.LState) int {
 	pid := checkPID(L, 1)
 	reason := L.OptString(2, "")
 	if err := p.rt.sched.Kill(pid, &KilledError{Reason: reason}); err != nil {
@@ -210,7 +210,7 @@ func (p *Process) kill(L *lua.LState) int {
 }
 
 // all is process.all's Go half (prelude.lua raises its error).
-func (p *Process) all(L *lua.LState) int {
+func (p *luaProcess) all(L *lua.LState) int {
 	n := L.GetTop()
 	fns := make([]*lua.LFunction, n)
 	for i := range n {
@@ -219,7 +219,7 @@ func (p *Process) all(L *lua.LState) int {
 	return p.block(L, "process.all", request{kind: reqAll, fns: fns})
 }
 
-func (p *Process) timeModule() *lua.LTable {
+func (p *luaProcess) timeModule() *lua.LTable {
 	return p.module(map[string]lua.LGFunction{
 		"sleep": p.sleep,
 		"now": func(L *lua.LState) int {
@@ -233,7 +233,7 @@ func (p *Process) timeModule() *lua.LTable {
 	})
 }
 
-func (p *Process) sleep(L *lua.LState) int {
+func (p *luaProcess) sleep(L *lua.LState) int {
 	d := float64(L.CheckNumber(1))
 	if d < 0 {
 		d = 0
@@ -243,14 +243,14 @@ func (p *Process) sleep(L *lua.LState) int {
 
 // command makes the Lua function of an application command: its
 // arguments become the call's payload, its result the Lua return values.
-func (p *Process) command(name string) lua.LGFunction {
+func (p *luaProcess) command(name string) lua.LGFunction {
 	return func(L *lua.LState) int {
 		args := argPayloads(L, 1, name)
 		return p.block(L, name, request{kind: reqCommand, command: name, args: args})
 	}
 }
 
-func (p *Process) logModule() *lua.LTable {
+func (p *luaProcess) logModule() *lua.LTable {
 	at := func(level log.Level) lua.LGFunction {
 		return func(L *lua.LState) int {
 			msg := L.ToStringMeta(L.Get(1)).String()

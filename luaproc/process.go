@@ -42,9 +42,9 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// Process is a Lua script running as a scheduler.Process. Runtime makes
+// luaProcess is a Lua script running as a scheduler.Process. Runtime makes
 // them; a Process is not used directly.
-type Process struct {
+type luaProcess struct {
 	rt     *Runtime
 	script *Script
 	entry  string
@@ -132,7 +132,7 @@ var cmdMarker = &lua.LUserData{Value: "luarun.command", Metatable: lua.LNil}
 // and the entry point run in the first step, on a worker (a chunk may
 // block, or loop; Init runs on the caller's goroutine). An entry point
 // that does not exist therefore ends the process with an *EntryError.
-func (p *Process) Init(ctx context.Context, method string, input payload.Payloads) (err error) {
+func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payloads) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("start %s: %v", p.script.name, v)
@@ -156,14 +156,14 @@ func (p *Process) Init(ctx context.Context, method string, input payload.Payload
 }
 
 // newTask makes a coroutine of p's state that checks p's context.
-func (p *Process) newTask(fn *lua.LFunction, args []lua.LValue) *task {
+func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue) *task {
 	co, _ := p.L.NewThread() // p.L has no context: no child context is made
 	co.SetContext(p.ctx)
 	return &task{co: co, fn: fn, args: args}
 }
 
 // Step implements scheduler.Process.
-func (p *Process) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
 	p.out = out
 	defer func() { p.out = nil }()
 	for i := range events {
@@ -200,7 +200,7 @@ func (p *Process) Step(events []scheduler.Event, out *scheduler.StepOutput) erro
 }
 
 // Close implements scheduler.Process.
-func (p *Process) Close() {
+func (p *luaProcess) Close() {
 	if p.L != nil {
 		p.L.Close()
 	}
@@ -214,7 +214,7 @@ func cancelError(reason error) error {
 }
 
 // completed routes a command's result to the task that waits for it.
-func (p *Process) completed(ev *scheduler.Event) {
+func (p *luaProcess) completed(ev *scheduler.Event) {
 	w, ok := p.waiting[ev.Tag]
 	if !ok {
 		return // a receive timer that lost to a message
@@ -238,7 +238,7 @@ func (p *Process) completed(ev *scheduler.Event) {
 
 // resultValues turns a command's result into the values its Lua call
 // returns: a payload.Payloads is several values, anything else one.
-func (p *Process) resultValues(data any) []lua.LValue {
+func (p *luaProcess) resultValues(data any) []lua.LValue {
 	switch x := data.(type) {
 	case nil:
 		return nil
@@ -254,7 +254,7 @@ func (p *Process) resultValues(data any) []lua.LValue {
 }
 
 // deliverMessages hands queued messages to waiting receivers.
-func (p *Process) deliverMessages() {
+func (p *luaProcess) deliverMessages() {
 	for len(p.receivers) > 0 {
 		m, ok := p.mailbox.pop()
 		if !ok {
@@ -272,7 +272,7 @@ func (p *Process) deliverMessages() {
 	}
 }
 
-func (p *Process) removeReceiver(t *task) {
+func (p *luaProcess) removeReceiver(t *task) {
 	for i, r := range p.receivers {
 		if r == t {
 			p.receivers = append(p.receivers[:i], p.receivers[i+1:]...)
@@ -282,7 +282,7 @@ func (p *Process) removeReceiver(t *task) {
 }
 
 // run resumes t once and acts on how it stopped.
-func (p *Process) run(t *task) {
+func (p *luaProcess) run(t *task) {
 	p.current, p.hasReq = t, false
 	st, vals, err := p.resume(t)
 	p.current = nil
@@ -302,7 +302,7 @@ func (p *Process) run(t *task) {
 
 // resume runs t until it yields, returns or fails. A Go panic inside
 // gopher-lua or a Go function becomes the task's error.
-func (p *Process) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
+func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			st, err = lua.ResumeError, &ScriptError{Message: fmt.Sprintf("internal error: %v", v)}
@@ -334,7 +334,7 @@ func padValues(vs []lua.LValue, n int) []lua.LValue {
 }
 
 // scriptError turns a failed resume into the process's error.
-func (p *Process) scriptError(t *task, rerr error) error {
+func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if p.ctx.Err() != nil {
 		return cancelError(context.Cause(p.ctx))
 	}
@@ -357,7 +357,7 @@ func (p *Process) scriptError(t *task, rerr error) error {
 }
 
 // request turns t's blocking call into what it waits for.
-func (p *Process) request(t *task, r request) {
+func (p *luaProcess) request(t *task, r request) {
 	switch r.kind {
 	case reqCommand:
 		tag := p.newTag()
@@ -386,14 +386,14 @@ func (p *Process) request(t *task, r request) {
 	}
 }
 
-func (p *Process) newTag() uint64 {
+func (p *luaProcess) newTag() uint64 {
 	p.nextTag++
 	return p.nextTag
 }
 
 // taskEnded records how t ended: the process's end for the root task,
 // one result of process.all for the others.
-func (p *Process) taskEnded(t *task, vals []lua.LValue, err error) {
+func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
 	if t.parent == nil {
 		if err != nil {
 			p.end(nil, err)
@@ -427,7 +427,7 @@ func (p *Process) taskEnded(t *task, vals []lua.LValue, err error) {
 }
 
 // allDone resumes a task whose process.all has finished.
-func (p *Process) allDone(t *task) {
+func (p *luaProcess) allDone(t *task) {
 	if t.errValue != nil {
 		t.args = []lua.LValue{lua.LFalse, t.errValue}
 	} else {
@@ -438,7 +438,7 @@ func (p *Process) allDone(t *task) {
 }
 
 // resultOf converts the root task's return values into the result.
-func (p *Process) resultOf(vals []lua.LValue) (payload.Payloads, error) {
+func (p *luaProcess) resultOf(vals []lua.LValue) (payload.Payloads, error) {
 	if len(vals) == 1 && vals[0] == lua.LNil {
 		vals = nil // gopher-lua reports "no values" as one nil
 	}
@@ -452,7 +452,7 @@ func (p *Process) resultOf(vals []lua.LValue) (payload.Payloads, error) {
 	return res, nil
 }
 
-func (p *Process) end(res payload.Payloads, err error) {
+func (p *luaProcess) end(res payload.Payloads, err error) {
 	if p.done {
 		return
 	}
@@ -463,7 +463,7 @@ func (p *Process) end(res payload.Payloads, err error) {
 // block is how a Go function makes a blocking call: it yields the
 // request out of the process's coroutine. The function must return its
 // result directly.
-func (p *Process) block(L *lua.LState, name string, r request) int {
+func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}

@@ -161,8 +161,8 @@ func fileExists(path string) bool {
 	return err == nil && !st.IsDir()
 }
 
-func (rt *Runtime) newProcess(s *Script) *Process {
-	return &Process{rt: rt, script: s}
+func (rt *Runtime) newProcess(s *Script) *luaProcess {
+	return &luaProcess{rt: rt, script: s}
 }
 
 // Start starts a process running entry of s with args (payload values:

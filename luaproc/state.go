@@ -50,7 +50,7 @@ var optionalLibs = map[string]lua.LGFunction{
 }
 
 // setupState makes p.L and everything in it.
-func (rt *Runtime) setupState(p *Process) error {
+func (rt *Runtime) setupState(p *luaProcess) error {
 	L := lua.NewState(stateOptions)
 	p.L = L
 	for _, lib := range []struct {
@@ -161,7 +161,7 @@ func deniedModule(L *lua.LState, name string) *lua.LTable {
 // requirable are the modules require() returns (besides app modules).
 var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io"}
 
-func (p *Process) require(L *lua.LState) int {
+func (p *luaProcess) require(L *lua.LState) int {
 	name := L.CheckString(1)
 	known := false
 	for _, n := range requirable {
@@ -179,7 +179,7 @@ func (p *Process) require(L *lua.LState) int {
 
 // setArgs sets the global arg table as the standalone lua does: arg[0]
 // the script, arg[1..n] the process's arguments.
-func (p *Process) setArgs() {
+func (p *luaProcess) setArgs() {
 	t := p.L.CreateTable(len(p.input), 1)
 	t.RawSetInt(0, lua.LString(p.script.name))
 	for i, v := range p.input {
@@ -190,7 +190,7 @@ func (p *Process) setArgs() {
 
 // arm (called first by boot, in the root task) makes every error raised
 // in the root coroutine record its traceback before the stack unwinds.
-func (p *Process) arm(L *lua.LState) int {
+func (p *luaProcess) arm(L *lua.LState) int {
 	L.Panic = func(L *lua.LState) {
 		p.trace = traceback(L)
 		panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
@@ -200,7 +200,7 @@ func (p *Process) arm(L *lua.LState) int {
 
 // resolve finds the entry point once the chunk has run: first is the
 // chunk's first result. It returns nil when the chunk is the program.
-func (p *Process) resolve(L *lua.LState) int {
+func (p *luaProcess) resolve(L *lua.LState) int {
 	entry := L.CheckString(1)
 	entries := map[string]*lua.LFunction{}
 	if t, ok := L.Get(2).(*lua.LTable); ok {

@@ -1,0 +1,100 @@
+// Package luaproc runs Lua scripts as lightweight processes, and is the
+// API a Go application uses to embed luarun as its scripting layer.
+//
+// Each process is a gopher-lua state whose code runs in coroutines; every
+// blocking call (time.sleep, process.receive, process.wait, a command the
+// application registered) yields, so a handful of scheduler workers run
+// thousands of processes. The Lua API is LUA_API.md; this page is the Go
+// side.
+//
+// # Embedding in a few lines
+//
+//	rt := luaproc.New(luaproc.Options{Workers: 4, Allow: []string{"os"}})
+//	defer rt.Shutdown(ctx)                          // cancels and waits, until ctx's deadline
+//
+//	rt.Register("db.query", func(c scheduler.Call) error {
+//		go func() { c.Complete(payload.Payloads{rows}) }() // later, any goroutine
+//		return nil
+//	})
+//	script, err := rt.LoadFile("app.lua")            // compiled once, shared by every process
+//	h, err := rt.Start(script, "main", "arg1", int64(2))
+//	results, err := h.Wait(ctx)                     // the entry's return values
+//
+// Lua calls the command as db.query(sql, args): the call yields its
+// process, the handler runs on the worker's goroutine and must return at
+// once; the Lua call returns whatever Complete delivered (a
+// payload.Payloads is several return values) or nil and the message of
+// the error Fail delivered (or the handler returned, or its panic).
+//
+// To exchange messages with processes, make an Inbox: Lua sends to its
+// PID with process.send, Go reads with Receive and answers with Send
+// (Runtime.Send sends from PID 0, which Lua cannot answer).
+//
+// # Values
+//
+// Everything that crosses a process boundary — arguments, results,
+// messages, command arguments and results — is a payload value (nil,
+// bool, int64, float64, string, []byte, []any, map[string]any,
+// map[any]any) and is deep-copied. From Lua, integral numbers become
+// int64, tables with keys 1..n lists, tables with string keys
+// map[string]any, other tables map[any]any, and an empty table an empty
+// list. Functions, userdata, coroutines and cycles are refused with the
+// value's path ("msg.items[3].cb: function cannot be sent").
+//
+// # Errors
+//
+// A process ends with the entry point's return values, or with one of:
+//
+//   - *ScriptError: a Lua error, with "file:line: message" and, when it was
+//     raised in the process's own coroutine, the Lua traceback;
+//   - *EntryError: the entry point does not exist (it lists those that do);
+//   - *KilledError: Kill or process.kill ended it (with the reason);
+//   - the scheduler's shutdown errors.
+//
+// A script that does not compile is a *SyntaxError from LoadFile or
+// LoadString ("file:line: message"). A Go panic inside gopher-lua or in a
+// Go function called from Lua ends only its process, as a *ScriptError.
+//
+// # Blocking calls everywhere
+//
+// gopher-lua cannot yield across a Go→Lua call, and its pcall, xpcall and
+// coroutine.resume are such calls. luarun replaces them with versions that
+// run the function in a coroutine of their own and pass blocking calls
+// outward, so time.sleep works inside pcall, xpcall, process.all and
+// coroutines the script creates. Where a yield is impossible — inside a
+// metamethod, a table.sort comparator, a generic-for iterator function or
+// a Go callback such as string.gsub's — the call raises
+// "time.sleep: cannot block inside a metamethod" (or sort comparator, for
+// iterator, Go function) instead of corrupting the coroutine. Values a
+// resumed call receives are padded with nils to what the call site wants.
+//
+// # Entry points
+//
+// A process runs the script's chunk, then its entry point: a function of
+// the table the chunk returns, or else a global function the script
+// defined. Entry "" means main, or, if there is none, the chunk alone is
+// the program (its results are the process's results when they can be
+// sent, and are dropped otherwise). Because the chunk runs on a worker in
+// the process's first step (it may block or loop), an unknown entry point
+// is reported as the process's *EntryError, not by Start.
+//
+// # Permissions
+//
+// Processes always get base, string, table, math and coroutine, and the
+// luarun modules process, time, log and json. os and io (and dofile,
+// loadfile, which read files: allowed as "fs") exist only when
+// Options.Allow names them; otherwise using them raises
+// "os is not allowed (run without --sandbox or with --allow os)".
+// require returns the same tables as the globals.
+//
+// # Concurrency and cost
+//
+// A process's coroutines never run on two goroutines at once; any worker
+// may resume a suspended process. A CPU-bound Lua loop holds its worker
+// until it blocks (gopher-lua has no preemption), but Kill stops it: every
+// coroutine checks the process's context between instructions.
+// process.spawn keeps a handle to each child so process.wait works after
+// the child ended; a handle is released when a wait observes the end.
+// Timers (time.sleep, receive timeouts) hold no goroutine while waiting;
+// process.wait on a running process holds one.
+package luaproc
