@@ -1,0 +1,140 @@
+package commands
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// caller is a Go process that makes one command call and ends with what
+// the call returned (its data, or its error).
+type caller struct {
+	cmd  string
+	args []any
+	sent bool
+}
+
+func (c *caller) Init(context.Context, string, payload.Payloads) error { return nil }
+func (c *caller) Close()                                               {}
+func (c *caller) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+	if !c.sent {
+		c.sent = true
+		out.Yield(1, c.cmd, c.args...)
+		return nil
+	}
+	for _, ev := range events {
+		switch ev.Type {
+		case scheduler.EventYieldComplete:
+			out.Status = scheduler.StatusDone
+			if ev.Error != nil {
+				return ev.Error
+			}
+			out.Result = payload.Payloads{ev.Data}
+			return nil
+		case scheduler.EventCancel:
+			out.Status = scheduler.StatusDone
+			return ev.Error
+		}
+	}
+	return nil
+}
+
+func newSched(t *testing.T) *scheduler.Scheduler {
+	reg := new(scheduler.Registry)
+	Register(reg)
+	s := scheduler.New(scheduler.Options{Workers: 2, Dispatcher: reg})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		require.NoError(t, s.Shutdown(ctx))
+	})
+	return s
+}
+
+func call(t *testing.T, s *scheduler.Scheduler, cmd string, args ...any) (scheduler.Handle, time.Duration) {
+	t0 := time.Now()
+	h, err := s.Submit(&caller{cmd: cmd, args: args}, "", nil)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	h.Wait(ctx)
+	return h, time.Since(t0)
+}
+
+func TestSleep(t *testing.T) {
+	s := newSched(t)
+	h, took := call(t, s, "time.sleep", 0.05)
+	_, err := h.Result()
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, took, 50*time.Millisecond)
+	_, took = call(t, s, "time.sleep", int64(0))
+	assert.Less(t, took, time.Second)
+	h, _ = call(t, s, "time.sleep", "soon")
+	_, err = h.Result()
+	assert.ErrorContains(t, err, "time.sleep: argument 1: seconds expected, got string")
+}
+
+func TestWait(t *testing.T) {
+	s := newSched(t)
+	// a target that ends after a sleep with a result
+	target, err := s.Submit(&caller{cmd: "time.sleep", args: []any{0.05}}, "", nil)
+	require.NoError(t, err)
+	h, _ := call(t, s, "process.wait", target)
+	res, err := h.Result()
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{payload.Payloads{true, nil}}, res)
+
+	// already ended: answered at once
+	h, _ = call(t, s, "process.wait", target, 1.0)
+	res, _ = h.Result()
+	assert.Equal(t, payload.Payloads{payload.Payloads{true, nil}}, res)
+
+	// a failed target
+	failed, err := s.Submit(&caller{cmd: "no.such"}, "", nil)
+	require.NoError(t, err)
+	h, _ = call(t, s, "process.wait", failed)
+	res, _ = h.Result()
+	got := res[0].(payload.Payloads)
+	assert.Equal(t, false, got[0])
+	assert.Contains(t, got[1], "unknown command")
+
+	// a timeout
+	long, err := s.Submit(&caller{cmd: "time.sleep", args: []any{10.0}}, "", nil)
+	require.NoError(t, err)
+	h, took := call(t, s, "process.wait", long, 0.05)
+	res, _ = h.Result()
+	assert.Equal(t, payload.Payloads{payload.Payloads{nil, "timeout"}}, res)
+	assert.Less(t, took, 5*time.Second)
+	require.NoError(t, s.Kill(long.PID(), errors.New("done")))
+
+	// bad arguments
+	h, _ = call(t, s, "process.wait", "pid")
+	_, err = h.Result()
+	assert.ErrorContains(t, err, "not a process handle")
+}
+
+// TestWaitLeavesWithKilledWaiter: the goroutine of a wait whose process
+// is killed leaves (goleak checks at exit).
+func TestWaitLeavesWithKilledWaiter(t *testing.T) {
+	s := newSched(t)
+	long, err := s.Submit(&caller{cmd: "time.sleep", args: []any{10.0}}, "", nil)
+	require.NoError(t, err)
+	waiter, err := s.Submit(&caller{cmd: "process.wait", args: []any{long}}, "", nil)
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, s.Kill(waiter.PID(), errors.New("stop waiting")))
+	_, err = waiter.Wait(context.Background())
+	assert.EqualError(t, err, "stop waiting")
+	require.NoError(t, s.Kill(long.PID(), nil))
+	long.Wait(context.Background())
+}
