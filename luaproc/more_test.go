@@ -1,0 +1,94 @@
+package luaproc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func TestSpawnFile(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	dir := t.TempDir()
+	parent := filepath.Join(dir, "parent.lua")
+	child, err := filepath.Abs("testdata/files/child.lua")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sibling.lua"), []byte("return {main = function() return 'sibling' end}"), 0o644))
+	require.NoError(t, os.WriteFile(parent, []byte(`
+function main(child)
+  local _, a = process.wait(process.spawn_file(child, nil, 21))
+  local _, b = process.wait(process.spawn_file(child, "named"))
+  local _, c = process.wait(process.spawn_file("sibling.lua"))  -- next to this script
+  local ok, err = pcall(process.spawn_file, "missing.lua")
+  local ok2, err2 = process.wait(process.spawn_file(child, "nope"))
+  return a, b, c, ok, err:find("missing.lua") ~= nil, ok2, err2
+end`), 0o644))
+	s, err := rt.LoadFile(parent)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main", child)
+	require.NoError(t, err)
+	res, err := h.Wait(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(42), "named entry", "sibling", false, true, false,
+		child + `: unknown entry "nope" (entries: main, named)`}, res)
+}
+
+func TestLogLinesCarryThePID(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("l.lua", `log.info("job done", "items", 3, "ok", true); log.debug("details")`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "")
+	require.NoError(t, err)
+	_, err = h.Wait(context.Background())
+	require.NoError(t, err)
+	out := logs.String()
+	assert.Contains(t, out, "INFO job done pid="+itoa(h.PID())+" items=3 ok=true")
+	assert.Contains(t, out, "DEBU details pid="+itoa(h.PID()))
+}
+
+func itoa(pid scheduler.PID) string { return strings.TrimSpace(lua.LNumber(pid).String()) }
+
+// TestGoPanicEndsOnlyItsProcess: a Go function called from Lua panics;
+// that process fails with the panic's message, the runtime goes on.
+func TestGoPanicEndsOnlyItsProcess(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("p.lua", "function main() time.sleep(0); return boom() end")
+	require.NoError(t, err)
+	p := rt.newProcess(s)
+	require.NoError(t, p.Init(context.Background(), "main", nil))
+	p.L.SetGlobal("boom", p.L.NewFunction(func(*lua.LState) int {
+		var m map[string]int
+		m["x"] = 1 // a real Go runtime panic
+		return 0
+	}))
+	var out scheduler.StepOutput
+	require.NoError(t, p.Step(nil, &out))
+	require.Len(t, out.Yields, 1, "time.sleep")
+	tag := out.Yields[0].Tag
+	out = scheduler.StepOutput{}
+	err = p.Step([]scheduler.Event{{Type: scheduler.EventYieldComplete, Tag: tag}}, &out)
+	assert.Equal(t, scheduler.StatusDone, out.Status)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "assignment to entry in nil map")
+	p.Close()
+
+	// and the runtime still runs processes
+	res, err := runLua(t, rt, "ok.lua", "return 1 + 1", "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(2)}, res)
+}
+
+func TestDeepRecursionIsAnError(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "deep.lua", "local function f(n) return 1 + f(n + 1) end\nreturn f(1)", "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "stack overflow")
+}
