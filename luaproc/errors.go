@@ -47,8 +47,9 @@ func (e *KilledError) Error() string {
 
 // traceback formats L's stack the way Lua's debug.traceback does, from
 // the frame list (frames.go): the innermost call first, tail calls marked,
-// luarun's own prelude frames left out.
-func traceback(L *lua.LState) string {
+// luarun's own prelude frames left out; the function the prelude called
+// is named entry.
+func traceback(L *lua.LState, entry string) string {
 	var b strings.Builder
 	b.WriteString("stack traceback:")
 	n := 0
@@ -59,6 +60,9 @@ func traceback(L *lua.LState) string {
 		n++
 		b.WriteString("\n\t")
 		name := calledName(f)
+		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto.SourceName == preludeName {
+			name = entry
+		}
 		switch {
 		case f.Fn.IsG:
 			b.WriteString("[G]: in ")

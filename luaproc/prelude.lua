@@ -96,5 +96,6 @@ return function(arm, resolve, chunk, entry, ...)
   local r = pack(chunk(...))
   local fn = resolve(entry, r[1])
   if fn == nil then return unpack(r, 1, r.n) end
-  return fn(...)
+  r = pack(fn(...)) -- not a tail call: tracebacks then name the entry
+  return unpack(r, 1, r.n)
 end

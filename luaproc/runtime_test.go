@@ -50,7 +50,7 @@ end
 	assert.Regexp(t, `^scripts/x\.lua:3: .*nil`, se.Message)
 	assert.Contains(t, se.Traceback, "stack traceback:")
 	assert.Contains(t, se.Traceback, "scripts/x.lua:3: in function 'load'")
-	assert.Contains(t, se.Traceback, "scripts/x.lua:7: in function <scripts/x.lua:5>")
+	assert.Contains(t, se.Traceback, "scripts/x.lua:7: in function 'main'")
 	assert.NotContains(t, se.Traceback, "prelude")
 }
 

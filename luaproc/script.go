@@ -62,7 +62,7 @@ func Compile(name, src string) (*Script, error) {
 func CompileFile(path string) (*Script, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
+		return nil, fmt.Errorf("cannot read script: %w", err)
 	}
 	s, err := Compile(path, string(src))
 	if err != nil {

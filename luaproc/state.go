@@ -192,7 +192,11 @@ func (p *luaProcess) setArgs() {
 // in the root coroutine record its traceback before the stack unwinds.
 func (p *luaProcess) arm(L *lua.LState) int {
 	L.Panic = func(L *lua.LState) {
-		p.trace = traceback(L)
+		entry := p.entry
+		if entry == "" {
+			entry = "main"
+		}
+		p.trace = traceback(L, entry)
 		panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 	}
 	return 0

@@ -1,0 +1,128 @@
+// Command luarun runs a Lua script as a process on luarun's work-stealing
+// scheduler; the script spawns more processes, sends messages, sleeps and
+// waits, and luarun exits when the main process ends.
+//
+//	luarun [flags] script.lua [args...]
+//	luarun check file.lua...
+//
+// Exit status: 0 the main process returned; 1 it raised an error; 2 a
+// usage error or a script that cannot be loaded (missing file, syntax
+// error, unknown entry point); 124 --timeout expired; 130 interrupted.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set with -ldflags "-X main.version=v1.2.3"; otherwise it
+// comes from the module's build information.
+var version = ""
+
+// Exit statuses.
+const (
+	exitOK        = 0
+	exitError     = 1
+	exitUsage     = 2
+	exitTimeout   = 124
+	exitInterrupt = 130
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole command; it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	status := exitOK
+	app := newApp(stdin, stdout, stderr, &status)
+	if err := app.Run(args); err != nil {
+		var ec cli.ExitCoder
+		if errors.As(err, &ec) {
+			if msg := err.Error(); msg != "" {
+				fmt.Fprintln(stderr, "luarun: "+msg)
+			}
+			return ec.ExitCode()
+		}
+		fmt.Fprintf(stderr, "luarun: %v\n(run luarun --help for usage)\n", err)
+		return exitUsage
+	}
+	return status
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer, status *int) *cli.App {
+	return &cli.App{
+		Name:      "luarun",
+		Usage:     "run Lua scripts as lightweight processes",
+		UsageText: "luarun [flags] script.lua [args...]\nluarun check file.lua...",
+		Description: strings.TrimSpace(`
+The script's main process runs entry point main (or --entry) with the
+arguments as strings; without a main, the script's chunk is the program.
+luarun exits when the main process ends; the others get a cancel and
+--shutdown-timeout to finish.
+
+Examples:
+   luarun scripts/hello.lua
+   luarun scripts/ring.lua 1000 100000      # 1,000 processes, 100,000 hops
+   luarun -w 4 --stats scripts/workers.lua
+   luarun --timeout 10s --entry worker job.lua input.txt
+   luarun --sandbox --allow http crawl.lua
+   echo 'print("hi")' | luarun -
+   luarun check scripts/*.lua`),
+		Version:         buildVersion(),
+		Reader:          stdin,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		ExitErrHandler:  func(*cli.Context, error) {}, // run reports errors itself
+		Flags:           runFlags(),
+		Action: func(c *cli.Context) error {
+			code, err := runScript(c, stdin, stdout, stderr)
+			*status = code
+			return err
+		},
+		Commands: []*cli.Command{{
+			Name:      "check",
+			Usage:     "compile scripts without running them; report every syntax error as file:line: message",
+			ArgsUsage: "file.lua...",
+			Action: func(c *cli.Context) error {
+				*status = check(c.Args().Slice(), stdout, stderr)
+				return nil
+			},
+		}},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return cli.Exit(err.Error()+"\n(run luarun --help for usage)", exitUsage)
+		},
+	}
+}
+
+func runFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: runtime.GOMAXPROCS(0), Usage: "scheduler workers"},
+		&cli.StringFlag{Name: "entry", Aliases: []string{"e"}, Usage: "entry point of the main process (default main, or the chunk)"},
+		&cli.DurationFlag{Name: "timeout", Usage: "kill the main process after this long (exit status 124)"},
+		&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultGrace, Usage: "grace period for the other processes once the main one ended"},
+		&cli.BoolFlag{Name: "sandbox", Usage: "remove os, io, fs, http and exec"},
+		&cli.StringSliceFlag{Name: "allow", Usage: "with --sandbox, give back these modules (os,io,fs,http,exec)"},
+		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
+		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text, json or logfmt"},
+		&cli.BoolFlag{Name: "stats", Usage: "print scheduler statistics and process counts on exit"},
+	}
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
