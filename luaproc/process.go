@@ -316,7 +316,7 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
 		t.fn = nil
 	} else {
-		args = padValues(args, wantedResults(t.co))
+		args = fitValues(args, wantedResults(t.co))
 		st, rerr, vals = p.L.Resume(t.co, nil, args...)
 	}
 	if rerr != nil {
@@ -325,8 +325,17 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	return st, vals, nil
 }
 
-// padValues extends vs with nils to n values (n < 0: as they are).
-func padValues(vs []lua.LValue, n int) []lua.LValue {
+// fitValues makes vs exactly n values, dropping extras and padding with
+// nils (n < 0: as they are). gopher-lua does neither when it resumes a
+// call that yielded from Go: missing values crash the VM, and extra ones
+// leak into a following "return (f())".
+func fitValues(vs []lua.LValue, n int) []lua.LValue {
+	if n < 0 {
+		return vs
+	}
+	if len(vs) > n {
+		return vs[:n]
+	}
 	for len(vs) < n {
 		vs = append(vs, lua.LNil)
 	}

@@ -106,10 +106,11 @@ func (rt *Runtime) setupState(p *luaProcess) error {
 	rawResume := L.GetField(co, "resume").(*lua.LFunction).GFunction
 	padded := func(L *lua.LState) int {
 		th := L.CheckThread(1)
-		if n := wantedResults(th); n >= 0 {
+		if n := wantedResults(th); n >= 0 { // see fitValues
 			for L.GetTop()-1 < n {
 				L.Push(lua.LNil)
 			}
+			L.SetTop(n + 1)
 		}
 		return rawResume(L)
 	}

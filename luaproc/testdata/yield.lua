@@ -109,6 +109,22 @@ function T.test_fewer_results_than_wanted()
   eq(ok, true); eq(x, 1); eq(y, nil); eq(z, nil)
 end
 
+function T.test_more_results_than_wanted()
+  -- extra values of a resumed call are dropped, as for any call
+  local me = process.self()
+  local function one() return (process.receive(5)) end -- blocks, resumed with msg, from
+  local n = process.all(
+    function() return select("#", one()) end,
+    function() time.sleep(0.01); process.send(me, "late") end)
+  eq(n, 1)
+  local co = coroutine.create(function()
+    local function first() return (coroutine.yield()) end
+    return first()
+  end)
+  coroutine.resume(co)
+  eq(select("#", coroutine.resume(co, 1, 2, 3)), 2, "true and one value")
+end
+
 function T.test_all_concurrent()
   local t0 = time.monotonic()
   local a, b, c = process.all(
