@@ -6,48 +6,56 @@ import (
 	"github.com/luarun/luarun/payload"
 )
 
-// jsonNull is json.null: the same value in every process (it has no
-// fields and no metatable, so sharing it shares nothing mutable).
+// jsonNull is json.null: one value shared by every state (a userdata with
+// no fields and no metatable: nothing in it to change).
 var jsonNull = &lua.LUserData{Value: "json.null", Metatable: lua.LNil}
 
-// jsonModule: json.encode, json.decode, json.null, and json.object(t),
-// which marks a table to encode as {} when it is empty (decode marks the
-// empty objects it makes, so they round-trip).
-func (p *luaProcess) jsonModule() *lua.LTable {
-	objectMT := p.L.CreateTable(0, 1)
-	objectMT.RawSetString("__jsontype", lua.LString("object"))
-	conv := func() *converter { return &converter{null: jsonNull, objectMT: objectMT} }
-	t := p.module(map[string]lua.LGFunction{
-		"encode": func(L *lua.LState) int {
-			v, err := conv().toGo(L.CheckAny(1), "value", 0)
-			if err == nil {
-				var b []byte
-				if b, err = payload.Encode(v); err == nil {
-					L.Push(lua.LString(b))
-					return 1
-				}
-			}
-			L.Push(lua.LNil)
-			L.Push(lua.LString("json.encode: " + err.Error()))
-			return 2
-		},
-		"decode": func(L *lua.LState) int {
-			v, err := payload.Decode([]byte(L.CheckString(1)))
-			if err != nil {
-				L.Push(lua.LNil)
-				L.Push(lua.LString("json.decode: " + err.Error()))
-				return 2
-			}
-			L.Push(conv().toLua(L, v))
+// jsonObjectMT marks tables that encode as objects even when empty
+// (json.object, and the empty objects json.decode makes). It is shared
+// and locked: getmetatable on a marked table answers "json.object".
+var jsonObjectMT = func() *lua.LTable {
+	mt := &lua.LTable{Metatable: lua.LNil}
+	mt.RawSetString("__metatable", lua.LString("json.object"))
+	return mt
+}()
+
+func jsonConverter() *converter { return &converter{null: jsonNull, objectMT: jsonObjectMT} }
+
+var jsonFuncs = map[string]lua.LGFunction{
+	"encode": jsonEncode,
+	"decode": jsonDecode,
+	"object": jsonObject,
+}
+
+func jsonEncode(L *lua.LState) int {
+	v, err := jsonConverter().toGo(L.CheckAny(1), "value", 0)
+	if err == nil {
+		var b []byte
+		if b, err = payload.Encode(v); err == nil {
+			L.Push(lua.LString(b))
 			return 1
-		},
-		"object": func(L *lua.LState) int {
-			t := L.OptTable(1, L.NewTable())
-			t.Metatable = objectMT
-			L.Push(t)
-			return 1
-		},
-	})
-	t.RawSetString("null", jsonNull)
-	return t
+		}
+	}
+	L.Push(lua.LNil)
+	L.Push(lua.LString("json.encode: " + err.Error()))
+	return 2
+}
+
+func jsonDecode(L *lua.LState) int {
+	v, err := payload.Decode([]byte(L.CheckString(1)))
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString("json.decode: " + err.Error()))
+		return 2
+	}
+	L.Push(jsonConverter().toLua(L, v))
+	return 1
+}
+
+// jsonObject marks t (or a new table) to encode as an object.
+func jsonObject(L *lua.LState) int {
+	t := L.OptTable(1, L.CreateTable(0, 0))
+	t.Metatable = jsonObjectMT
+	L.Push(t)
+	return 1
 }

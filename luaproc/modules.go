@@ -20,26 +20,60 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-func (p *luaProcess) module(fns map[string]lua.LGFunction) *lua.LTable {
-	t := p.L.CreateTable(0, len(fns))
+// Module functions are shared by every state of a Runtime (state.go);
+// each finds its process through the calling coroutine's context.
+var (
+	processFuncs = map[string]lua.LGFunction{
+		"self":       bind((*luaProcess).self),
+		"spawn":      bind((*luaProcess).spawn),
+		"spawn_file": bind((*luaProcess).spawnFile),
+		"send":       bind((*luaProcess).send),
+		"receive":    bind((*luaProcess).receive),
+		"wait":       bind((*luaProcess).wait),
+		"kill":       bind((*luaProcess).kill),
+		"sleep":      bind((*luaProcess).sleep),
+		// "all" is set by prelude.lua
+	}
+	timeFuncs = map[string]lua.LGFunction{
+		"sleep":     bind((*luaProcess).sleep),
+		"now":       timeNow,
+		"monotonic": bind((*luaProcess).monotonic),
+	}
+	logFuncs = map[string]lua.LGFunction{
+		"debug": logAt(log.DebugLevel),
+		"info":  logAt(log.InfoLevel),
+		"warn":  logAt(log.WarnLevel),
+		"error": logAt(log.ErrorLevel),
+	}
+)
+
+func moduleTable(L *lua.LState, fns map[string]lua.LGFunction) *lua.LTable {
+	t := L.CreateTable(0, len(fns))
 	for name, fn := range fns {
-		t.RawSetString(name, p.L.NewFunction(fn))
+		t.RawSetString(name, L.NewFunction(fn))
 	}
 	return t
 }
 
-func (p *luaProcess) processModule() *lua.LTable {
-	return p.module(map[string]lua.LGFunction{
-		"self":       p.self,
-		"spawn":      p.spawn,
-		"spawn_file": p.spawnFile,
-		"send":       p.send,
-		"receive":    p.receive,
-		"wait":       p.wait,
-		"kill":       p.kill,
-		"sleep":      p.sleep,
-		// "all" is set by prelude.lua
-	})
+// bind makes a shared Lua function of a process method.
+func bind(m func(*luaProcess, *lua.LState) int) lua.LGFunction {
+	return func(L *lua.LState) int { return m(procOf(L), L) }
+}
+
+// procOf returns the process whose coroutine L is: our coroutines carry a
+// *luaCtx, and coroutines a script makes carry a child of one.
+func procOf(L *lua.LState) *luaProcess {
+	ctx := L.Context()
+	if c, ok := ctx.(*luaCtx); ok {
+		return c.p
+	}
+	if ctx != nil {
+		if p, ok := ctx.Value(procKey{}).(*luaProcess); ok {
+			return p
+		}
+	}
+	L.RaiseError("luarun: this function runs only inside a process")
+	return nil
 }
 
 func (p *luaProcess) self(L *lua.LState) int {
@@ -219,18 +253,14 @@ func (p *luaProcess) all(L *lua.LState) int {
 	return p.block(L, "process.all", request{kind: reqAll, fns: fns})
 }
 
-func (p *luaProcess) timeModule() *lua.LTable {
-	return p.module(map[string]lua.LGFunction{
-		"sleep": p.sleep,
-		"now": func(L *lua.LState) int {
-			L.Push(lua.LNumber(float64(time.Now().UnixNano()) / 1e9))
-			return 1
-		},
-		"monotonic": func(L *lua.LState) int {
-			L.Push(lua.LNumber(time.Since(p.rt.started).Seconds()))
-			return 1
-		},
-	})
+func timeNow(L *lua.LState) int {
+	L.Push(lua.LNumber(float64(time.Now().UnixNano()) / 1e9))
+	return 1
+}
+
+func (p *luaProcess) monotonic(L *lua.LState) int {
+	L.Push(lua.LNumber(time.Since(p.rt.started).Seconds()))
+	return 1
 }
 
 func (p *luaProcess) sleep(L *lua.LState) int {
@@ -241,46 +271,40 @@ func (p *luaProcess) sleep(L *lua.LState) int {
 	return p.block(L, "time.sleep", request{kind: reqCommand, command: "time.sleep", args: []any{d}})
 }
 
-// command makes the Lua function of an application command: its
+// commandFunc makes the Lua function of an application command: its
 // arguments become the call's payload, its result the Lua return values.
-func (p *luaProcess) command(name string) lua.LGFunction {
+func commandFunc(name string) lua.LGFunction {
 	return func(L *lua.LState) int {
+		p := procOf(L)
 		args := argPayloads(L, 1, name)
 		return p.block(L, name, request{kind: reqCommand, command: name, args: args})
 	}
 }
 
-func (p *luaProcess) logModule() *lua.LTable {
-	at := func(level log.Level) lua.LGFunction {
-		return func(L *lua.LState) int {
-			msg := L.ToStringMeta(L.Get(1)).String()
-			kv := make([]any, 0, 2+L.GetTop())
-			kv = append(kv, "pid", int64(p.pid))
-			for i := 2; i <= L.GetTop(); i++ {
-				v := L.Get(i)
-				if i%2 == 0 {
-					kv = append(kv, L.ToStringMeta(v).String())
-					continue
-				}
-				if x, err := toPayload(v, "value"); err == nil {
-					kv = append(kv, x)
-				} else {
-					kv = append(kv, L.ToStringMeta(v).String())
-				}
+func logAt(level log.Level) lua.LGFunction {
+	return func(L *lua.LState) int {
+		p := procOf(L)
+		msg := L.ToStringMeta(L.Get(1)).String()
+		kv := make([]any, 0, 2+L.GetTop())
+		kv = append(kv, "pid", int64(p.pid))
+		for i := 2; i <= L.GetTop(); i++ {
+			v := L.Get(i)
+			if i%2 == 0 {
+				kv = append(kv, L.ToStringMeta(v).String())
+				continue
 			}
-			if len(kv)%2 == 1 {
-				kv = append(kv, nil)
+			if x, err := toPayload(v, "value"); err == nil {
+				kv = append(kv, x)
+			} else {
+				kv = append(kv, L.ToStringMeta(v).String())
 			}
-			p.rt.logger.Log(level, msg, kv...)
-			return 0
 		}
+		if len(kv)%2 == 1 {
+			kv = append(kv, nil)
+		}
+		p.rt.logger.Log(level, msg, kv...)
+		return 0
 	}
-	return p.module(map[string]lua.LGFunction{
-		"debug": at(log.DebugLevel),
-		"info":  at(log.InfoLevel),
-		"warn":  at(log.WarnLevel),
-		"error": at(log.ErrorLevel),
-	})
 }
 
 // print writes its arguments as one line, in one write, so lines from

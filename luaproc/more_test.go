@@ -92,3 +92,30 @@ func TestDeepRecursionIsAnError(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "stack overflow")
 }
+
+// TestStatesShareNothingWritable: the library functions are shared by
+// every state, their tables are not; a script that rewrites string,
+// math or process, or tries to reach the shared environment, changes
+// only itself.
+func TestStatesShareNothingWritable(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	vandal := `
+string.upper = function() return "vandal" end
+math.pi = 3
+process.self = nil
+_G.print = nil
+assert(getfenv(pcall) == _G, "getfenv of a built-in answers this state's globals")
+assert(getfenv(coroutine.wrap(function() end)) == _G)
+local ok, err = pcall(setfenv, pcall, {})
+assert(not ok and err:find("cannot change the environment"), err)
+assert(getmetatable(os) == "locked")
+rawset(os, "x", 1)
+assert(json.null == json.null)
+return ("x"):upper()`
+	res, err := runLua(t, rt, "vandal.lua", vandal, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"vandal"}, res)
+	res, err = runLua(t, rt, "victim.lua", `return string.upper("x"), ("y"):upper(), math.pi > 3.14, type(process.self), type(print), rawget(os, "x")`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"X", "Y", true, "function", "function", nil}, res)
+}

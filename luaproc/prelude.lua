@@ -8,10 +8,14 @@
 -- function in a coroutine of its own and pass every CMD yield outward,
 -- resuming the function with the results when they come back in.
 --
+-- It runs once per Runtime, in the template state (see state.go): the
+-- functions it makes are shared by every process state, so they must
+-- only read their upvalues and must not use globals.
+--
 -- Arguments: the marker, then gopher-lua's raw coroutine functions, the
--- padding resume (Go: pads the values to what the suspended call wants),
--- process.all's Go half, and the tables to fill.
-local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t = ...
+-- resume that fits the values to what the suspended call wants (Go),
+-- process.all's Go half, the tables to fill, and boot's Go helpers.
+local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve = ...
 local error, type, getmetatable = error, type, getmetatable
 
 -- pass forwards the CMD yields of co to whoever resumed us, until co
@@ -91,7 +95,7 @@ end
 local select, unpack = select, unpack
 local function pack(...) return {n = select("#", ...), ...} end
 
-return function(arm, resolve, chunk, entry, ...)
+return function(chunk, entry, ...)
   arm()
   local r = pack(chunk(...))
   local fn = resolve(entry, r[1])

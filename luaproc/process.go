@@ -51,6 +51,7 @@ type luaProcess struct {
 	input  payload.Payloads
 	pid    scheduler.PID
 	ctx    context.Context
+	lctx   *luaCtx // the context of its coroutines
 
 	L      *lua.LState // the main state: globals; never run itself
 	sortFn *lua.LFunction
@@ -60,7 +61,7 @@ type luaProcess struct {
 	current *task   // the task being resumed
 	ready   []*task // tasks to resume, in order
 	nextTag uint64
-	waiting map[uint64]waiter // tag → the task waiting for that completion
+	waiting []waiter // the tasks waiting for a completion, by tag (few: a slice)
 	// receivers wait in process.receive, first come first served.
 	receivers []*task
 	mailbox   mailbox
@@ -105,8 +106,23 @@ type task struct {
 }
 
 type waiter struct {
+	tag   uint64
 	t     *task
 	timer bool // a receive's timeout, not a command
+}
+
+// takeWaiter removes and returns the waiter for tag.
+func (p *luaProcess) takeWaiter(tag uint64) (waiter, bool) {
+	for i, w := range p.waiting {
+		if w.tag == tag {
+			last := len(p.waiting) - 1
+			p.waiting[i] = p.waiting[last]
+			p.waiting[last] = waiter{}
+			p.waiting = p.waiting[:last]
+			return w, true
+		}
+	}
+	return waiter{}, false
 }
 
 type requestKind uint8
@@ -140,13 +156,10 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	}()
 	p.ctx, p.entry, p.input = ctx, method, input
 	p.pid = scheduler.PIDFrom(ctx)
-	p.waiting = map[uint64]waiter{}
-	if err := p.rt.setupState(p); err != nil {
-		return err
-	}
-	args := make([]lua.LValue, 0, 4+len(input))
-	args = append(args, p.L.NewFunction(p.arm), p.L.NewFunction(p.resolve),
-		p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
+	p.lctx = newLuaCtx(ctx, p)
+	p.rt.setupState(p)
+	args := make([]lua.LValue, 0, 2+len(input))
+	args = append(args, p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
 	for _, v := range input {
 		args = append(args, toLuaValue(p.L, v))
 	}
@@ -158,7 +171,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 // newTask makes a coroutine of p's state that checks p's context.
 func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue) *task {
 	co, _ := p.L.NewThread() // p.L has no context: no child context is made
-	co.SetContext(p.ctx)
+	co.SetContext(p.lctx)
 	return &task{co: co, fn: fn, args: args}
 }
 
@@ -215,11 +228,10 @@ func cancelError(reason error) error {
 
 // completed routes a command's result to the task that waits for it.
 func (p *luaProcess) completed(ev *scheduler.Event) {
-	w, ok := p.waiting[ev.Tag]
+	w, ok := p.takeWaiter(ev.Tag)
 	if !ok {
 		return // a receive timer that lost to a message
 	}
-	delete(p.waiting, ev.Tag)
 	t := w.t
 	if w.timer {
 		t.timerTag = 0
@@ -264,7 +276,7 @@ func (p *luaProcess) deliverMessages() {
 		p.receivers[0] = nil
 		p.receivers = p.receivers[1:]
 		if t.timerTag != 0 {
-			delete(p.waiting, t.timerTag) // its completion will be ignored
+			p.takeWaiter(t.timerTag) // its completion will be ignored
 			t.timerTag = 0
 		}
 		t.args = []lua.LValue{toLuaValue(p.L, m.value), lua.LNumber(m.from)}
@@ -370,13 +382,13 @@ func (p *luaProcess) request(t *task, r request) {
 	switch r.kind {
 	case reqCommand:
 		tag := p.newTag()
-		p.waiting[tag] = waiter{t: t}
+		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
 		p.out.Yield(tag, r.command, r.args...)
 	case reqReceive:
 		p.receivers = append(p.receivers, t)
 		if r.timeout > 0 {
 			tag := p.newTag()
-			p.waiting[tag] = waiter{t: t, timer: true}
+			p.waiting = append(p.waiting, waiter{tag: tag, t: t, timer: true})
 			t.timerTag = tag
 			p.out.Yield(tag, "time.sleep", r.timeout)
 		}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
-	lua "github.com/yuin/gopher-lua"
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
@@ -48,11 +47,12 @@ type Runtime struct {
 	outMu sync.Mutex
 	out   io.Writer
 
-	mu       sync.Mutex
-	modules  map[string][]string // application modules → function names
-	scripts  map[string]*Script  // compiled files, by absolute path
-	baseOnce sync.Once
-	base     map[string]bool // global names every fresh state has
+	mu      sync.Mutex
+	modules map[string][]string // application modules → function names
+	scripts map[string]*Script  // compiled files, by absolute path
+
+	tplMu sync.Mutex // guards tpl; never taken inside mu
+	tpl   *template  // what every state copies (state.go); nil: to build
 }
 
 // New starts a runtime and its workers.
@@ -96,10 +96,16 @@ func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
 		return fmt.Errorf("register %q: %s is a built-in module", command, module)
 	}
 	rt.mu.Lock()
-	if !slices.Contains(rt.modules[module], fn) {
+	added := !slices.Contains(rt.modules[module], fn)
+	if added {
 		rt.modules[module] = append(rt.modules[module], fn)
 	}
 	rt.mu.Unlock()
+	if added {
+		rt.tplMu.Lock()
+		rt.tpl = nil // the next state gets the new function
+		rt.tplMu.Unlock()
+	}
 	rt.reg.Register(command, h)
 	return nil
 }
@@ -222,22 +228,4 @@ func (rt *Runtime) writeOut(s string) {
 	rt.outMu.Lock()
 	io.WriteString(rt.out, s)
 	rt.outMu.Unlock()
-}
-
-// noteBaseGlobals records the globals of a fresh state, so that resolve
-// can tell a script's own global functions (its entry points) apart.
-func (rt *Runtime) noteBaseGlobals(L *lua.LState) {
-	rt.baseOnce.Do(func() {
-		base := map[string]bool{}
-		L.G.Global.ForEach(func(k, _ lua.LValue) {
-			if s, ok := k.(lua.LString); ok {
-				base[string(s)] = true
-			}
-		})
-		rt.base = base
-	})
-}
-
-func (rt *Runtime) baseGlobals() map[string]bool {
-	return rt.base
 }

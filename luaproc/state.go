@@ -1,8 +1,23 @@
 package luaproc
 
-// Building a process's Lua state: the standard libraries the contract
-// names, the replacements that make blocking calls work everywhere
-// (prelude.lua), the luarun modules and the application's commands.
+// Building a process's Lua state.
+//
+// Opening gopher-lua's libraries makes ~150 function objects and a dozen
+// tables per state — most of the cost and memory of a process. So each
+// Runtime builds a template state once (rebuilt when Register adds a
+// command) and every process state gets copies of the template's
+// *tables*, filled with the template's *function objects*: the functions
+// are shared by every state and never written, the tables are the state's
+// own, so a script may change string, math or process as it likes.
+//
+// Shared functions find their process through the context of the
+// coroutine that calls them (procOf). Functions made by prelude.lua are
+// Lua closures whose environment is the template's globals; getfenv and
+// setfenv are wrapped so that table never leaks into a script (getfenv
+// answers the state's own globals, setfenv refuses to change it).
+//
+// io keeps per-state state (its default files), so it is opened lazily,
+// in the state, on first use.
 
 import (
 	_ "embed"
@@ -20,7 +35,7 @@ const preludeName = "luarun:prelude"
 //go:embed prelude.lua
 var preludeSource string
 
-// preludeProto is prelude.lua compiled once for every state.
+// preludeProto is prelude.lua compiled once.
 var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
 	chunk, err := parse.Parse(strings.NewReader(preludeSource), preludeName)
 	if err != nil {
@@ -33,103 +48,183 @@ var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
 	return proto
 })
 
-// stateOptions keep an idle state small: the stacks start small and grow.
+// Registry sizes: the main state only resumes coroutines and holds
+// globals; the coroutines run the code. Both grow on demand.
+const (
+	mainRegistrySize = 32
+	coRegistrySize   = 128
+)
+
 var stateOptions = lua.Options{
 	SkipOpenLibs:        true,
 	CallStackSize:       200,
-	RegistrySize:        256,
+	RegistrySize:        mainRegistrySize,
 	RegistryMaxSize:     1 << 20,
-	RegistryGrowStep:    256,
+	RegistryGrowStep:    128,
 	MinimizeStackMemory: true,
 }
 
-// Modules that may be switched off (LUA_API.md, permissions).
-var optionalLibs = map[string]lua.LGFunction{
-	lua.OsLibName: lua.OpenOs,
-	lua.IoLibName: lua.OpenIo,
+// template is what every state of a Runtime copies or shares.
+type template struct {
+	L        *lua.LState            // the template state (kept: it owns the shared objects)
+	globals  map[string]lua.LValue  // copied into each state's _G
+	modules  map[string]*lua.LTable // each copied into a table of the state's own
+	boot     *lua.LFunction         // prelude.lua's boot
+	sortFn   *lua.LFunction         // table.sort (named in blockContext)
+	base     map[string]bool        // global names a fresh state has
+	deniedMT map[string]*lua.LTable // metatables of the stubs of switched-off modules
 }
 
-// setupState makes p.L and everything in it.
-func (rt *Runtime) setupState(p *luaProcess) error {
+// tableLibs are the libraries whose tables each state copies.
+var tableLibs = []struct {
+	name string
+	open lua.LGFunction
+}{
+	{lua.TabLibName, lua.OpenTable},
+	{lua.StringLibName, lua.OpenString},
+	{lua.MathLibName, lua.OpenMath},
+	{lua.CoroutineLibName, lua.OpenCoroutine},
+	{lua.OsLibName, lua.OpenOs},
+}
+
+// removedGlobals are base functions luarun does not offer.
+var removedGlobals = []string{"module", "_printregs", "_GOPHER_LUA_VERSION"}
+
+func (rt *Runtime) template() *template {
+	rt.tplMu.Lock()
+	defer rt.tplMu.Unlock()
+	if rt.tpl == nil {
+		rt.tpl = rt.buildTemplate()
+	}
+	return rt.tpl
+}
+
+func (rt *Runtime) buildTemplate() *template {
 	L := lua.NewState(stateOptions)
-	p.L = L
-	for _, lib := range []struct {
-		name string
-		open lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-		{lua.CoroutineLibName, lua.OpenCoroutine},
-	} {
-		L.Push(L.NewFunction(lib.open))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
+	open(L, lua.BaseLibName, lua.OpenBase)
+	for _, lib := range tableLibs {
+		open(L, lib.name, lib.open)
 	}
-	for _, name := range sortedNames(optionalLibs) {
-		if rt.allowed[name] {
-			L.Push(L.NewFunction(optionalLibs[name]))
-			L.Push(lua.LString(name))
-			L.Call(1, 0)
-		} else {
-			L.SetGlobal(name, deniedModule(L, name))
-		}
+	g := L.G.Global
+	for _, name := range removedGlobals {
+		g.RawSetString(name, lua.LNil)
 	}
+	tpl := &template{L: L, globals: map[string]lua.LValue{}, modules: map[string]*lua.LTable{}}
+	tpl.sortFn, _ = L.GetField(L.GetGlobal(lua.TabLibName), "sort").(*lua.LFunction)
+
+	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
+	g.RawSetString("print", fn(rt.print))
+	g.RawSetString("require", fn(luaRequire))
+	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
+	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
-		denied := L.NewFunction(func(L *lua.LState) int {
+		denied := fn(func(L *lua.LState) int {
 			L.RaiseError("%s", notAllowed("fs"))
 			return 0
 		})
-		L.SetGlobal("dofile", denied)
-		L.SetGlobal("loadfile", denied)
+		g.RawSetString("dofile", denied)
+		g.RawSetString("loadfile", denied)
 	}
-	L.SetGlobal("print", L.NewFunction(rt.print))
-	p.sortFn, _ = L.GetField(L.GetGlobal(lua.TabLibName), "sort").(*lua.LFunction)
-
-	processT := p.processModule()
-	L.SetGlobal("process", processT)
-	L.SetGlobal("time", p.timeModule())
-	L.SetGlobal("log", p.logModule())
-	L.SetGlobal("json", p.jsonModule())
+	processT := moduleTable(L, processFuncs)
+	g.RawSetString("process", processT)
+	g.RawSetString("time", moduleTable(L, timeFuncs))
+	g.RawSetString("log", moduleTable(L, logFuncs))
+	jsonT := moduleTable(L, jsonFuncs)
+	jsonT.RawSetString("null", jsonNull)
+	g.RawSetString("json", jsonT)
 	for module, fns := range rt.appModules() {
 		t := L.CreateTable(0, len(fns))
-		for _, fn := range fns {
-			t.RawSetString(fn, L.NewFunction(p.command(module+"."+fn)))
+		for _, f := range fns {
+			t.RawSetString(f, fn(commandFunc(module+"."+f)))
 		}
-		L.SetGlobal(module, t)
+		g.RawSetString(module, t)
 	}
-	L.SetGlobal("require", L.NewFunction(p.require))
-	p.setArgs()
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
-	rawResume := L.GetField(co, "resume").(*lua.LFunction).GFunction
-	padded := func(L *lua.LState) int {
-		th := L.CheckThread(1)
-		if n := wantedResults(th); n >= 0 { // see fitValues
-			for L.GetTop()-1 < n {
-				L.Push(lua.LNil)
-			}
-			L.SetTop(n + 1)
-		}
-		return rawResume(L)
-	}
 	L.Push(L.NewFunctionFromProto(preludeProto()))
 	L.Push(cmdMarker)
 	L.Push(L.GetField(co, "create"))
 	L.Push(L.GetField(co, "yield"))
 	L.Push(L.GetField(co, "status"))
-	L.Push(L.NewFunction(padded))
-	L.Push(L.NewFunction(p.all))
+	L.Push(fn(paddedResume(L.GetField(co, "resume").(*lua.LFunction).GFunction)))
+	L.Push(fn(bind((*luaProcess).all)))
 	L.Push(co)
 	L.Push(processT)
-	if err := L.PCall(8, 1, nil); err != nil {
-		return err
-	}
-	p.boot = L.Get(-1).(*lua.LFunction)
+	L.Push(fn(bind((*luaProcess).arm)))
+	L.Push(fn(bind((*luaProcess).resolve)))
+	L.Call(10, 1)
+	tpl.boot = L.Get(-1).(*lua.LFunction)
 	L.Pop(1)
-	rt.noteBaseGlobals(L)
-	return nil
+
+	tpl.deniedMT = map[string]*lua.LTable{}
+	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
+		mt := L.CreateTable(0, 2)
+		mt.RawSetString("__metatable", lua.LString("locked"))
+		mt.RawSetString("__index", fn(func(L *lua.LState) int {
+			L.RaiseError("%s", notAllowed(name))
+			return 0
+		}))
+		tpl.deniedMT[name] = mt
+	}
+	tpl.base = map[string]bool{}
+	g.ForEach(func(k, v lua.LValue) {
+		name := string(k.(lua.LString))
+		tpl.base[name] = true
+		if t, ok := v.(*lua.LTable); ok && name != "_G" {
+			tpl.modules[name] = t
+		} else if name != "_G" {
+			tpl.globals[name] = v
+		}
+	})
+	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
+		tpl.base[name] = true
+	}
+	return tpl
+}
+
+func open(L *lua.LState, name string, f lua.LGFunction) {
+	L.Push(L.NewFunction(f))
+	L.Push(lua.LString(name))
+	L.Call(1, 0)
+}
+
+// setupState makes p.L from the template.
+func (rt *Runtime) setupState(p *luaProcess) {
+	tpl := rt.template()
+	L := lua.NewState(stateOptions)
+	L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
+	p.L, p.sortFn, p.boot = L, tpl.sortFn, tpl.boot
+	g := L.G.Global
+	g.RawSetString("_G", g)
+	for name, v := range tpl.globals {
+		g.RawSetString(name, v)
+	}
+	for name, src := range tpl.modules {
+		if name == lua.OsLibName && !rt.allowed[name] {
+			continue
+		}
+		g.RawSetString(name, copyTable(L, src))
+	}
+	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
+		switch {
+		case !rt.allowed[name]:
+			g.RawSetString(name, deniedModule(L, tpl, name))
+		case name == lua.IoLibName:
+			g.RawSetString(name, lazyIo(L))
+		}
+	}
+	strMT := L.CreateTable(0, 1)
+	strMT.RawSetString("__index", g.RawGetString(lua.StringLibName))
+	L.SetMetatable(lua.LString(""), strMT)
+	p.setArgs()
+}
+
+func copyTable(L *lua.LState, src *lua.LTable) *lua.LTable {
+	n := 0
+	src.ForEach(func(lua.LValue, lua.LValue) { n++ })
+	t := L.CreateTable(0, n)
+	src.ForEach(func(k, v lua.LValue) { t.RawSet(k, v) })
+	return t
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -146,24 +241,43 @@ func notAllowed(module string) string {
 	return module + " is not allowed (run without --sandbox or with --allow " + module + ")"
 }
 
-// deniedModule stands in for a module that is switched off: using any of
-// its fields raises the not-allowed error.
-func deniedModule(L *lua.LState, name string) *lua.LTable {
+// deniedModule stands in for a module that is switched off: reading any
+// of its fields raises the not-allowed error. Its metatable is shared and
+// locked (getmetatable answers "locked").
+func deniedModule(L *lua.LState, tpl *template, name string) *lua.LTable {
 	t := L.CreateTable(0, 0)
-	mt := L.CreateTable(0, 1)
+	t.Metatable = tpl.deniedMT[name]
+	return t
+}
+
+// lazyIo stands in for io until a field is read; then it opens the io
+// library in this state (io keeps per-state files) and answers from it.
+func lazyIo(L *lua.LState) *lua.LTable {
+	t := L.CreateTable(0, 0)
+	mt := L.CreateTable(0, 2)
+	mt.RawSetString("__metatable", lua.LString("locked"))
+	var real *lua.LTable
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError("%s", notAllowed(name))
-		return 0
+		if real == nil {
+			open(L, lua.IoLibName, lua.OpenIo) // replaces the global io
+			real, _ = L.G.Global.RawGetString(lua.IoLibName).(*lua.LTable)
+			if real == nil {
+				L.RaiseError("io could not be opened")
+			}
+		}
+		L.Push(real.RawGet(L.Get(2)))
+		return 1
 	}))
-	L.SetMetatable(t, mt)
+	t.Metatable = mt
 	return t
 }
 
 // requirable are the modules require() returns (besides app modules).
 var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io"}
 
-func (p *luaProcess) require(L *lua.LState) int {
+func luaRequire(L *lua.LState) int {
 	name := L.CheckString(1)
+	p := procOf(L)
 	known := false
 	for _, n := range requirable {
 		known = known || n == name
@@ -178,6 +292,40 @@ func (p *luaProcess) require(L *lua.LState) int {
 	return 1
 }
 
+// wrapGetfenv answers the calling state's globals where gopher-lua would
+// answer the template's (for a function the prelude made).
+func wrapGetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		n := orig(L)
+		if n == 1 && L.Get(-1) == lua.LValue(tplEnv) {
+			L.Pop(1)
+			L.Push(L.G.Global)
+		}
+		return n
+	}
+}
+
+// wrapSetfenv refuses to change the environment of a shared function.
+func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		var target *lua.LFunction
+		switch v := L.Get(1).(type) {
+		case *lua.LFunction:
+			target = v
+		case lua.LNumber:
+			if dbg, ok := L.GetStack(int(v)); ok {
+				if f, err := L.GetInfo("f", dbg, lua.LNil); err == nil {
+					target, _ = f.(*lua.LFunction)
+				}
+			}
+		}
+		if target != nil && target.Env == tplEnv {
+			L.RaiseError("setfenv: cannot change the environment of a luarun built-in")
+		}
+		return orig(L)
+	}
+}
+
 // setArgs sets the global arg table as the standalone lua does: arg[0]
 // the script, arg[1..n] the process's arguments.
 func (p *luaProcess) setArgs() {
@@ -186,7 +334,7 @@ func (p *luaProcess) setArgs() {
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
 	}
-	p.L.SetGlobal("arg", t)
+	p.L.G.Global.RawSetString("arg", t)
 }
 
 // arm (called first by boot, in the root task) makes every error raised
@@ -217,7 +365,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 			}
 		})
 	} else {
-		base := p.rt.baseGlobals()
+		base := p.rt.template().base
 		L.G.Global.ForEach(func(k, v lua.LValue) {
 			if name, ok := k.(lua.LString); ok && !base[string(name)] {
 				if fn, ok := v.(*lua.LFunction); ok {
