@@ -3,18 +3,28 @@ package luaproc
 // Building a process's Lua state.
 //
 // Opening gopher-lua's libraries makes ~150 function objects and a dozen
-// tables per state — most of the cost and memory of a process. So each
-// Runtime builds a template state once (rebuilt when Register adds a
-// command) and every process state gets copies of the template's
-// *tables*, filled with the template's *function objects*: the functions
-// are shared by every state and never written, the tables are the state's
-// own, so a script may change string, math or process as it likes.
+// tables per state, and filling a gopher-lua table costs allocations per
+// key — most of the cost and memory of a process. So each Runtime builds
+// a template state once (rebuilt when Register adds a command), and a
+// process state gets only small tables of its own:
 //
-// Shared functions find their process through the context of the
-// coroutine that calls them (procOf). Functions made by prelude.lua are
-// Lua closures whose environment is the template's globals; getfenv and
-// setfenv are wrapped so that table never leaks into a script (getfenv
-// answers the state's own globals, setfenv refuses to change it).
+//   - _G holds the script's globals, arg, and one proxy per module; its
+//     metatable (shared, locked) sends every other name to the template's
+//     base functions (print, pairs, pcall...).
+//   - each module (string, table, math, coroutine, os, process, time, log,
+//     json, the application's) is an empty proxy whose locked metatable
+//     indexes the template's table for that module.
+//
+// A script may assign into any of them (string.upper = f changes its own
+// string proxy); it never reaches a shared table: locked metatables
+// answer getmetatable with "locked", and proxies start empty (so
+// pairs(string) lists only what the script added). The shared functions
+// are never written, so states on different workers read them freely;
+// they find their process through the calling coroutine's context
+// (procOf). Functions made by prelude.lua are Lua closures whose
+// environment is the template's globals; getfenv and setfenv are wrapped
+// so that table never leaks (getfenv answers the state's own globals,
+// setfenv refuses to change it).
 //
 // io keeps per-state state (its default files), so it is opened lazily,
 // in the state, on first use.
@@ -48,10 +58,12 @@ var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
 	return proto
 })
 
-// Registry sizes: the main state only resumes coroutines and holds
-// globals; the coroutines run the code. Both grow on demand.
+// Registry (value stack) sizes, in slots of 16 bytes: the main state only
+// resumes coroutines and holds globals (128 is the least lua.NewState
+// accepts; below it takes 5,120); the coroutines run the code. Both grow
+// on demand.
 const (
-	mainRegistrySize = 32
+	mainRegistrySize = 128
 	coRegistrySize   = 128
 )
 
@@ -66,13 +78,12 @@ var stateOptions = lua.Options{
 
 // template is what every state of a Runtime copies or shares.
 type template struct {
-	L        *lua.LState            // the template state (kept: it owns the shared objects)
-	globals  map[string]lua.LValue  // copied into each state's _G
-	modules  map[string]*lua.LTable // each copied into a table of the state's own
-	boot     *lua.LFunction         // prelude.lua's boot
-	sortFn   *lua.LFunction         // table.sort (named in blockContext)
-	base     map[string]bool        // global names a fresh state has
-	deniedMT map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	L         *lua.LState            // the template state (kept: it owns the shared objects)
+	globalsMT *lua.LTable            // _G's metatable: __index the base functions
+	moduleMT  map[string]*lua.LTable // a module proxy's metatable: __index the module
+	boot      *lua.LFunction         // prelude.lua's boot
+	sortFn    *lua.LFunction         // table.sort (named in blockContext)
+	deniedMT  map[string]*lua.LTable // metatables of the stubs of switched-off modules
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -109,7 +120,7 @@ func (rt *Runtime) buildTemplate() *template {
 	for _, name := range removedGlobals {
 		g.RawSetString(name, lua.LNil)
 	}
-	tpl := &template{L: L, globals: map[string]lua.LValue{}, modules: map[string]*lua.LTable{}}
+	tpl := &template{L: L, moduleMT: map[string]*lua.LTable{}}
 	tpl.sortFn, _ = L.GetField(L.GetGlobal(lua.TabLibName), "sort").(*lua.LFunction)
 
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
@@ -166,20 +177,28 @@ func (rt *Runtime) buildTemplate() *template {
 		}))
 		tpl.deniedMT[name] = mt
 	}
-	tpl.base = map[string]bool{}
+	base := L.CreateTable(0, 48)
 	g.ForEach(func(k, v lua.LValue) {
 		name := string(k.(lua.LString))
-		tpl.base[name] = true
-		if t, ok := v.(*lua.LTable); ok && name != "_G" {
-			tpl.modules[name] = t
-		} else if name != "_G" {
-			tpl.globals[name] = v
+		switch t, isTable := v.(*lua.LTable); {
+		case name == "_G":
+		case isTable:
+			tpl.moduleMT[name] = lockedIndex(L, t)
+		default:
+			base.RawSetString(name, v)
 		}
 	})
-	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
-		tpl.base[name] = true
-	}
+	tpl.globalsMT = lockedIndex(L, base)
 	return tpl
+}
+
+// lockedIndex is a shared metatable that indexes t and cannot be read or
+// replaced from Lua.
+func lockedIndex(L *lua.LState, t *lua.LTable) *lua.LTable {
+	mt := L.CreateTable(0, 2)
+	mt.RawSetString("__index", t)
+	mt.RawSetString("__metatable", lua.LString("locked"))
+	return mt
 }
 
 func open(L *lua.LState, name string, f lua.LGFunction) {
@@ -195,15 +214,15 @@ func (rt *Runtime) setupState(p *luaProcess) {
 	L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
 	p.L, p.sortFn, p.boot = L, tpl.sortFn, tpl.boot
 	g := L.G.Global
+	g.Metatable = tpl.globalsMT
 	g.RawSetString("_G", g)
-	for name, v := range tpl.globals {
-		g.RawSetString(name, v)
-	}
-	for name, src := range tpl.modules {
+	for name, mt := range tpl.moduleMT {
 		if name == lua.OsLibName && !rt.allowed[name] {
 			continue
 		}
-		g.RawSetString(name, copyTable(L, src))
+		proxy := L.CreateTable(0, 0)
+		proxy.Metatable = mt
+		g.RawSetString(name, proxy)
 	}
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
 		switch {
@@ -217,14 +236,6 @@ func (rt *Runtime) setupState(p *luaProcess) {
 	strMT.RawSetString("__index", g.RawGetString(lua.StringLibName))
 	L.SetMetatable(lua.LString(""), strMT)
 	p.setArgs()
-}
-
-func copyTable(L *lua.LState, src *lua.LTable) *lua.LTable {
-	n := 0
-	src.ForEach(func(lua.LValue, lua.LValue) { n++ })
-	t := L.CreateTable(0, n)
-	src.ForEach(func(k, v lua.LValue) { t.RawSet(k, v) })
-	return t
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -365,9 +376,10 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 			}
 		})
 	} else {
-		base := p.rt.template().base
+		// a state's own globals are the script's: the built-ins are
+		// behind _G's metatable
 		L.G.Global.ForEach(func(k, v lua.LValue) {
-			if name, ok := k.(lua.LString); ok && !base[string(name)] {
+			if name, ok := k.(lua.LString); ok {
 				if fn, ok := v.(*lua.LFunction); ok {
 					entries[string(name)] = fn
 				}
