@@ -8,9 +8,10 @@ package luaproc
 // a template state once (rebuilt when Register adds a command), and a
 // process state gets only small tables of its own:
 //
-//   - _G holds the script's globals, arg, and one proxy per module; its
-//     metatable (shared, locked) sends every other name to the template's
-//     base functions (print, pairs, pcall...).
+//   - _G starts with arg alone. Its metatable (shared, locked) has an
+//     __index function that, on the first read of a name, puts the
+//     template's base function there (print, pairs, pcall...), or a new
+//     proxy for a module: a state pays only for the names it uses.
 //   - each module (string, table, math, coroutine, os, process, time, log,
 //     json, the application's) is an empty proxy whose locked metatable
 //     indexes the template's table for that module.
@@ -25,6 +26,9 @@ package luaproc
 // environment is the template's globals; getfenv and setfenv are wrapped
 // so that table never leaks (getfenv answers the state's own globals,
 // setfenv refuses to change it).
+//
+// Strings' methods ("x"):upper() come from the built-in string library,
+// whatever the script assigns to its own string table.
 //
 // io keeps per-state state (its default files), so it is opened lazily,
 // in the state, on first use.
@@ -64,7 +68,7 @@ var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
 // on demand.
 const (
 	mainRegistrySize = 128
-	coRegistrySize   = 128
+	coRegistrySize   = 64
 )
 
 var stateOptions = lua.Options{
@@ -79,11 +83,13 @@ var stateOptions = lua.Options{
 // template is what every state of a Runtime copies or shares.
 type template struct {
 	L         *lua.LState            // the template state (kept: it owns the shared objects)
-	globalsMT *lua.LTable            // _G's metatable: __index the base functions
+	globalsMT *lua.LTable            // _G's metatable: __index fills _G on demand
+	base      *lua.LTable            // the base functions (print, pairs...)
 	moduleMT  map[string]*lua.LTable // a module proxy's metatable: __index the module
 	boot      *lua.LFunction         // prelude.lua's boot
 	sortFn    *lua.LFunction         // table.sort (named in blockContext)
 	deniedMT  map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	stringMT  *lua.LTable            // strings' metatable: methods from the built-in string library
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -177,7 +183,7 @@ func (rt *Runtime) buildTemplate() *template {
 		}))
 		tpl.deniedMT[name] = mt
 	}
-	base := L.CreateTable(0, 48)
+	tpl.base = L.CreateTable(0, 48)
 	g.ForEach(func(k, v lua.LValue) {
 		name := string(k.(lua.LString))
 		switch t, isTable := v.(*lua.LTable); {
@@ -185,11 +191,43 @@ func (rt *Runtime) buildTemplate() *template {
 		case isTable:
 			tpl.moduleMT[name] = lockedIndex(L, t)
 		default:
-			base.RawSetString(name, v)
+			tpl.base.RawSetString(name, v)
 		}
 	})
-	tpl.globalsMT = lockedIndex(L, base)
+	tpl.stringMT = lockedIndex(L, L.GetGlobal(lua.StringLibName).(*lua.LTable))
+	tpl.globalsMT = L.CreateTable(0, 2)
+	tpl.globalsMT.RawSetString("__index", fn(tpl.globalIndex))
+	tpl.globalsMT.RawSetString("__metatable", lua.LString("locked"))
 	return tpl
+}
+
+// globalIndex is _G's __index: the first read of a built-in name puts it
+// into the reading state's _G (a base function, or a new module proxy);
+// any other name is nil.
+func (tpl *template) globalIndex(L *lua.LState) int {
+	g := L.CheckTable(1)
+	key, ok := L.Get(2).(lua.LString)
+	if !ok {
+		L.Push(lua.LNil)
+		return 1
+	}
+	name := string(key)
+	var v lua.LValue = lua.LNil
+	switch {
+	case name == "_G":
+		v = g
+	case tpl.moduleMT[name] != nil:
+		proxy := L.CreateTable(0, 0)
+		proxy.Metatable = tpl.moduleMT[name]
+		v = proxy
+	default:
+		v = tpl.base.RawGetString(name)
+	}
+	if v != lua.LNil {
+		g.RawSetString(name, v)
+	}
+	L.Push(v)
+	return 1
 }
 
 // lockedIndex is a shared metatable that indexes t and cannot be read or
@@ -215,15 +253,6 @@ func (rt *Runtime) setupState(p *luaProcess) {
 	p.L, p.sortFn, p.boot = L, tpl.sortFn, tpl.boot
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
-	g.RawSetString("_G", g)
-	for name, mt := range tpl.moduleMT {
-		if name == lua.OsLibName && !rt.allowed[name] {
-			continue
-		}
-		proxy := L.CreateTable(0, 0)
-		proxy.Metatable = mt
-		g.RawSetString(name, proxy)
-	}
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
 		switch {
 		case !rt.allowed[name]:
@@ -232,9 +261,7 @@ func (rt *Runtime) setupState(p *luaProcess) {
 			g.RawSetString(name, lazyIo(L))
 		}
 	}
-	strMT := L.CreateTable(0, 1)
-	strMT.RawSetString("__index", g.RawGetString(lua.StringLibName))
-	L.SetMetatable(lua.LString(""), strMT)
+	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	p.setArgs()
 }
 
@@ -376,10 +403,11 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 			}
 		})
 	} else {
-		// a state's own globals are the script's: the built-ins are
-		// behind _G's metatable
+		// a state's own globals are the script's, less the built-ins
+		// globalIndex copied in
+		base := p.rt.template().base
 		L.G.Global.ForEach(func(k, v lua.LValue) {
-			if name, ok := k.(lua.LString); ok {
+			if name, ok := k.(lua.LString); ok && base.RawGetString(string(name)) != v {
 				if fn, ok := v.(*lua.LFunction); ok {
 					entries[string(name)] = fn
 				}
