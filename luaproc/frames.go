@@ -79,15 +79,28 @@ func wantedResults(th *lua.LState) int {
 	return argC(inst) - 1 // C == 0: multiple results → -1
 }
 
-// blockContext says where a blocking call made in thread th cannot yield
-// from: "" if it can, else "a metamethod", "a sort comparator", "a for
-// iterator" or "a Go function". It walks from th's current frame to the
-// base of each coroutine, and from each coroutine to the one that resumed
-// it, up to root (the process's own coroutine). sortFn is the process's
-// table.sort, to name the commonest Go caller.
-func blockContext(th, root *lua.LState, sortFn *lua.LFunction) string {
+// callerWants returns how many results the Lua call of the Go function
+// running in frame f wants back (-1: all, or unknown).
+func callerWants(f *callFrame) int {
+	if f == nil {
+		return -1
+	}
+	inst, ok := pendingInstruction(f.Parent)
+	if !ok || opcode(inst) != lua.OP_CALL {
+		return -1
+	}
+	return argC(inst) - 1
+}
+
+// blockContext says where a blocking call made in thread th, whose Go
+// function runs in frame f, cannot yield from: "" if it can, else "a
+// metamethod", "a sort comparator", "a for iterator" or "a Go function".
+// It walks from f to the base of each coroutine, and from each coroutine
+// to the one that resumed it, up to root (the process's own coroutine).
+// sortFn is the process's table.sort, to name the commonest Go caller.
+func blockContext(th *lua.LState, f *callFrame, root *lua.LState, sortFn *lua.LFunction) string {
 	for {
-		for f := currentFrame(th); f != nil && f.Parent != nil; f = f.Parent {
+		for ; f != nil && f.Parent != nil; f = f.Parent {
 			caller := f.Parent
 			if caller.Fn.IsG {
 				if caller.Fn == sortFn {
@@ -111,5 +124,6 @@ func blockContext(th, root *lua.LState, sortFn *lua.LFunction) string {
 			return ""
 		}
 		th = th.Parent
+		f = currentFrame(th)
 	}
 }

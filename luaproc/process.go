@@ -53,9 +53,10 @@ type luaProcess struct {
 	ctx    context.Context
 	lctx   *luaCtx // the context of its coroutines
 
-	L      *lua.LState // the main state: globals; never run itself
-	sortFn *lua.LFunction
-	boot   *lua.LFunction // prelude.lua's boot
+	L         *lua.LState // the main state: globals; never run itself
+	sortFn    *lua.LFunction
+	rawResume lua.LGFunction // gopher-lua's coroutine.resume
+	boot      *lua.LFunction // prelude.lua's boot
 
 	root    *task
 	current *task   // the task being resumed
@@ -103,6 +104,9 @@ type task struct {
 
 	// timerTag: the timer of a receive with a timeout (0: none).
 	timerTag uint64
+	// wants: how many values the blocking call it is suspended in wants
+	// back (-1: all of them).
+	wants int
 }
 
 type waiter struct {
@@ -322,20 +326,53 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	}()
 	args := t.args
 	t.args = nil
-	var rerr error
 	if !t.started {
 		t.started = true
+		var rerr error
 		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
 		t.fn = nil
-	} else {
-		args = fitValues(args, wantedResults(t.co))
-		st, rerr, vals = p.L.Resume(t.co, nil, args...)
+		if rerr != nil {
+			return lua.ResumeError, nil, p.scriptError(t, rerr)
+		}
+		return st, vals, nil
 	}
-	if rerr != nil {
-		return lua.ResumeError, nil, p.scriptError(t, rerr)
-	}
-	return st, vals, nil
+	return p.resumeStarted(t, fitValues(args, t.wants))
 }
+
+// resumeStarted resumes a suspended task through coroutine.resume's Go
+// function on the main state, which leaves the results on the main
+// state's stack: a yield of the command marker, the common case, then
+// costs no allocation (lua.LState.Resume copies the values out).
+func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState, []lua.LValue, error) {
+	L := p.L
+	L.SetTop(0)
+	L.Push(t.co)
+	for _, a := range args {
+		L.Push(a)
+	}
+	n := p.rawResume(L)
+	top := L.GetTop()
+	defer L.SetTop(0)
+	first := top - n + 1
+	if L.Get(first) != lua.LTrue {
+		obj := L.Get(first + 1)
+		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
+	}
+	if !t.co.Dead && n >= 2 && L.Get(first+1) == cmdMarker {
+		return lua.ResumeYield, yieldedMarker, nil
+	}
+	vals := make([]lua.LValue, 0, n-1)
+	for i := first + 1; i <= top; i++ {
+		vals = append(vals, L.Get(i))
+	}
+	if t.co.Dead {
+		return lua.ResumeOK, vals, nil
+	}
+	return lua.ResumeYield, vals, nil
+}
+
+// yieldedMarker stands for the values of a command-marker yield.
+var yieldedMarker = []lua.LValue{cmdMarker}
 
 // fitValues makes vs exactly n values, dropping extras and padding with
 // nils (n < 0: as they are). gopher-lua does neither when it resumes a
@@ -488,8 +525,17 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
-	if where := blockContext(L, p.current.co, p.sortFn); where != "" {
+	f := currentFrame(L)
+	if where := blockContext(L, f, p.current.co, p.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
+	}
+	// The values the resume brings are fitted to what this call wants
+	// (see fitValues); only a call made in the task's own coroutine is
+	// resumed directly: the prelude forwards the others with a Lua resume,
+	// which fits them itself.
+	p.current.wants = -1
+	if L == p.current.co {
+		p.current.wants = callerWants(f)
 	}
 	p.req, p.hasReq = r, true
 	return L.Yield(cmdMarker)

@@ -90,6 +90,7 @@ type template struct {
 	sortFn    *lua.LFunction         // table.sort (named in blockContext)
 	deniedMT  map[string]*lua.LTable // metatables of the stubs of switched-off modules
 	stringMT  *lua.LTable            // strings' metatable: methods from the built-in string library
+	rawResume lua.LGFunction         // gopher-lua's coroutine.resume
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -158,6 +159,7 @@ func (rt *Runtime) buildTemplate() *template {
 	}
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
+	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
 	L.Push(L.NewFunctionFromProto(preludeProto()))
 	L.Push(cmdMarker)
 	L.Push(L.GetField(co, "create"))
@@ -250,7 +252,7 @@ func (rt *Runtime) setupState(p *luaProcess) {
 	tpl := rt.template()
 	L := lua.NewState(stateOptions)
 	L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
-	p.L, p.sortFn, p.boot = L, tpl.sortFn, tpl.boot
+	p.L, p.sortFn, p.boot, p.rawResume = L, tpl.sortFn, tpl.boot, tpl.rawResume
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
