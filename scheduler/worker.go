@@ -21,7 +21,8 @@ import (
 // entry), drain its events, Step, dispatch the yields, then park it. A
 // completion that arrived during the step (flagWoken) makes the worker step
 // it again at once, up to rerunBudget times, then send it to the back of
-// the global queue so others get a turn.
+// the global queue so others get a turn (unless no other work is queued
+// anywhere this worker would look first: then it keeps running it).
 type worker struct {
 	id    int
 	s     *Scheduler
@@ -150,7 +151,13 @@ func (w *worker) run(p *proc) {
 			w.finish(p, errNothingToWaitFor)
 			return
 		}
-		if !w.park(p, budget > 0, broken) {
+		rerun := budget > 0
+		if !rerun && w.local.Len() == 0 && s.global.n.Load() == 0 {
+			// Nobody is waiting for a turn: sending p to the global
+			// queue would only wake another worker to run it.
+			rerun, budget = true, rerunBudget
+		}
+		if !w.park(p, rerun, broken) {
 			return
 		}
 	}
