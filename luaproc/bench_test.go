@@ -17,6 +17,7 @@ package luaproc
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,37 +145,80 @@ func BenchmarkMessageHop(b *testing.B) {
 
 const idleLua = `function main() process.receive() end`
 
-// BenchmarkSpawn: start a process that waits in receive, per process
-// (they are all killed after the timer stops).
+// BenchmarkSpawn: start a process and let it run until it waits in
+// receive, per process. They are started in batches of 1,000, timed until
+// the whole batch waits, then ended (a message each) with the timer
+// stopped, so memory stays bounded.
 func BenchmarkSpawn(b *testing.B) {
+	const batch = 1000
 	b.Run("luarun", func(b *testing.B) {
 		rt := benchRuntime(b)
 		s, _ := rt.LoadString("idle.lua", idleLua)
+		hs := make([]scheduler.Handle, 0, batch)
 		b.ReportAllocs()
 		b.ResetTimer()
-		for range b.N {
-			if _, err := rt.Start(s, "main"); err != nil {
+		steps := rt.Stats().Steps
+		for i := range b.N {
+			h, err := rt.Start(s, "main")
+			if err != nil {
 				b.Fatal(err)
 			}
+			hs = append(hs, h)
+			if len(hs) == batch || i == b.N-1 {
+				waitSteps(rt, steps+uint64(len(hs))) // each waits in receive
+				b.StopTimer()
+				for _, h := range hs {
+					rt.Send(h.PID(), true)
+				}
+				for _, h := range hs {
+					<-h.Done()
+				}
+				hs = hs[:0]
+				steps = rt.Stats().Steps
+				b.StartTimer()
+			}
 		}
-		b.StopTimer()
 	})
 	b.Run("goroutine+NewState", func(b *testing.B) {
-		stop := make(chan struct{})
+		stop, ready := make(chan struct{}), make(chan struct{}, batch)
+		var wg sync.WaitGroup
 		b.ReportAllocs()
 		b.ResetTimer()
-		for range b.N {
-			go idleGoroutine(stop)
+		n := 0
+		for i := range b.N {
+			wg.Add(1)
+			n++
+			go func(stop chan struct{}) { defer wg.Done(); idleGoroutineReady(stop, ready) }(stop)
+			if n == batch || i == b.N-1 {
+				for range n {
+					<-ready
+				}
+				n = 0
+				b.StopTimer()
+				close(stop)
+				wg.Wait()
+				stop = make(chan struct{})
+				b.StartTimer()
+			}
 		}
-		b.StopTimer()
-		close(stop)
 	})
 }
 
-func idleGoroutine(stop chan struct{}) {
+func idleGoroutine(stop chan struct{}) { idleGoroutineReady(stop, nil) }
+
+// idleGoroutineReady is baseline A's idle process: a goroutine with its
+// own LState, blocked in a Go recv function; ready (if not nil) hears
+// when it got there.
+func idleGoroutineReady(stop, ready chan struct{}) {
 	L := lua.NewState()
 	defer L.Close()
-	L.SetGlobal("recv", L.NewFunction(func(L *lua.LState) int { <-stop; return 0 }))
+	L.SetGlobal("recv", L.NewFunction(func(L *lua.LState) int {
+		if ready != nil {
+			ready <- struct{}{}
+		}
+		<-stop
+		return 0
+	}))
 	L.DoString(`recv()`)
 }
 

@@ -161,20 +161,23 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.ctx, p.entry, p.input = ctx, method, input
 	p.pid = scheduler.PIDFrom(ctx)
 	p.lctx = newLuaCtx(ctx, p)
-	p.rt.setupState(p)
+	reused := p.rt.setupState(p)
 	args := make([]lua.LValue, 0, 2+len(input))
 	args = append(args, p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
 	for _, v := range input {
 		args = append(args, toLuaValue(p.L, v))
 	}
-	p.root = p.newTask(p.boot, args)
+	p.root = p.newTask(p.boot, args, reused)
 	p.ready = append(p.ready, p.root)
 	return nil
 }
 
-// newTask makes a coroutine of p's state that checks p's context.
-func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue) *task {
-	co, _ := p.L.NewThread() // p.L has no context: no child context is made
+// newTask makes a coroutine of p's state that checks p's context (or
+// takes co, a recycled one).
+func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LState) *task {
+	if co == nil {
+		co, _ = p.L.NewThread() // p.L has no context: no child context is made
+	}
 	co.SetContext(p.lctx)
 	return &task{co: co, fn: fn, args: args}
 }
@@ -218,9 +221,10 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 
 // Close implements scheduler.Process.
 func (p *luaProcess) Close() {
-	if p.L != nil {
+	if p.L != nil && !p.recycle() {
 		p.L.Close()
 	}
+	p.L, p.root, p.ready, p.receivers = nil, nil, nil, nil
 }
 
 func cancelError(reason error) error {
@@ -437,7 +441,7 @@ func (p *luaProcess) request(t *task, r request) {
 			return
 		}
 		for i, fn := range r.fns {
-			c := p.newTask(fn, nil)
+			c := p.newTask(fn, nil, nil)
 			c.parent, c.index = t, i
 			p.ready = append(p.ready, c)
 		}

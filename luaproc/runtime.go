@@ -51,6 +51,8 @@ type Runtime struct {
 	modules map[string][]string // application modules → function names
 	scripts map[string]*Script  // compiled files, by absolute path
 
+	states sync.Pool // *pooledState: states of finished processes (pool.go)
+
 	tplMu sync.Mutex // guards tpl; never taken inside mu
 	tpl   *template  // what every state copies (state.go); nil: to build
 }

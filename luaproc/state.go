@@ -13,8 +13,10 @@ package luaproc
 //     template's base function there (print, pairs, pcall...), or a new
 //     proxy for a module: a state pays only for the names it uses.
 //   - each module (string, table, math, coroutine, os, process, time, log,
-//     json, the application's) is an empty proxy whose locked metatable
-//     indexes the template's table for that module.
+//     json, the application's) is a proxy that starts empty; its locked
+//     metatable's __index copies a field from the template's table into
+//     the proxy on first read, so later reads are one lookup. (A field the
+//     script sets to nil therefore comes back on the next read.)
 //
 // A script may assign into any of them (string.upper = f changes its own
 // string proxy); it never reaches a shared table: locked metatables
@@ -196,7 +198,9 @@ func (rt *Runtime) buildTemplate() *template {
 			tpl.base.RawSetString(name, v)
 		}
 	})
-	tpl.stringMT = lockedIndex(L, L.GetGlobal(lua.StringLibName).(*lua.LTable))
+	tpl.stringMT = L.CreateTable(0, 2) // shared: its __index is unreachable from Lua
+	tpl.stringMT.RawSetString("__index", L.GetGlobal(lua.StringLibName))
+	tpl.stringMT.RawSetString("__metatable", lua.LString("locked"))
 	tpl.globalsMT = L.CreateTable(0, 2)
 	tpl.globalsMT.RawSetString("__index", fn(tpl.globalIndex))
 	tpl.globalsMT.RawSetString("__metatable", lua.LString("locked"))
@@ -232,11 +236,19 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 	return 1
 }
 
-// lockedIndex is a shared metatable that indexes t and cannot be read or
-// replaced from Lua.
+// lockedIndex is a shared metatable for proxies of t: its __index copies
+// the field read from t into the proxy; Lua cannot read or replace it.
 func lockedIndex(L *lua.LState, t *lua.LTable) *lua.LTable {
 	mt := L.CreateTable(0, 2)
-	mt.RawSetString("__index", t)
+	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
+		proxy, key := L.CheckTable(1), L.Get(2)
+		v := t.RawGet(key)
+		if v != lua.LNil {
+			proxy.RawSet(key, v)
+		}
+		L.Push(v)
+		return 1
+	}))
 	mt.RawSetString("__metatable", lua.LString("locked"))
 	return mt
 }
@@ -247,11 +259,17 @@ func open(L *lua.LState, name string, f lua.LGFunction) {
 	L.Call(1, 0)
 }
 
-// setupState makes p.L from the template.
-func (rt *Runtime) setupState(p *luaProcess) {
+// setupState makes p.L from the template, on a recycled state if there
+// is one (then it returns the recycled root coroutine).
+func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	tpl := rt.template()
-	L := lua.NewState(stateOptions)
-	L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
+	var L *lua.LState
+	if ps := rt.reusedState(); ps != nil {
+		L, co = ps.L, ps.co
+	} else {
+		L = lua.NewState(stateOptions)
+		L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
+	}
 	p.L, p.sortFn, p.boot, p.rawResume = L, tpl.sortFn, tpl.boot, tpl.rawResume
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
@@ -265,6 +283,7 @@ func (rt *Runtime) setupState(p *luaProcess) {
 	}
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	p.setArgs()
+	return co
 }
 
 func sortedNames[V any](m map[string]V) []string {
@@ -299,7 +318,8 @@ func lazyIo(L *lua.LState) *lua.LTable {
 	var real *lua.LTable
 	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
 		if real == nil {
-			open(L, lua.IoLibName, lua.OpenIo) // replaces the global io
+			L.G.Registry.RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
+			open(L, lua.IoLibName, lua.OpenIo)                // replaces the global io
 			real, _ = L.G.Global.RawGetString(lua.IoLibName).(*lua.LTable)
 			if real == nil {
 				L.RaiseError("io could not be opened")

@@ -1,0 +1,54 @@
+package luaproc
+
+// Recycling the states of finished processes.
+//
+// A gopher-lua state and its coroutine cost two lua.NewState-sized
+// allocations (each with its own unused globals tables); a process that
+// returned normally leaves both in a known shape — the root coroutine
+// dead with an empty stack, the main state's stack empty — so the next
+// process of the same Runtime takes them over with fresh globals.
+// States of processes that failed, were killed, or opened io (which keeps
+// files in the state) are not reused.
+
+import (
+	lua "github.com/yuin/gopher-lua"
+)
+
+// pooledState is a main state and its root coroutine, ready for reuse.
+type pooledState struct {
+	L, co *lua.LState
+}
+
+// ioOpenedKey marks, in a state's registry, that io was opened in it.
+const ioOpenedKey = "luarun.io-opened"
+
+// recycle offers p's state for reuse, if it is clean. It runs in Close.
+func (p *luaProcess) recycle() bool {
+	if p.L == nil || p.root == nil || p.err != nil || !p.done || p.ctx.Err() != nil {
+		return false
+	}
+	co := p.root.co
+	if !co.Dead || currentFrame(co) != nil || len(p.waiting) > 0 {
+		return false
+	}
+	if p.L.G.Registry.RawGetString(ioOpenedKey) != lua.LNil {
+		return false
+	}
+	p.rt.states.Put(&pooledState{L: p.L, co: co})
+	return true
+}
+
+// reusedState returns a recycled state with empty globals, or nil.
+func (rt *Runtime) reusedState() *pooledState {
+	ps, _ := rt.states.Get().(*pooledState)
+	if ps == nil {
+		return nil
+	}
+	L, co := ps.L, ps.co
+	g := L.CreateTable(0, 4)
+	L.G.Global, L.Env, co.Env = g, g, g
+	L.SetTop(0)
+	co.SetTop(0)
+	co.Dead, co.Parent = false, nil
+	return ps
+}
