@@ -1,0 +1,117 @@
+// Command bench is luarun's benchmark harness: it runs each workload on
+// luarun and on its baselines in the same process and prints one table
+// with the ratios (BENCHMARKS.md records its output).
+//
+//	go run ./bench            # full sizes (a few minutes)
+//	go run ./bench -quick     # smaller sizes, for a smoke run
+//
+// Baselines: "A" is the straightforward Go design — one goroutine and one
+// lua.NewState() per process, mailboxes as Go channels, recv/send as
+// blocking Go functions; the "floor" is one bare gopher-lua coroutine
+// resume/yield round trip, which nothing that resumes Lua can beat.
+//
+// It is a command, not a go test -bench set, because its point is the
+// table: several workloads, each beside its baselines, with ratios.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/charmbracelet/log"
+
+	"github.com/luarun/luarun/luaproc"
+)
+
+var (
+	quick   = flag.Bool("quick", false, "smaller sizes")
+	only    = flag.String("only", "", "run only workloads whose name contains this")
+	workers = flag.Int("workers", 0, "scheduler workers for the workloads that do not set their own (0: GOMAXPROCS)")
+)
+
+type row struct {
+	workload, luarun, baseline, floor, ratio, target string
+}
+
+func main() {
+	flag.Parse()
+	fmt.Printf("luarun benchmark harness — %s, %d CPUs, GOMAXPROCS %d, %s\n",
+		runtime.Version(), runtime.NumCPU(), runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	var rows []row
+	for _, w := range workloads() {
+		if *only != "" && !strings.Contains(w.name, *only) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "running %s...\n", w.name)
+		rows = append(rows, w.run()...)
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "| workload\t| luarun\t| baseline A\t| floor\t| ratio\t| target\t|")
+	fmt.Fprintln(tw, "|---\t|---\t|---\t|---\t|---\t|---\t|")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "| %s\t| %s\t| %s\t| %s\t| %s\t| %s\t|\n", r.workload, r.luarun, r.baseline, r.floor, r.ratio, r.target)
+	}
+	tw.Flush()
+}
+
+type workload struct {
+	name string
+	run  func() []row
+}
+
+func workloads() []workload {
+	return []workload{
+		{"ring", ring},
+		{"yield", yieldRoundTrip},
+		{"spawn", spawn},
+		{"fanout", fanOut},
+		{"throughput", throughput},
+	}
+}
+
+func size(full, small int) int {
+	if *quick {
+		return small
+	}
+	return full
+}
+
+// newRuntime starts a runtime that prints nothing.
+func newRuntime(workers int) *luaproc.Runtime {
+	return luaproc.New(luaproc.Options{Workers: workers, Logger: log.New(io.Discard), Stdout: io.Discard})
+}
+
+func shutdown(rt *luaproc.Runtime) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "shutdown:", err)
+	}
+}
+
+// runMain runs entry main of src with args and returns its results.
+func runMain(rt *luaproc.Runtime, name, src string, args ...any) []any {
+	s, err := rt.LoadString(name, src)
+	check(err)
+	h, err := rt.Start(s, "main", args...)
+	check(err)
+	res, err := h.Wait(context.Background())
+	check(err)
+	return res
+}
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func ns(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / float64(n) }

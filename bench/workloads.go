@@ -1,0 +1,299 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/scheduler"
+)
+
+const ringLua = `
+function node(main_pid)
+  local next_pid = process.receive()
+  while true do
+    local token = process.receive()
+    if token == 0 then process.send(main_pid, "done") return end
+    process.send(next_pid, token - 1)
+  end
+end
+function main(n, m)
+  local me, nodes = process.self(), {}
+  for i = 1, n do nodes[i] = process.spawn("node", me) end
+  for i = 1, n do process.send(nodes[i], nodes[i % n + 1]) end
+  local t0 = time.monotonic()
+  process.send(nodes[1], m)
+  assert(process.receive() == "done")
+  local dt = time.monotonic() - t0
+  for i = 1, n do process.kill(nodes[i]) end
+  return dt
+end`
+
+const ringBaselineLua = `
+function node(next_i)
+  while true do
+    local token = recv()
+    if token < 0 then return end
+    if token == 0 then done() else send(next_i, token - 1) end
+  end
+end`
+
+func ring() []row {
+	n, m := size(1000, 200), size(1000000, 100000)
+	floor := floorRoundTrip(size(2000000, 200000))
+
+	rt := newRuntime(*workers)
+	res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
+	shutdown(rt)
+	luarun := time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
+
+	ps := newGprocs(n, 1, ringBaselineLua)
+	finished := make(chan struct{})
+	for _, p := range ps {
+		p.L.SetGlobal("done", p.L.NewFunction(func(*lua.LState) int { close(finished); return 0 }))
+	}
+	exited := make(chan error, n)
+	for i, p := range ps {
+		p.goCall("node", exited, lua.LNumber((i+1)%n+1)) // its successor, 1-based
+	}
+	t0 := time.Now()
+	ps[0].inbox <- lua.LNumber(m)
+	<-finished
+	baseline := time.Since(t0) / time.Duration(m)
+	for _, p := range ps {
+		p.inbox <- lua.LNumber(-1)
+	}
+	for range n {
+		check(<-exited)
+	}
+	closeAll(ps)
+
+	return []row{{
+		workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop)", n, m),
+		luarun:   fmtDur(luarun), baseline: fmtDur(baseline), floor: fmtDur(floor) + " (resume/yield)",
+		ratio:  fmt.Sprintf("%.2f× floor; A/luarun %.1f×", float64(luarun)/float64(floor), float64(baseline)/float64(luarun)),
+		target: "≤ 1.6× floor; A/luarun ≥ 4×",
+	}}
+}
+
+func yieldRoundTrip() []row {
+	n := size(2000000, 200000)
+	floor := floorRoundTrip(n)
+	rt := newRuntime(*workers)
+	rt.Register("bench.sync", func(c scheduler.Call) error { c.Complete(nil); return nil })
+	s, err := rt.LoadString("yield.lua", `function main(n) for i = 1, n do bench.sync() end end`)
+	check(err)
+	t0 := time.Now()
+	h, err := rt.Start(s, "main", int64(n))
+	check(err)
+	_, err = h.Wait(context.Background())
+	check(err)
+	luarun := time.Since(t0) / time.Duration(n)
+	shutdown(rt)
+	return []row{{
+		workload: "yield round trip: Lua calls a command Go completes at once",
+		luarun:   fmtDur(luarun), baseline: "—", floor: fmtDur(floor),
+		ratio:  fmt.Sprintf("%.2f× floor", float64(luarun)/float64(floor)),
+		target: "≤ 1.5× floor",
+	}}
+}
+
+const idleLua = `function main() process.receive() end`
+
+// spawn starts n idle luarun processes and baseline-A processes (fewer:
+// each holds a full LState) and reports time and heap per process.
+func spawn() []row {
+	n, nA := size(100000, 10000), size(10000, 2000)
+	rt := newRuntime(*workers)
+	s, err := rt.LoadString("idle.lua", idleLua)
+	check(err)
+	before := heapAfterGC()
+	steps := rt.Stats().Steps
+	t0 := time.Now()
+	hs := make([]scheduler.Handle, n)
+	for i := range hs {
+		hs[i], err = rt.Start(s, "main")
+		check(err)
+	}
+	for rt.Stats().Steps < steps+uint64(n) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	spawnT := time.Since(t0) / time.Duration(n)
+	heap := float64(heapAfterGC()-before) / float64(n)
+	for _, h := range hs {
+		rt.Send(h.PID(), true)
+	}
+	shutdown(rt)
+
+	stop, ready := make(chan struct{}), make(chan struct{}, nA)
+	var wg sync.WaitGroup
+	before = heapAfterGC()
+	t0 = time.Now()
+	for range nA {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			L := lua.NewState()
+			defer L.Close()
+			L.SetGlobal("recv", L.NewFunction(func(*lua.LState) int { ready <- struct{}{}; <-stop; return 0 }))
+			L.DoString(`recv()`)
+		}()
+	}
+	for range nA {
+		<-ready
+	}
+	spawnA := time.Since(t0) / time.Duration(nA)
+	heapA := float64(heapAfterGC()-before) / float64(nA)
+	close(stop)
+	wg.Wait()
+
+	return []row{
+		{
+			workload: fmt.Sprintf("spawn: start %d processes that wait in receive (each)", n),
+			luarun:   fmtDur(spawnT), baseline: fmtDur(spawnA) + fmt.Sprintf(" (at %d)", nA), floor: "—",
+			ratio:  fmt.Sprintf("A/luarun %.1f×", float64(spawnA)/float64(spawnT)),
+			target: "≤ 10 µs",
+		},
+		{
+			workload: fmt.Sprintf("memory: heap per idle process at %d (HeapAlloc after GC, delta)", n),
+			luarun:   fmtBytes(heap), baseline: fmtBytes(heapA) + fmt.Sprintf(" (at %d)", nA), floor: "—",
+			ratio:  fmt.Sprintf("A/luarun %.1f×", heapA/heap),
+			target: "≤ 16 KB",
+		},
+	}
+}
+
+const fanLua = `
+function burn(n)
+  local x = 0
+  for i = 1, n do x = (x + i * i) % 1000003 end
+  return x
+end
+function main(procs, n)
+  local pids = {}
+  for i = 1, procs do pids[i] = process.spawn("burn", n) end
+  for i = 1, procs do assert(process.wait(pids[i])) end
+end`
+
+func fanOut() []row {
+	procs, iters := 64, size(300000, 50000)
+	run := func(w int) time.Duration {
+		rt := newRuntime(w)
+		t0 := time.Now()
+		runMain(rt, "fan.lua", fanLua, int64(procs), int64(iters))
+		d := time.Since(t0)
+		shutdown(rt)
+		return d
+	}
+	// Baseline A: the same Lua in 64 goroutines with their own states, at
+	// GOMAXPROCS 1 and 2.
+	runA := func(p int) time.Duration {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(p))
+		ps := newGprocs(procs, 1, fanLua)
+		done := make(chan error, procs)
+		t0 := time.Now()
+		for _, p := range ps {
+			p.goCall("burn", done, lua.LNumber(iters))
+		}
+		for range procs {
+			check(<-done)
+		}
+		d := time.Since(t0)
+		closeAll(ps)
+		return d
+	}
+	one, two := run(1), run(2)
+	oneA, twoA := runA(1), runA(2)
+	return []row{{
+		workload: fmt.Sprintf("CPU fan-out: %d CPU-bound processes, 2 workers vs 1", procs),
+		luarun:   fmt.Sprintf("%v vs %v: %.2f×", two.Round(time.Millisecond), one.Round(time.Millisecond), float64(one)/float64(two)),
+		baseline: fmt.Sprintf("%v vs %v: %.2f× (GOMAXPROCS 2 vs 1)", twoA.Round(time.Millisecond), oneA.Round(time.Millisecond), float64(oneA)/float64(twoA)),
+		floor:    "—",
+		ratio:    fmt.Sprintf("speedup %.2f× (A: %.2f×)", float64(one)/float64(two), float64(oneA)/float64(twoA)),
+		target:   "≥ 1.8×",
+	}}
+}
+
+const streamLua = `
+function consumer(n, boss)
+  for i = 1, n do
+    local v = process.receive()
+    if v ~= i then error("got " .. tostring(v) .. ", want " .. i) end
+  end
+  process.send(boss, "done")
+end
+function main(n)
+  local c = process.spawn("consumer", n, process.self())
+  local t0 = time.monotonic()
+  for i = 1, n do process.send(c, i) end
+  assert(process.receive() == "done")
+  return time.monotonic() - t0
+end`
+
+const streamBaselineLua = `
+function producer(n) for i = 1, n do send(2, i) end end
+function consumer(n)
+  for i = 1, n do
+    local v = recv()
+    if v ~= i then error("got " .. tostring(v) .. ", want " .. i) end
+  end
+end`
+
+func throughput() []row {
+	n := size(1000000, 100000)
+	rt := newRuntime(*workers)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	res := runMain(rt, "stream.lua", streamLua, int64(n))
+	runtime.ReadMemStats(&m1)
+	shutdown(rt)
+	luarun := res[0].(float64)
+	allocs := float64(m1.Mallocs-m0.Mallocs) / float64(n)
+
+	ps := newGprocs(2, 1024, streamBaselineLua)
+	done := make(chan error, 2)
+	t0 := time.Now()
+	ps[1].goCall("consumer", done, lua.LNumber(n))
+	ps[0].goCall("producer", done, lua.LNumber(n))
+	check(<-done)
+	check(<-done)
+	baseline := time.Since(t0).Seconds()
+	closeAll(ps)
+	return []row{{
+		workload: fmt.Sprintf("message throughput: 2 processes stream %d messages", n),
+		luarun:   fmt.Sprintf("%.2fM msgs/s (%.1f allocs/msg)", float64(n)/luarun/1e6, allocs),
+		baseline: fmt.Sprintf("%.2fM msgs/s (channel, cap 1024)", float64(n)/baseline/1e6),
+		floor:    "—",
+		ratio:    fmt.Sprintf("luarun/A %.2f×", baseline/luarun),
+		target:   "0 allocs per small scalar message",
+	}}
+}
+
+func heapAfterGC() int64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Microsecond:
+		return fmt.Sprintf("%d ns", d.Nanoseconds())
+	case d < time.Millisecond:
+		return fmt.Sprintf("%.1f µs", float64(d.Nanoseconds())/1e3)
+	}
+	return d.Round(100 * time.Microsecond).String()
+}
+
+func fmtBytes(b float64) string {
+	if b >= 1024 {
+		return fmt.Sprintf("%.1f KB", b/1024)
+	}
+	return fmt.Sprintf("%.0f B", b)
+}
