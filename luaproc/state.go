@@ -14,9 +14,7 @@ package luaproc
 //     proxy for a module: a state pays only for the names it uses.
 //   - each module (string, table, math, coroutine, os, process, time, log,
 //     json, the application's) is a proxy that starts empty; its locked
-//     metatable's __index copies a field from the template's table into
-//     the proxy on first read, so later reads are one lookup. (A field the
-//     script sets to nil therefore comes back on the next read.)
+//     metatable's __index is the template's table for that module.
 //
 // A script may assign into any of them (string.upper = f changes its own
 // string proxy); it never reaches a shared table: locked metatables
@@ -236,19 +234,13 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 	return 1
 }
 
-// lockedIndex is a shared metatable for proxies of t: its __index copies
-// the field read from t into the proxy; Lua cannot read or replace it.
+// lockedIndex is a shared metatable for proxies of t: reads fall through
+// to t; Lua cannot read or replace the metatable. (Reads are not cached
+// in the proxy: an empty proxy costs nothing to miss in, while t and the
+// metatable are shared and so stay in cache across thousands of states.)
 func lockedIndex(L *lua.LState, t *lua.LTable) *lua.LTable {
 	mt := L.CreateTable(0, 2)
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		proxy, key := L.CheckTable(1), L.Get(2)
-		v := t.RawGet(key)
-		if v != lua.LNil {
-			proxy.RawSet(key, v)
-		}
-		L.Push(v)
-		return 1
-	}))
+	mt.RawSetString("__index", t)
 	mt.RawSetString("__metatable", lua.LString("locked"))
 	return mt
 }
