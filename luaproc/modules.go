@@ -190,7 +190,7 @@ func (p *luaProcess) receive(L *lua.LState) int {
 	timeout := optTimeout(L, 1)
 	if m, ok := p.mailbox.pop(); ok {
 		L.Push(toLuaValue(L, m.value))
-		L.Push(lua.LNumber(m.from))
+		L.Push(p.pidValue(m.from))
 		return 2
 	}
 	if timeout == 0 {

@@ -74,6 +74,11 @@ type luaProcess struct {
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
 
+	// lastFrom, lastFromV: the last sender and its Lua value, so a stream
+	// of messages from one sender does not box its PID each time.
+	lastFrom  scheduler.PID
+	lastFromV lua.LValue
+
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
@@ -107,6 +112,8 @@ type task struct {
 	// wants: how many values the blocking call it is suspended in wants
 	// back (-1: all of them).
 	wants int
+	// argBuf backs args for the common resumes (a message and its sender).
+	argBuf [2]lua.LValue
 }
 
 type waiter struct {
@@ -203,8 +210,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 			break
 		}
 		t := p.ready[0]
-		p.ready[0] = nil
-		p.ready = p.ready[1:]
+		n := copy(p.ready, p.ready[1:])
+		p.ready[n] = nil
+		p.ready = p.ready[:n]
 		p.run(t)
 	}
 	switch {
@@ -281,15 +289,24 @@ func (p *luaProcess) deliverMessages() {
 			return
 		}
 		t := p.receivers[0]
-		p.receivers[0] = nil
-		p.receivers = p.receivers[1:]
+		n := copy(p.receivers, p.receivers[1:]) // in place: no reallocation
+		p.receivers[n] = nil
+		p.receivers = p.receivers[:n]
 		if t.timerTag != 0 {
 			p.takeWaiter(t.timerTag) // its completion will be ignored
 			t.timerTag = 0
 		}
-		t.args = []lua.LValue{toLuaValue(p.L, m.value), lua.LNumber(m.from)}
+		t.args = append(t.argBuf[:0], toLuaValue(p.L, m.value), p.pidValue(m.from))
 		p.ready = append(p.ready, t)
 	}
+}
+
+// pidValue is pid as a Lua number.
+func (p *luaProcess) pidValue(pid scheduler.PID) lua.LValue {
+	if pid != p.lastFrom || p.lastFromV == nil {
+		p.lastFrom, p.lastFromV = pid, lua.LNumber(pid)
+	}
+	return p.lastFromV
 }
 
 func (p *luaProcess) removeReceiver(t *task) {
