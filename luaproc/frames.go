@@ -16,11 +16,12 @@ package luaproc
 //     (a Go nil, which crashes the VM on first use). Every resume is
 //     therefore padded with nils up to that count.
 //
-// Both are read from the frame list of lua.Debug, whose layout is mirrored
-// below for the gopher-lua version pinned in go.mod. TestFrameLayout
-// checks the mirror against the public API (the line number derived from
-// the mirrored program counter must equal GetInfo's), so an upgrade that
-// moves a field fails the tests instead of misbehaving.
+// Both are read from gopher-lua's frame list, through a mirror of the
+// head of lua.LState and of its call frames for the gopher-lua version
+// pinned in go.mod. TestFrameLayout checks the mirror against the public
+// API (GetStack's frame, and GetInfo's line for the mirrored program
+// counter), so an upgrade that moves a field fails the tests instead of
+// misbehaving.
 
 import (
 	"unsafe"
@@ -42,18 +43,26 @@ type callFrame struct {
 	TailCall   int
 }
 
-// debugInfo mirrors the head of lua.Debug: its first field is the frame.
-type debugInfo struct {
-	frame *callFrame
+// stateHead mirrors the head of lua.LState (value.go, v1.1.2), up to the
+// frame it is executing, so reading it allocates nothing (GetStack
+// allocates a lua.Debug per call).
+type stateHead struct {
+	G            *lua.Global
+	Parent       *lua.LState
+	Env          *lua.LTable
+	Panic        func(*lua.LState)
+	Dead         bool
+	Options      lua.Options
+	stop         int32
+	reg          unsafe.Pointer
+	stack        [2]unsafe.Pointer // an interface
+	alloc        unsafe.Pointer
+	currentFrame *callFrame
 }
 
 // currentFrame returns the frame th is executing (or suspended in), or nil.
 func currentFrame(th *lua.LState) *callFrame {
-	dbg, ok := th.GetStack(0)
-	if !ok {
-		return nil
-	}
-	return (*debugInfo)(unsafe.Pointer(dbg)).frame
+	return (*stateHead)(unsafe.Pointer(th)).currentFrame
 }
 
 // Instruction decoding (gopher-lua's opcode.go).
