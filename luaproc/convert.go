@@ -24,6 +24,8 @@ import (
 	"strconv"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/payload"
 )
 
 // converter holds the options of one conversion.
@@ -153,7 +155,7 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 		m := make(map[string]any, count)
 		for _, k := range sortedKeys(t) {
 			s := string(k.(lua.LString))
-			if m[s], err = c.toGo(t.RawGet(k), joinPath(path, s), depth+1); err != nil {
+			if m[s], err = c.toGo(t.RawGet(k), payload.JoinKey(path, s), depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -162,7 +164,7 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 		m := make(map[any]any, count)
 		for _, k := range sortedKeys(t) {
 			gk, _ := c.toGo(k, path, depth+1)
-			if m[gk], err = c.toGo(t.RawGet(k), joinPath(path, gk), depth+1); err != nil {
+			if m[gk], err = c.toGo(t.RawGet(k), payload.JoinKey(path, gk), depth+1); err != nil {
 				return nil, err
 			}
 		}
@@ -191,30 +193,6 @@ func sortedKeys(t *lua.LTable) []lua.LValue {
 		return false
 	})
 	return keys
-}
-
-// joinPath extends a path as a Lua programmer would write it.
-func joinPath(path string, k any) string {
-	if s, ok := k.(string); ok {
-		if isIdent(s) {
-			return path + "." + s
-		}
-		return path + "[" + strconv.Quote(s) + "]"
-	}
-	return path + "[" + fmt.Sprint(k) + "]"
-}
-
-func isIdent(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
-			continue
-		}
-		return false
-	}
-	return true
 }
 
 // toLua converts a payload value into L's world. Values that are not

@@ -91,7 +91,7 @@ func New(opts Options) *Runtime {
 // message. Register commands before starting the processes that use them.
 func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
 	module, fn, ok := strings.Cut(command, ".")
-	if !ok || !isIdent(module) || !isIdent(fn) {
+	if !ok || !payload.IsIdent(module) || !payload.IsIdent(fn) {
 		return fmt.Errorf("register %q: a command is named module.function", command)
 	}
 	if slices.Contains(requirable, module) {

@@ -102,7 +102,7 @@ func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), p
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
-		if err := encode(buf, vals[k], joinKey(path, k), depth+1); err != nil {
+		if err := encode(buf, vals[k], JoinKey(path, k), depth+1); err != nil {
 			return err
 		}
 	}

@@ -65,7 +65,7 @@ func check(v any, path string, seen map[uintptr]bool) error {
 	case map[string]any:
 		return visit(mapID(x), path, seen, func() error {
 			for k, e := range x {
-				if err := check(e, joinKey(path, k), seen); err != nil {
+				if err := check(e, JoinKey(path, k), seen); err != nil {
 					return err
 				}
 			}
@@ -77,7 +77,7 @@ func check(v any, path string, seen map[uintptr]bool) error {
 				if err := checkKey(k, path); err != nil {
 					return err
 				}
-				if err := check(e, joinKey(path, k), seen); err != nil {
+				if err := check(e, JoinKey(path, k), seen); err != nil {
 					return err
 				}
 			}
@@ -113,11 +113,12 @@ func checkKey(k any, path string) error {
 	}
 }
 
-// joinKey extends a path the way a Lua programmer would write it:
-// a.b for identifier keys, a["x y"] or a[3] otherwise.
-func joinKey(path string, k any) string {
+// JoinKey extends the path of a value to one of its fields, the way a Lua
+// programmer would write it: a.b for identifier keys, a["x y"] or a[3]
+// otherwise. Error messages about values use it.
+func JoinKey(path string, k any) string {
 	if s, ok := k.(string); ok {
-		if isIdent(s) {
+		if IsIdent(s) {
 			return path + "." + s
 		}
 		return path + "[" + strconv.Quote(s) + "]"
@@ -125,7 +126,9 @@ func joinKey(path string, k any) string {
 	return path + "[" + fmt.Sprint(k) + "]"
 }
 
-func isIdent(s string) bool {
+// IsIdent reports whether s is a Lua identifier (letters, digits and _,
+// not starting with a digit).
+func IsIdent(s string) bool {
 	if s == "" {
 		return false
 	}
