@@ -98,7 +98,7 @@ func (ip inboxProcess) Step(events []scheduler.Event, out *scheduler.StepOutput)
 	for _, ev := range events {
 		switch ev.Type {
 		case scheduler.EventMessage:
-			in.queue = append(in.queue, Message{From: ev.From, Value: ev.Data})
+			in.queue = append(in.queue, Message{From: ev.From, Value: goValue(ev.Data)})
 		case scheduler.EventCancel:
 			out.Status = scheduler.StatusDone
 		}

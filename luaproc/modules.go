@@ -149,7 +149,7 @@ func (p *luaProcess) send(L *lua.LState) int {
 	if msg == lua.LNil {
 		L.ArgError(2, "message must not be nil")
 	}
-	v, err := toPayload(msg, "msg")
+	v, err := messageValue(msg)
 	if err != nil {
 		L.RaiseError("process.send: %v", err)
 	}
@@ -165,6 +165,34 @@ func (p *luaProcess) send(L *lua.LState) int {
 	}
 	L.Push(lua.LTrue)
 	return 1
+}
+
+// messageValue is what a message carries between processes. A number,
+// string or boolean travels as the Lua value itself: those are immutable,
+// so sharing them between states is safe, and the receiver gets the
+// value the sender already had boxed — a scalar message allocates
+// nothing. Everything else is converted to a payload value (a deep copy).
+// Only Lua processes and Inboxes receive messages; an Inbox converts the
+// scalars to payload values (goValue).
+func messageValue(v lua.LValue) (any, error) {
+	switch v.(type) {
+	case lua.LNumber, lua.LString, lua.LBool:
+		return v, nil
+	}
+	return toPayload(v, "msg")
+}
+
+// goValue turns a message value into a payload value.
+func goValue(v any) any {
+	switch x := v.(type) {
+	case lua.LNumber:
+		return numberToGo(float64(x))
+	case lua.LString:
+		return string(x)
+	case lua.LBool:
+		return bool(x)
+	}
+	return v
 }
 
 func sendError(to scheduler.PID, err error) string {

@@ -156,6 +156,9 @@ func TestInbox(t *testing.T) {
 	defer in.Close()
 	s, err := rt.LoadString("svc.lua", `
 function main(reply_to)
+  process.send(reply_to, 42)
+  process.send(reply_to, 2.5)
+  process.send(reply_to, true)
   process.send(reply_to, "ready")
   while true do
     local msg, from = process.receive()
@@ -168,9 +171,11 @@ end`)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	m, err := in.Receive(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, Message{From: h.PID(), Value: "ready"}, m)
+	for _, want := range []any{int64(42), 2.5, true, "ready"} { // scalars arrive as payload values
+		m, err := in.Receive(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, Message{From: h.PID(), Value: want}, m)
+	}
 	for i := range int64(20) {
 		require.NoError(t, in.Send(h.PID(), map[string]any{"op": "add", "a": i, "b": int64(1)}))
 		m, err := in.Receive(ctx)

@@ -106,6 +106,17 @@ function T.test_every_value_type()
   eq(math.floor(got[2]), got[2], "integers stay integers")
 end
 
+function T.test_scalar_messages()
+  local pid = process.spawn("echo")
+  for _, v in ipairs({7, -3, 2^53, 3.25, "text", "", "bin\0", true, false}) do
+    process.send(pid, v)
+    local got = process.receive()
+    eq(got, v, "echo of " .. tostring(v))
+    eq(type(got), type(v))
+  end
+  process.send(pid, "stop")
+end
+
 function T.test_refused_values_name_their_path()
   local pid = process.self()
   local cases = {
