@@ -47,3 +47,111 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 		return rawResume(L)
 	}
 }
+
+// pstart runs fn(...) in a new coroutine for pcall and xpcall (see
+// prelude.lua) and answers the coroutine, a status (0 failed, 1 returned,
+// 2 yielded) and the values. The coroutine is made from the process's
+// main state and shares the process's context: unlike coroutine.create,
+// it gets no context of its own to make and cancel.
+func (p *luaProcess) pstart(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	args := make([]lua.LValue, L.GetTop()-1)
+	for i := range args {
+		args[i] = L.Get(i + 2)
+	}
+	if fn.IsG { // its results would be lost: run it from a Lua function
+		args = append([]lua.LValue{fn}, args...)
+		fn = p.rt.template().trampoline
+	}
+	co := p.takeThread()
+	L.Push(co)
+	n := pushResume(L, co, fn, args)
+	p.releaseThread(co)
+	return 1 + n
+}
+
+// maxFreeThreads bounds the coroutines a process keeps for pcall.
+const maxFreeThreads = 8
+
+// takeThread returns a coroutine for pcall: a finished one if there is
+// one, else a new one made from the main state, with the process's
+// context. Scripts never hold these (coroutine.running skips them), so
+// one that finished cleanly can be reused.
+func (p *luaProcess) takeThread() *lua.LState {
+	if n := len(p.freeThreads); n > 0 {
+		co := p.freeThreads[n-1]
+		p.freeThreads = p.freeThreads[:n-1]
+		p.pthreads[co] = true
+		return co
+	}
+	co, _ := p.L.NewThread()
+	co.SetContext(p.lctx)
+	if p.pthreads == nil {
+		p.pthreads = map[*lua.LState]bool{}
+	}
+	p.pthreads[co] = true
+	return co
+}
+
+// releaseThread forgets co once it is dead, and keeps it for reuse if it
+// returned normally (its stack is empty).
+func (p *luaProcess) releaseThread(co *lua.LState) {
+	if !co.Dead {
+		return // suspended: pcall_step will resume it
+	}
+	delete(p.pthreads, co)
+	if currentFrame(co) == nil && len(p.freeThreads) < maxFreeThreads {
+		co.Dead, co.Parent = false, nil
+		co.SetTop(0)
+		p.freeThreads = append(p.freeThreads, co)
+	}
+}
+
+// running is coroutine.running: it answers the coroutine the script sees,
+// skipping the ones pcall and xpcall run their function in.
+func (p *luaProcess) running(L *lua.LState) int {
+	th := L
+	for p.pthreads[th] && th.Parent != nil {
+		th = th.Parent
+	}
+	L.Push(th)
+	return 1
+}
+
+// presume resumes a coroutine pstart made, with the values fitted to what
+// its suspended call wants; it answers like pstart, without the coroutine.
+func (p *luaProcess) presume(L *lua.LState) int {
+	co := L.CheckThread(1)
+	args := make([]lua.LValue, L.GetTop()-1)
+	for i := range args {
+		args[i] = L.Get(i + 2)
+	}
+	n := pushResume(L, co, nil, fitValues(args, wantedResults(co)))
+	p.releaseThread(co)
+	return n
+}
+
+func pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
+	st, err, vals := L.Resume(co, fn, args...)
+	switch {
+	case err != nil:
+		L.Push(lua.LNumber(0))
+		var obj lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {
+			obj = ae.Object
+		}
+		L.Push(obj)
+		return 2
+	case st == lua.ResumeOK:
+		L.Push(lua.LNumber(1))
+		if len(vals) == 1 && vals[0] == lua.LNil {
+			vals = nil // gopher-lua reports "no values" as one nil
+		}
+	default:
+		L.Push(lua.LNumber(2))
+	}
+	for _, v := range vals {
+		L.Push(v)
+	}
+	return 1 + len(vals)
+}

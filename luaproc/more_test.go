@@ -121,3 +121,25 @@ return ("x"):upper()`
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"X", "Y", true, "function", "function", nil}, res)
 }
+
+// TestPcallThreadsDoNotAccumulate: failing protected calls leave nothing
+// behind in the process's bookkeeping of pcall coroutines.
+func TestPcallThreadsDoNotAccumulate(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("p.lua", `
+function main()
+  for i = 1, 500 do pcall(error, "x") end
+  for i = 1, 500 do pcall(function() return i end) end
+  return "ok"
+end`)
+	require.NoError(t, err)
+	p := rt.newProcess(s)
+	require.NoError(t, p.Init(context.Background(), "main", nil))
+	var out scheduler.StepOutput
+	require.NoError(t, p.Step(nil, &out))
+	require.Equal(t, scheduler.StatusDone, out.Status)
+	assert.Equal(t, payload.Payloads{"ok"}, out.Result)
+	assert.Empty(t, p.pthreads)
+	assert.LessOrEqual(t, len(p.freeThreads), maxFreeThreads)
+	p.Close()
+}

@@ -14,8 +14,9 @@
 --
 -- Arguments: the marker, then gopher-lua's raw coroutine functions, the
 -- resume that fits the values to what the suspended call wants (Go),
--- process.all's Go half, the tables to fill, and boot's Go helpers.
-local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve = ...
+-- process.all's Go half, the tables to fill, boot's Go helpers, and
+-- pcall's (pstart, presume).
+local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve, pstart, presume = ...
 local error, type, getmetatable = error, type, getmetatable
 
 -- pass forwards the CMD yields of co to whoever resumed us, until co
@@ -54,30 +55,39 @@ end
 
 -- pcall and xpcall forward every yield (a command, or a coroutine.yield
 -- made inside the protected call on behalf of an enclosing coroutine).
-local function pcall_step(co, ok, ...)
-  if not ok then return false, ... end
-  if raw_status(co) == "dead" then return true, ... end
-  return pcall_step(co, resume(co, raw_yield(...)))
+-- Their coroutines come from pstart (Go): cheaper than coroutine.create,
+-- which gives each coroutine a context of its own. pstart and presume
+-- answer a status first: 0 failed, 1 returned, 2 yielded.
+local function pcall_step(co, st, ...)
+  if st == 0 then return false, ... end
+  if st == 1 then return true, ... end
+  return pcall_step(co, presume(co, raw_yield(...)))
+end
+
+local function pcall_start(co, ...)
+  return pcall_step(co, ...)
 end
 
 pcall = function(f, ...)
   local fn = callable(f)
   if fn == nil then return false, "attempt to call a " .. type(f) .. " value" end
-  local co = raw_create(fn)
-  return pcall_step(co, resume(co, ...))
+  return pcall_start(pstart(fn, ...))
 end
 
-local function xpcall_step(co, handler, ok, ...)
-  if not ok then return false, handler(...) end
-  if raw_status(co) == "dead" then return true, ... end
-  return xpcall_step(co, handler, resume(co, raw_yield(...)))
+local function xpcall_step(co, handler, st, ...)
+  if st == 0 then return false, handler(...) end
+  if st == 1 then return true, ... end
+  return xpcall_step(co, handler, presume(co, raw_yield(...)))
+end
+
+local function xpcall_start(handler, co, ...)
+  return xpcall_step(co, handler, ...)
 end
 
 xpcall = function(f, handler, ...)
   local fn = callable(f)
   if fn == nil then return false, handler("attempt to call a " .. type(f) .. " value") end
-  local co = raw_create(fn)
-  return xpcall_step(co, handler, resume(co, ...))
+  return xpcall_start(handler, pstart(fn, ...))
 end
 
 local function all_check(ok, ...)
@@ -95,7 +105,7 @@ end
 local select, unpack = select, unpack
 local function pack(...) return {n = select("#", ...), ...} end
 
-return function(chunk, entry, ...)
+local function boot(chunk, entry, ...)
   arm()
   local r = pack(chunk(...))
   local fn = resolve(entry, r[1])
@@ -103,3 +113,11 @@ return function(chunk, entry, ...)
   r = pack(fn(...)) -- not a tail call: tracebacks then name the entry
   return unpack(r, 1, r.n)
 end
+
+-- trampoline runs a Go function as a coroutine's body: gopher-lua drops
+-- the results of a coroutine whose body is a Go function.
+local function trampoline(f, ...)
+  return f(...)
+end
+
+return boot, trampoline

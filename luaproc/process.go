@@ -74,6 +74,11 @@ type luaProcess struct {
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
 
+	// pthreads: the coroutines pcall/xpcall run in now; freeThreads: the
+	// finished ones kept for reuse (context.go).
+	pthreads    map[*lua.LState]bool
+	freeThreads []*lua.LState
+
 	// lastFrom, lastFromV: the last sender and its Lua value, so a stream
 	// of messages from one sender does not box its PID each time.
 	lastFrom  scheduler.PID
@@ -458,7 +463,11 @@ func (p *luaProcess) request(t *task, r request) {
 			return
 		}
 		for i, fn := range r.fns {
-			c := p.newTask(fn, nil, nil)
+			var args []lua.LValue
+			if fn.IsG { // see prelude.lua's trampoline
+				fn, args = p.rt.template().trampoline, []lua.LValue{fn}
+			}
+			c := p.newTask(fn, args, nil)
 			c.parent, c.index = t, i
 			p.ready = append(p.ready, c)
 		}

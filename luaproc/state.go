@@ -82,15 +82,16 @@ var stateOptions = lua.Options{
 
 // template is what every state of a Runtime copies or shares.
 type template struct {
-	L         *lua.LState            // the template state (kept: it owns the shared objects)
-	globalsMT *lua.LTable            // _G's metatable: __index fills _G on demand
-	base      *lua.LTable            // the base functions (print, pairs...)
-	moduleMT  map[string]*lua.LTable // a module proxy's metatable: __index the module
-	boot      *lua.LFunction         // prelude.lua's boot
-	sortFn    *lua.LFunction         // table.sort (named in blockContext)
-	deniedMT  map[string]*lua.LTable // metatables of the stubs of switched-off modules
-	stringMT  *lua.LTable            // strings' metatable: methods from the built-in string library
-	rawResume lua.LGFunction         // gopher-lua's coroutine.resume
+	L          *lua.LState            // the template state (kept: it owns the shared objects)
+	globalsMT  *lua.LTable            // _G's metatable: __index fills _G on demand
+	base       *lua.LTable            // the base functions (print, pairs...)
+	moduleMT   map[string]*lua.LTable // a module proxy's metatable: __index the module
+	boot       *lua.LFunction         // prelude.lua's boot
+	trampoline *lua.LFunction         // prelude.lua's trampoline (pstart)
+	sortFn     *lua.LFunction         // table.sort (named in blockContext)
+	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
+	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -160,6 +161,7 @@ func (rt *Runtime) buildTemplate() *template {
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
+	co.RawSetString("running", fn(bind((*luaProcess).running)))
 	L.Push(L.NewFunctionFromProto(preludeProto()))
 	L.Push(cmdMarker)
 	L.Push(L.GetField(co, "create"))
@@ -171,9 +173,12 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Push(processT)
 	L.Push(fn(bind((*luaProcess).arm)))
 	L.Push(fn(bind((*luaProcess).resolve)))
-	L.Call(10, 1)
-	tpl.boot = L.Get(-1).(*lua.LFunction)
-	L.Pop(1)
+	L.Push(fn(bind((*luaProcess).pstart)))
+	L.Push(fn(bind((*luaProcess).presume)))
+	L.Call(12, 2)
+	tpl.boot = L.Get(-2).(*lua.LFunction)
+	tpl.trampoline = L.Get(-1).(*lua.LFunction)
+	L.Pop(2)
 
 	tpl.deniedMT = map[string]*lua.LTable{}
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {

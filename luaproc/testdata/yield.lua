@@ -49,6 +49,33 @@ function T.test_xpcall_handler()
   eq(ok2, true); eq(v, 5)
 end
 
+function T.test_pcall_reuses_coroutines_safely()
+  -- many protected calls, failing and not, blocking and not
+  for i = 1, 200 do
+    local ok, v = pcall(function()
+      if i % 3 == 0 then error("e" .. i, 0) end
+      if i % 5 == 0 then time.sleep(0) end
+      return i
+    end)
+    if i % 3 == 0 then eq(ok, false); eq(v, "e" .. i) else eq(ok, true); eq(v, i) end
+  end
+  -- Go functions keep their results
+  local ok, a, b = pcall(tostring, 5)
+  eq(ok, true); eq(a, "5"); eq(b, nil)
+  eq(select("#", pcall(select, "#", 1, 2)), 2)
+  eq(select(2, xpcall(math.max, print, 3, 9)), 9)
+  -- coroutine.running inside pcall is the enclosing coroutine, as in Lua
+  local outer = coroutine.running()
+  local _, inner = pcall(coroutine.running)
+  eq(inner, outer)
+  local co = coroutine.create(function()
+    local _, r = pcall(function() return coroutine.running() end)
+    return r
+  end)
+  local _, r = coroutine.resume(co)
+  eq(r, co)
+end
+
 function T.test_pcall_non_function()
   local ok, err = pcall(nil)
   eq(ok, false); eq(err, "attempt to call a nil value")
@@ -159,6 +186,8 @@ function T.test_all_nested_and_with_receive()
     end)
   eq(a, 1); eq(b, "ping")
   eq(process.all(), nil)
+  local x, y = process.all(process.self, function() return "lua" end)
+  eq(x, me); eq(y, "lua")
 end
 
 local function expect_error(fn, needle)
