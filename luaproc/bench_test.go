@@ -270,3 +270,28 @@ func waitSteps(rt *Runtime, n uint64) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// BenchmarkPcall: a protected call that does not block, per call: luarun
+// runs it in a (reused) coroutine so that it could block; the baseline is
+// gopher-lua's native pcall, which cannot.
+func BenchmarkPcall(b *testing.B) {
+	const src = `function main(n) local f = function(x) return x end for i = 1, n do pcall(f, i) end end`
+	b.Run("luarun", func(b *testing.B) {
+		rt := benchRuntime(b)
+		b.ReportAllocs()
+		b.ResetTimer()
+		runBench(b, rt, src, "main", int64(b.N))
+	})
+	b.Run("native-gopher-lua", func(b *testing.B) {
+		L := lua.NewState()
+		defer L.Close()
+		if err := L.DoString(src); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		if err := L.CallByParam(lua.P{Fn: L.GetGlobal("main"), Protect: true}, lua.LNumber(b.N)); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
