@@ -35,9 +35,18 @@ func (c *luaCtx) Value(key any) any {
 
 // paddedResume is coroutine.resume for scripts: it fits the values to
 // what the suspended call wants (see fitValues) and resumes.
+//
+// It refuses the coroutines the process's tasks run in (coroutine.running
+// hands them out): resuming one would run a task the process believes is
+// waiting for something.
 func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		th := L.CheckThread(1)
+		if procOf(L).taskThreads[th] {
+			L.Push(lua.LFalse)
+			L.Push(lua.LString("cannot resume a coroutine that runs a task of this process (the process or a process.all function)"))
+			return 2
+		}
 		if n := wantedResults(th); n >= 0 {
 			for L.GetTop()-1 < n {
 				L.Push(lua.LNil)
@@ -61,7 +70,7 @@ func (p *luaProcess) pstart(L *lua.LState) int {
 	}
 	if fn.IsG { // its results would be lost: run it from a Lua function
 		args = append([]lua.LValue{fn}, args...)
-		fn = p.rt.template().trampoline
+		fn = p.tpl.trampoline
 	}
 	co := p.takeThread()
 	L.Push(co)

@@ -6,18 +6,23 @@ import (
 	"github.com/luarun/luarun/payload"
 )
 
-// jsonNull is json.null: one value shared by every state (a userdata with
-// no fields and no metatable: nothing in it to change).
-var jsonNull = &lua.LUserData{Value: "json.null", Metatable: lua.LNil}
+// jsonNull is json.null: one value shared by every state. Its metatable
+// is locked, so setmetatable cannot change it (a userdata has nothing
+// else a script could write).
+var jsonNull = &lua.LUserData{Value: "json.null", Metatable: lockedMT("json.null")}
+
+// lockedMT is a metatable with only __metatable set: getmetatable answers
+// name and setmetatable refuses to replace it.
+func lockedMT(name string) *lua.LTable {
+	mt := &lua.LTable{Metatable: lua.LNil}
+	mt.RawSetString("__metatable", lua.LString(name))
+	return mt
+}
 
 // jsonObjectMT marks tables that encode as objects even when empty
 // (json.object, and the empty objects json.decode makes). It is shared
 // and locked: getmetatable on a marked table answers "json.object".
-var jsonObjectMT = func() *lua.LTable {
-	mt := &lua.LTable{Metatable: lua.LNil}
-	mt.RawSetString("__metatable", lua.LString("json.object"))
-	return mt
-}()
+var jsonObjectMT = lockedMT("json.object")
 
 func jsonConverter() *converter { return &converter{null: jsonNull, objectMT: jsonObjectMT} }
 

@@ -50,5 +50,13 @@ func (rt *Runtime) reusedState() *pooledState {
 	L.SetTop(0)
 	co.SetTop(0)
 	co.Dead, co.Parent = false, nil
+	// setmetatable(0, mt) and the like set per-type metatables of the
+	// state; the next process starts without them (strings' is set anew).
+	for _, v := range typeSamples {
+		L.SetMetatable(v, lua.LNil)
+	}
 	return ps
 }
+
+// typeSamples has a value of each type whose metatable is per state.
+var typeSamples = []lua.LValue{lua.LNil, lua.LTrue, lua.LNumber(0), &lua.LFunction{}, &lua.LState{}, lua.LChannel(nil)}

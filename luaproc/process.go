@@ -54,6 +54,7 @@ type luaProcess struct {
 	lctx   *luaCtx // the context of its coroutines
 
 	L         *lua.LState // the main state: globals; never run itself
+	tpl       *template   // the template the state was made from
 	sortFn    *lua.LFunction
 	rawResume lua.LGFunction // gopher-lua's coroutine.resume
 	boot      *lua.LFunction // prelude.lua's boot
@@ -73,6 +74,10 @@ type luaProcess struct {
 	hasReq bool
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
+
+	// taskThreads: the coroutines of the live tasks (scripts must not
+	// resume them: paddedResume).
+	taskThreads map[*lua.LState]bool
 
 	// pthreads: the coroutines pcall/xpcall run in now; freeThreads: the
 	// finished ones kept for reuse (context.go).
@@ -158,7 +163,7 @@ type request struct {
 }
 
 // cmdMarker is the first value of every yield that carries a request.
-var cmdMarker = &lua.LUserData{Value: "luarun.command", Metatable: lua.LNil}
+var cmdMarker = &lua.LUserData{Value: "luarun.command", Metatable: lockedMT("luarun.command")}
 
 // Init prepares the state and the root task. No Lua runs yet: the chunk
 // and the entry point run in the first step, on a worker (a chunk may
@@ -191,6 +196,10 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
 	co.SetContext(p.lctx)
+	if p.taskThreads == nil {
+		p.taskThreads = map[*lua.LState]bool{}
+	}
+	p.taskThreads[co] = true
 	return &task{co: co, fn: fn, args: args}
 }
 
@@ -465,7 +474,7 @@ func (p *luaProcess) request(t *task, r request) {
 		for i, fn := range r.fns {
 			var args []lua.LValue
 			if fn.IsG { // see prelude.lua's trampoline
-				fn, args = p.rt.template().trampoline, []lua.LValue{fn}
+				fn, args = p.tpl.trampoline, []lua.LValue{fn}
 			}
 			c := p.newTask(fn, args, nil)
 			c.parent, c.index = t, i
@@ -482,6 +491,7 @@ func (p *luaProcess) newTag() uint64 {
 // taskEnded records how t ended: the process's end for the root task,
 // one result of process.all for the others.
 func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
+	delete(p.taskThreads, t.co)
 	if t.parent == nil {
 		if err != nil {
 			p.end(nil, err)

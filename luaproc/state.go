@@ -196,6 +196,7 @@ func (rt *Runtime) buildTemplate() *template {
 		switch t, isTable := v.(*lua.LTable); {
 		case name == "_G":
 		case isTable:
+			unshareTables(t)
 			tpl.moduleMT[name] = lockedIndex(L, t)
 		default:
 			tpl.base.RawSetString(name, v)
@@ -239,6 +240,21 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 	return 1
 }
 
+// unshareTables removes the table-valued fields of a shared module (the
+// string library's __index is the library itself): a script reading one
+// would hold a shared table it could write.
+func unshareTables(t *lua.LTable) {
+	var keys []lua.LValue
+	t.ForEach(func(k, v lua.LValue) {
+		if _, ok := v.(*lua.LTable); ok {
+			keys = append(keys, k)
+		}
+	})
+	for _, k := range keys {
+		t.RawSet(k, lua.LNil)
+	}
+}
+
 // lockedIndex is a shared metatable for proxies of t: reads fall through
 // to t; Lua cannot read or replace the metatable. (Reads are not cached
 // in the proxy: an empty proxy costs nothing to miss in, while t and the
@@ -272,7 +288,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 		L.G.Registry = L.CreateTable(0, 1)
 		L.Env = L.G.Global
 	}
-	p.L, p.sortFn, p.boot, p.rawResume = L, tpl.sortFn, tpl.boot, tpl.rawResume
+	p.L, p.tpl, p.sortFn, p.boot, p.rawResume = L, tpl, tpl.sortFn, tpl.boot, tpl.rawResume
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
@@ -375,9 +391,16 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 		case *lua.LFunction:
 			target = v
 		case lua.LNumber:
-			if dbg, ok := L.GetStack(int(v)); ok {
-				if f, err := L.GetInfo("f", dbg, lua.LNil); err == nil {
-					target, _ = f.(*lua.LFunction)
+			// Find the frame the way gopher-lua's setfenv does: level
+			// parents up from setfenv's own frame, tail calls not counted.
+			// Level 0 sets the coroutine's environment, the state's own.
+			if level := int(v); level > 0 {
+				f := currentFrame(L)
+				for i := 0; i < level && f != nil; i++ {
+					f = f.Parent
+				}
+				if f != nil {
+					target = f.Fn
 				}
 			}
 		}
@@ -429,7 +452,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	} else {
 		// a state's own globals are the script's, less the built-ins
 		// globalIndex copied in
-		base := p.rt.template().base
+		base := p.tpl.base
 		L.G.Global.ForEach(func(k, v lua.LValue) {
 			if name, ok := k.(lua.LString); ok && base.RawGetString(string(name)) != v {
 				if fn, ok := v.(*lua.LFunction); ok {

@@ -1,0 +1,135 @@
+package luaproc
+
+// Regression tests from a review of the shared built-ins and recycled
+// states: each case was a reproduced leak between processes (or a crash).
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+// The string library's __index field pointed at the shared table itself.
+func TestSharedStringTableUnreachable(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "a.lua", `return string.__index == nil, ("").__index == nil`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true, true}, res)
+	// Concurrent writers to anything reachable must not crash the runtime.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := runLua(t, rt, "w.lua", `for i = 1, 200 do string["k" .. i] = i; math["k" .. i] = i end return true`, "", int64(i))
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	res, err = runLua(t, rt, "b.lua", `return string.k1, math.k1`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{nil, nil}, res, "another process's writes are not visible")
+}
+
+// json.null is shared by every state: its metatable is locked.
+func TestJSONNullLocked(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "a.lua", `
+local ok, err = pcall(setmetatable, json.null, {__index = function() return "hijacked" end})
+return ok, getmetatable(json.null)`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{false, "json.null"}, res)
+}
+
+// Per-type metatables (numbers, functions...) do not survive recycling.
+func TestRecycledStateForgetsTypeMetatables(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	for range 20 {
+		_, err := runLua(t, rt, "a.lua", `
+setmetatable(0, {__index = {secret = "from A"}})
+setmetatable(print, {__index = {secret = "fn from A"}})
+return true`, "")
+		require.NoError(t, err)
+		res, err := runLua(t, rt, "b.lua", `return getmetatable(1), getmetatable(type), getmetatable(true)`, "")
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{nil, nil, nil}, res)
+	}
+}
+
+// setfenv found its target by a different count of levels than
+// gopher-lua's setfenv (tail calls), and refused level 0.
+func TestSetfenvGuard(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "a.lua", `
+local secret = {owner = "process A"}
+local function g() setfenv(3, secret) end -- level 3: boot, past a tail call
+local function x() return g() end
+function main() x() end`, "")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cannot change the environment of a luarun built-in")
+	res, err := runLua(t, rt, "b.lua", `
+local function g() return getfenv(3) end
+function main()
+  local e = g()
+  return e == _G, rawget(e, "owner")
+end`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true, nil}, res)
+	res, err = runLua(t, rt, "z.lua", `return (pcall(setfenv, 0, setmetatable({}, {__index = _G})))`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res, "level 0 is the coroutine's own environment")
+}
+
+// A task's coroutine (from coroutine.running) cannot be resumed by
+// another task of the process.
+func TestTaskCoroutinesCannotBeResumed(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "s.lua", `
+function main()
+  local b
+  local r1, r2 = process.all(
+    function()
+      b = coroutine.running()
+      time.sleep(0.1)
+      return "slept"
+    end,
+    function()
+      time.sleep(0.02)
+      local ok, err = coroutine.resume(b, "early")
+      return tostring(ok) .. ": " .. err
+    end)
+  local root = coroutine.running()
+  local r3 = process.all(function() return (select(2, coroutine.resume(root))) end)
+  return r1, r2, r3
+end`, "")
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Equal(t, "slept", res[0])
+	assert.Contains(t, res[1], "false: cannot resume a coroutine that runs a task")
+	assert.Contains(t, res[2], "cannot resume a coroutine that runs a task")
+}
+
+// Entry points are judged against the template the process started with.
+func TestRegisterWhileAChunkRuns(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("r.lua", `local _ = print; local _ = pairs; process.receive(); function worker() end`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "wokrer")
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error { return nil }))
+	require.NoError(t, rt.Send(h.PID(), "go"))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = h.Wait(ctx)
+	assert.EqualError(t, err, `r.lua: unknown entry "wokrer" (entries: worker)`)
+}
