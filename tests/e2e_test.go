@@ -30,6 +30,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	consultSources()
 	luarun = filepath.Join(dir, "luarun")
 	build := exec.Command("go", append(append([]string{"build"}, raceFlags...), "-o", luarun, "..")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
@@ -40,6 +41,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// consultSources reads every Go and Lua file of the module. go test
+// caches a test's result by the files the test itself opened; the binary
+// is built by a subprocess, so without this a change to the code under
+// test would not invalidate a cached pass.
+func consultSources() {
+	filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" && path != "../luaproc/testdata") {
+			return filepath.SkipDir
+		}
+		if ext := filepath.Ext(path); ext == ".go" || ext == ".lua" || d.Name() == "go.mod" || d.Name() == "go.sum" {
+			os.ReadFile(path)
+		}
+		return nil
+	})
 }
 
 type result struct {
