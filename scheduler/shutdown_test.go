@@ -18,7 +18,9 @@ func cleaner() *fnProc {
 	return &fnProc{step: func(evs []Event, out *StepOutput) error {
 		for _, ev := range evs {
 			switch {
-			case ev.Type == EventCancel && phase == 1:
+			case ev.Type == EventCancel && phase < 2:
+				// The cancel may come before the first step (a slow start
+				// under -race with one P): clean up all the same.
 				phase = 2
 				out.Yield(2, "cleanup")
 				return nil
