@@ -113,5 +113,3 @@ func check(err error) {
 		os.Exit(1)
 	}
 }
-
-func ns(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / float64(n) }

@@ -34,5 +34,3 @@ func (m *mailbox) pop() (message, bool) {
 	}
 	return msg, true
 }
-
-func (m *mailbox) len() int { return len(m.items) - m.head }

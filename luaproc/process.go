@@ -53,11 +53,8 @@ type luaProcess struct {
 	ctx    context.Context
 	lctx   *luaCtx // the context of its coroutines
 
-	L         *lua.LState // the main state: globals; never run itself
-	tpl       *template   // the template the state was made from
-	sortFn    *lua.LFunction
-	rawResume lua.LGFunction // gopher-lua's coroutine.resume
-	boot      *lua.LFunction // prelude.lua's boot
+	L   *lua.LState // the main state: globals; never run itself
+	tpl *template   // the template the state was made from
 
 	root    *task
 	current *task   // the task being resumed
@@ -184,7 +181,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	for _, v := range input {
 		args = append(args, toLuaValue(p.L, v))
 	}
-	p.root = p.newTask(p.boot, args, reused)
+	p.root = p.newTask(p.tpl.boot, args, reused)
 	p.ready = append(p.ready, p.root)
 	return nil
 }
@@ -385,7 +382,7 @@ func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState,
 	for _, a := range args {
 		L.Push(a)
 	}
-	n := p.rawResume(L)
+	n := p.tpl.rawResume(L)
 	top := L.GetTop()
 	defer L.SetTop(0)
 	first := top - n + 1
@@ -566,7 +563,7 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
 	f := currentFrame(L)
-	if where := blockContext(L, f, p.current.co, p.sortFn); where != "" {
+	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
 	}
 	// The values the resume brings are fitted to what this call wants

@@ -288,7 +288,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 		L.G.Registry = L.CreateTable(0, 1)
 		L.Env = L.G.Global
 	}
-	p.L, p.tpl, p.sortFn, p.boot, p.rawResume = L, tpl, tpl.sortFn, tpl.boot, tpl.rawResume
+	p.L, p.tpl = L, tpl
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
 	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
@@ -355,15 +355,8 @@ var requirable = []string{"process", "time", "log", "json", "string", "table", "
 
 func luaRequire(L *lua.LState) int {
 	name := L.CheckString(1)
-	p := procOf(L)
-	known := false
-	for _, n := range requirable {
-		known = known || n == name
-	}
-	if _, ok := p.rt.appModules()[name]; ok {
-		known = true
-	}
-	if !known {
+	// every module but io (opened lazily, per state) is in the template
+	if name != lua.IoLibName && procOf(L).tpl.moduleMT[name] == nil {
 		L.RaiseError("module '%s' not found (luarun provides %s and the application's modules)", name, strings.Join(requirable, ", "))
 	}
 	L.Push(L.GetGlobal(name))
