@@ -21,9 +21,6 @@ import (
 
 const defaultGrace = 5 * time.Second
 
-// modules that --sandbox removes and --allow gives back.
-var sandboxed = []string{"os", "io", "fs", "http", "exec"}
-
 // runScript runs the main process and returns the exit status. An error
 // it returns is a usage error, printed by run.
 func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
@@ -146,14 +143,14 @@ func permissions(sandbox bool, allow []string) ([]string, error) {
 			if m == "" {
 				continue
 			}
-			if !slices.Contains(sandboxed, m) {
-				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(sandboxed, ", "))
+			if !slices.Contains(luaproc.Permissions, m) {
+				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(luaproc.Permissions, ", "))
 			}
 			named = append(named, m)
 		}
 	}
 	if !sandbox {
-		return sandboxed, nil
+		return luaproc.Permissions, nil
 	}
 	return named, nil
 }

@@ -24,8 +24,9 @@ type Options struct {
 	// Workers is the number of scheduler workers; 0 means GOMAXPROCS.
 	Workers int
 	// Allow lists the modules scripts may use beyond the always-present
-	// ones: "os", "io" (and "fs", "http", "exec" once they exist). A
-	// module not allowed raises "<module> is not allowed ..." when used.
+	// ones (any of Permissions: "os", "io", "fs", "http", "exec"). A
+	// module not allowed raises "<module> is not allowed ..." when used;
+	// "fs" also gives dofile and loadfile.
 	Allow []string
 	// Logger receives the log module's lines (with the process's pid);
 	// nil means a text logger on stderr at info level.

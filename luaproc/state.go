@@ -152,11 +152,12 @@ func (rt *Runtime) buildTemplate() *template {
 	jsonT.RawSetString("null", jsonNull)
 	g.RawSetString("json", jsonT)
 	for module, fns := range rt.appModules() {
-		t := L.CreateTable(0, len(fns))
-		for _, f := range fns {
-			t.RawSetString(f, fn(commandFunc(module+"."+f)))
+		g.RawSetString(module, commandTable(L, module, fns))
+	}
+	for _, m := range ioModules {
+		if rt.allowed[m.name] {
+			g.RawSetString(m.name, commandTable(L, m.name, m.fns))
 		}
-		g.RawSetString(module, t)
 	}
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
@@ -181,7 +182,10 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Pop(2)
 
 	tpl.deniedMT = map[string]*lua.LTable{}
-	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
+	for _, name := range Permissions {
+		if rt.allowed[name] {
+			continue
+		}
 		mt := L.CreateTable(0, 2)
 		mt.RawSetString("__metatable", lua.LString("locked"))
 		mt.RawSetString("__index", fn(func(L *lua.LState) int {
@@ -226,6 +230,8 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 	switch {
 	case name == "_G":
 		v = g
+	case tpl.deniedMT[name] != nil:
+		v = deniedModule(L, tpl, name)
 	case tpl.moduleMT[name] != nil:
 		proxy := L.CreateTable(0, 0)
 		proxy.Metatable = tpl.moduleMT[name]
@@ -291,13 +297,8 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	p.L, p.tpl = L, tpl
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
-	for _, name := range []string{lua.OsLibName, lua.IoLibName} {
-		switch {
-		case !rt.allowed[name]:
-			g.RawSetString(name, deniedModule(L, tpl, name))
-		case name == lua.IoLibName:
-			g.RawSetString(name, lazyIo(L))
-		}
+	if rt.allowed[lua.IoLibName] {
+		g.RawSetString(lua.IoLibName, lazyIo(L))
 	}
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	p.setArgs()
@@ -351,12 +352,36 @@ func lazyIo(L *lua.LState) *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec"}
+
+// Permissions are the modules Options.Allow switches on (all of them in
+// the command-line runner unless --sandbox).
+var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec"}
+
+// ioModules are the I/O command modules (commands.IO) and their functions.
+var ioModules = []struct {
+	name string
+	fns  []string
+}{
+	{"fs", []string{"read", "write", "list"}},
+	{"http", []string{"get", "request"}},
+	{"exec", []string{"run"}},
+}
+
+// commandTable is the module table of commands module.fns.
+func commandTable(L *lua.LState, module string, fns []string) *lua.LTable {
+	t := L.CreateTable(0, len(fns))
+	for _, f := range fns {
+		t.RawSetString(f, L.NewFunction(commandFunc(module+"."+f)))
+	}
+	return t
+}
 
 func luaRequire(L *lua.LState) int {
 	name := L.CheckString(1)
 	// every module but io (opened lazily, per state) is in the template
-	if name != lua.IoLibName && procOf(L).tpl.moduleMT[name] == nil {
+	tpl := procOf(L).tpl
+	if name != lua.IoLibName && tpl.moduleMT[name] == nil && tpl.deniedMT[name] == nil {
 		L.RaiseError("module '%s' not found (luarun provides %s and the application's modules)", name, strings.Join(requirable, ", "))
 	}
 	L.Push(L.GetGlobal(name))
