@@ -63,15 +63,15 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 // main state and shares the process's context: unlike coroutine.create,
 // it gets no context of its own to make and cancel.
 func (p *luaProcess) pstart(L *lua.LState) int {
-	fn := L.CheckFunction(1)
-	args := make([]lua.LValue, L.GetTop()-1)
+	// fn runs through prelude.lua's trampoline, with fn as its first
+	// argument: a blocking Go function must not become the coroutine's
+	// bottom frame (fn itself, or tail-called by fn).
+	L.CheckFunction(1)
+	args := make([]lua.LValue, L.GetTop())
 	for i := range args {
-		args[i] = L.Get(i + 2)
+		args[i] = L.Get(i + 1)
 	}
-	if fn.IsG { // its results would be lost: run it from a Lua function
-		args = append([]lua.LValue{fn}, args...)
-		fn = p.tpl.trampoline
-	}
+	fn := p.tpl.trampoline
 	co := p.takeThread()
 	L.Push(co)
 	n := pushResume(L, co, fn, args)

@@ -28,6 +28,27 @@ local function pass(co, ok, first, ...)
   return ok, first, ...
 end
 
+-- A coroutine whose bottom frame is a blocking Go function cannot be
+-- resumed into it: gopher-lua drops that frame when the function yields,
+-- so the coroutine would end with the marker (or crash) instead of
+-- returning the call's results. That happens when the body is a Go
+-- function, or when a Lua body tail-calls one (return fs.read(p)). So
+-- every coroutine body luarun starts calls its function from a frame of
+-- its own, not in a tail call: trampoline for pcall and process.all (Go
+-- side), body() for coroutine.create and coroutine.wrap.
+local function same(...) return ... end
+local function trampoline(f, ...)
+  return same(f(...))
+end
+local function body(f)
+  if type(f) ~= "function" then return f end -- raw_create names the bad argument
+  return function(...) return same(f(...)) end
+end
+
+coroutine_t.create = function(f)
+  return raw_create(body(f))
+end
+
 local function callable(f)
   if type(f) == "function" then return f end
   local mt = getmetatable(f)
@@ -47,7 +68,7 @@ local function unwrap(ok, ...)
 end
 
 coroutine_t.wrap = function(f)
-  local co = raw_create(f)
+  local co = raw_create(body(f))
   return function(...)
     return unwrap(pass(co, resume(co, ...)))
   end
@@ -112,12 +133,6 @@ local function boot(chunk, entry, ...)
   if fn == nil then return unpack(r, 1, r.n) end
   r = pack(fn(...)) -- not a tail call: tracebacks then name the entry
   return unpack(r, 1, r.n)
-end
-
--- trampoline runs a Go function as a coroutine's body: gopher-lua drops
--- the results of a coroutine whose body is a Go function.
-local function trampoline(f, ...)
-  return f(...)
 end
 
 return boot, trampoline

@@ -469,11 +469,8 @@ func (p *luaProcess) request(t *task, r request) {
 			return
 		}
 		for i, fn := range r.fns {
-			var args []lua.LValue
-			if fn.IsG { // see prelude.lua's trampoline
-				fn, args = p.tpl.trampoline, []lua.LValue{fn}
-			}
-			c := p.newTask(fn, args, nil)
+			// see prelude.lua's trampoline
+			c := p.newTask(p.tpl.trampoline, []lua.LValue{fn}, nil)
 			c.parent, c.index = t, i
 			p.ready = append(p.ready, c)
 		}

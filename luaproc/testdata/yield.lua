@@ -231,4 +231,34 @@ function T.test_process_survives_refused_block()
   eq(process.receive(0), nil)
 end
 
+-- A blocking Go function at the bottom of a coroutine (its body, or
+-- tail-called by it) returns the values it is resumed with: it once
+-- returned luarun's private marker, or crashed gopher-lua.
+function T.test_blocking_call_as_coroutine_body()
+  local me = process.self()
+  local function recv() return process.receive() end
+  local function check(what, ok, msg, from)
+    eq(ok, true, what .. ": ok"); eq(msg, what, what .. ": message"); eq(from, me, what .. ": sender")
+  end
+  for _, case in ipairs({
+    {"pcall tail", function() return pcall(function() return process.receive() end) end},
+    {"pcall go", function() return pcall(process.receive) end},
+    {"pcall local tail", function() return pcall(recv) end},
+    {"xpcall tail", function() return xpcall(function() return process.receive() end, debug and debug.traceback or tostring) end},
+    {"resume tail", function() return coroutine.resume(coroutine.create(function() return process.receive() end)) end},
+    {"resume go", function() return coroutine.resume(coroutine.create(process.receive)) end},
+    {"wrap tail", function() return true, coroutine.wrap(function() return process.receive() end)() end},
+    {"wrap go", function() return true, coroutine.wrap(process.receive)() end},
+    {"all tail", function() return true, process.all(recv), me end},       -- all keeps first results
+    {"all go", function() return true, process.all(process.receive), me end},
+  }) do
+    process.send(me, case[1])
+    check(case[1], case[2]())
+  end
+  -- process.all keeps only the first result of each function
+  process.send(me, "x"); process.send(me, "y")
+  local a, b = process.all(function() return process.receive() end, process.receive)
+  eq(a .. b, "xy", "all: first results")
+end
+
 return T
