@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -34,6 +35,7 @@ var (
 	quick   = flag.Bool("quick", false, "smaller sizes")
 	only    = flag.String("only", "", "run only workloads whose name contains this")
 	workers = flag.Int("workers", 0, "scheduler workers for the workloads that do not set their own (0: GOMAXPROCS)")
+	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run (baselines included) to this file")
 )
 
 type row struct {
@@ -44,6 +46,12 @@ func main() {
 	flag.Parse()
 	fmt.Printf("luarun benchmark harness — %s, %d CPUs, GOMAXPROCS %d, %s\n",
 		runtime.Version(), runtime.NumCPU(), runtime.GOMAXPROCS(0), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		check(err)
+		check(pprof.StartCPUProfile(f))
+		defer pprof.StopCPUProfile()
+	}
 	var rows []row
 	for _, w := range workloads() {
 		if *only != "" && !strings.Contains(w.name, *only) {
@@ -73,6 +81,7 @@ func workloads() []workload {
 		{"spawn", spawn},
 		{"fanout", fanOut},
 		{"throughput", throughput},
+		{"http", fetch},
 	}
 }
 
@@ -85,8 +94,10 @@ func size(full, small int) int {
 
 // newRuntime starts a runtime that prints nothing.
 func newRuntime(workers int) *luaproc.Runtime {
-	return luaproc.New(luaproc.Options{Workers: workers, Logger: log.New(io.Discard), Stdout: io.Discard})
+	return luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
 }
+
+func quietLogger() *log.Logger { return log.New(io.Discard) }
 
 func shutdown(rt *luaproc.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -71,13 +71,49 @@ func ring() []row {
 		check(<-exited)
 	}
 	closeAll(ps)
+	plain := goRing(n, m)
 
 	return []row{{
 		workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop)", n, m),
-		luarun:   fmtDur(luarun), baseline: fmtDur(baseline), floor: fmtDur(floor) + " (resume/yield)",
+		luarun:   fmtDur(luarun), baseline: fmtDur(baseline),
+		floor:  fmtDur(floor) + " (resume/yield); no Lua, " + fmtDur(plain) + " (goroutines + channels)",
 		ratio:  fmt.Sprintf("%.2f× floor; A/luarun %.1f×", float64(luarun)/float64(floor), float64(baseline)/float64(luarun)),
 		target: "≤ 1.6× floor; A/luarun ≥ 4×",
 	}}
+}
+
+// goRing is the ring with no Lua at all: n goroutines pass an int over
+// unbuffered channels. It is what the hop between 1,000 distinct stacks
+// costs on this machine before any interpreter runs.
+func goRing(n, m int) time.Duration {
+	chans := make([]chan int, n)
+	for i := range chans {
+		chans[i] = make(chan int)
+	}
+	done := make(chan struct{})
+	for i := range chans {
+		in, out := chans[i], chans[(i+1)%n]
+		go func() {
+			for token := range in {
+				switch {
+				case token < 0:
+					return
+				case token == 0:
+					close(done)
+				default:
+					out <- token - 1
+				}
+			}
+		}()
+	}
+	t0 := time.Now()
+	chans[0] <- m
+	<-done
+	d := time.Since(t0) / time.Duration(m)
+	for _, c := range chans {
+		c <- -1
+	}
+	return d
 }
 
 func yieldRoundTrip() []row {
@@ -181,7 +217,11 @@ end`
 
 func fanOut() []row {
 	procs, iters := 64, size(300000, 50000)
+	// Both sides run at GOMAXPROCS = workers: with 1 worker at GOMAXPROCS
+	// 2 the garbage collector would have the second core to itself, and
+	// the "1 core" time would have used two.
 	run := func(w int) time.Duration {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(w))
 		rt := newRuntime(w)
 		t0 := time.Now()
 		runMain(rt, "fan.lua", fanLua, int64(procs), int64(iters))

@@ -13,6 +13,28 @@
 //	time.sleep    (seconds)            → nothing, after the time passed
 //	process.wait  (handle, timeout)    → true, results... | false, err | nil, "timeout"
 //
+// NewIO makes the I/O commands, which IO.Register installs (the Lua layer
+// decides whether a runtime may use them):
+//
+//	fs.read      (path)                    → the contents (a string, any bytes)
+//	fs.write     (path, data)              → true (atomic: temp file + rename)
+//	fs.list      (dir)                     → {names...}, sorted
+//	http.get     (url [, opts])            → {status=, body=, headers={name=value}}
+//	http.request (req)                     → the same
+//	exec.run     (cmd, {args...} [, opts]) → {code=, stdout=, stderr=}
+//
+// with http.get's opts = {headers={name=value}, timeout=seconds}, req =
+// {method= (GET by default), url=, headers=, body=, timeout=}, and
+// exec.run's opts = {stdin=, dir=, timeout=seconds}.
+//
+// Each fails with a message naming the command and its subject ("fs.read
+// /x: no such file or directory", "http.get http://h/: connection
+// refused", "exec.run sleep: timed out after 1s"). An HTTP status other
+// than 2xx and a non-zero exit code are results, not failures. Response
+// header names are lowercased; HTTP requests time out after 30 seconds
+// unless opts.timeout says otherwise. A process killed during a call has
+// its request aborted or its child (and the child's process group) killed.
+//
 // Non-blocking calls (process.spawn, process.send, json, log) are not
 // commands: luaproc runs them in place, without a yield.
 package commands

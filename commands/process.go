@@ -2,6 +2,7 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -15,15 +16,15 @@ import (
 // ends, the timeout passes or the waiting process is killed.
 func Wait(c scheduler.Call) error {
 	if len(c.Args) == 0 {
-		return fmt.Errorf("process.wait: no process given")
+		return errors.New("no process given")
 	}
 	h, ok := c.Args[0].(scheduler.Handle)
 	if !ok {
-		return fmt.Errorf("process.wait: argument 1 is %T, not a process handle", c.Args[0])
+		return fmt.Errorf("argument 1 is %T, not a process handle", c.Args[0])
 	}
 	d, err := seconds(c.Args, 1)
 	if err != nil {
-		return fmt.Errorf("process.wait: %w", err)
+		return err
 	}
 	select {
 	case <-h.Done():

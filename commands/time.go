@@ -15,7 +15,7 @@ import (
 func Sleep(c scheduler.Call) error {
 	d, err := seconds(c.Args, 0)
 	if err != nil {
-		return fmt.Errorf("time.sleep: %w", err)
+		return err // the registry prefixes "time.sleep: "
 	}
 	if d <= 0 {
 		c.Complete(nil)

@@ -41,6 +41,7 @@ type Options struct {
 type Runtime struct {
 	sched   *scheduler.Scheduler
 	reg     *scheduler.Registry
+	io      *commands.IO // fs, http and exec (reachable from Lua only if allowed)
 	allowed map[string]bool
 	logger  *log.Logger
 	started time.Time
@@ -79,6 +80,8 @@ func New(opts Options) *Runtime {
 		rt.out = os.Stdout
 	}
 	commands.Register(rt.reg)
+	rt.io = commands.NewIO()
+	rt.io.Register(rt.reg)
 	rt.sched = scheduler.New(scheduler.Options{Workers: opts.Workers, Dispatcher: rt.reg})
 	return rt
 }
@@ -224,7 +227,9 @@ func (rt *Runtime) Stats() scheduler.Stats { return rt.sched.Stats() }
 // waits for them until ctx is done; then it abandons the rest (returning
 // a *scheduler.ShutdownError) and stops the workers.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
-	return rt.sched.Shutdown(ctx)
+	err := rt.sched.Shutdown(ctx)
+	rt.io.Close() // after the processes: no HTTP connection outlives the runtime
+	return err
 }
 
 func (rt *Runtime) writeOut(s string) {

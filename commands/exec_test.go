@@ -1,0 +1,147 @@
+//go:build unix
+
+package commands
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExecRun(t *testing.T) {
+	s := newSched(t)
+
+	h, _ := call(t, s, "exec.run", "sh", []any{"-c", "exit 3"})
+	got, err := result(h)
+	require.NoError(t, err, "a non-zero exit is a result")
+	assert.Equal(t, map[string]any{"code": int64(3), "stdout": "", "stderr": ""}, got)
+
+	h, _ = call(t, s, "exec.run", "sh", []any{"-c", `echo out; echo "$1" >&2`, "sh", "a b"})
+	got, err = result(h)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]any{"code": int64(0), "stdout": "out\n", "stderr": "a b\n"}, got)
+
+	// stdin, binary-safe; {} options and numbers as arguments are accepted
+	h, _ = call(t, s, "exec.run", "cat", []any{}, map[string]any{"stdin": "one\x00two"})
+	got, _ = result(h)
+	assert.Equal(t, "one\x00two", got.(map[string]any)["stdout"])
+	h, _ = call(t, s, "exec.run", "echo", []any{"n", int64(5), 1.5}, []any{})
+	got, _ = result(h)
+	assert.Equal(t, "n 5 1.5\n", got.(map[string]any)["stdout"])
+
+	// no stdin given: the child reads an empty one, it does not block
+	h, took := call(t, s, "exec.run", "cat", nil)
+	got, err = result(h)
+	require.NoError(t, err)
+	assert.Equal(t, "", got.(map[string]any)["stdout"])
+	assert.Less(t, took, 3*time.Second)
+
+	// dir
+	dir := t.TempDir()
+	real, err := filepath.EvalSymlinks(dir)
+	require.NoError(t, err)
+	h, _ = call(t, s, "exec.run", "pwd", nil, map[string]any{"dir": dir})
+	got, _ = result(h)
+	assert.Equal(t, real+"\n", got.(map[string]any)["stdout"])
+}
+
+func TestExecErrors(t *testing.T) {
+	s := newSched(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"nosuchcmd-luarun", nil}, "exec.run nosuchcmd-luarun: executable file not found in $PATH"},
+		{[]any{"/no/such/cmd", nil}, "exec.run /no/such/cmd: no such file or directory"},
+		{[]any{"pwd", nil, map[string]any{"dir": dir + "/no"}}, "exec.run pwd: dir " + dir + "/no: no such file or directory"},
+		{[]any{"pwd", nil, map[string]any{"dir": file}}, "exec.run pwd: dir " + file + ": not a directory"},
+		{[]any{"sh", []any{"-c", "kill -9 $$"}}, "exec.run sh: killed by signal: killed"},
+		{[]any{int64(1)}, "exec.run: argument 1: string expected, got int64"},
+		{[]any{""}, "exec.run: argument 1: empty command"},
+		{[]any{"sh", "-c"}, "exec.run: argument 2: list of strings expected, got string"},
+		{[]any{"sh", []any{"-c", true}}, "exec.run: argument 2: list of strings expected, got bool at [2]"},
+		{[]any{"sh", nil, "x"}, "exec.run: argument 3: table expected, got string"},
+		{[]any{"sh", nil, map[string]any{"stdin": int64(1)}}, "exec.run: argument 3: stdin: string expected, got int64"},
+		{[]any{"sh", nil, map[string]any{"timeout": -1.0}}, "exec.run: argument 3: timeout: must be positive, got -1"},
+	} {
+		h, _ := call(t, s, "exec.run", tc.args...)
+		_, err := result(h)
+		assert.EqualError(t, err, tc.want)
+	}
+}
+
+func TestExecTimeout(t *testing.T) {
+	s := newSched(t)
+	h, took := call(t, s, "exec.run", "sleep", []any{"10"}, map[string]any{"timeout": 0.1})
+	_, err := result(h)
+	assert.EqualError(t, err, "exec.run sleep: timed out after 100ms")
+	assert.Less(t, took, 3*time.Second)
+
+	// A shell's child holding the output pipe dies with it: the whole
+	// process group is killed, well before WaitDelay would give up.
+	h, took = call(t, s, "exec.run", "sh", []any{"-c", "sleep 10; echo never"}, map[string]any{"timeout": 0.1})
+	_, err = result(h)
+	assert.EqualError(t, err, "exec.run sh: timed out after 100ms")
+	assert.Less(t, took, execWaitDelay)
+}
+
+// TestExecKill: killing a process during exec.run kills its child (and
+// the child's children); no goroutine is left (goleak checks at exit).
+func TestExecKill(t *testing.T) {
+	s := newSched(t)
+	fifo := filepath.Join(t.TempDir(), "pids")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	// The shell writes its pid and its child's, then waits for the child.
+	script := `sleep 10 & echo $$ $! > "$1"; wait`
+	h, err := s.Submit(&caller{cmd: "exec.run", args: []any{"sh", []any{"-c", script, "sh", fifo}}}, "", nil)
+	require.NoError(t, err)
+	b, err := os.ReadFile(fifo) // blocks until the shell has written
+	require.NoError(t, err)
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	require.Len(t, pids, 2)
+
+	t0 := time.Now()
+	require.NoError(t, s.Kill(h.PID(), errors.New("stop")))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err = h.Wait(ctx)
+	assert.EqualError(t, err, "stop")
+	assert.Less(t, time.Since(t0), time.Second)
+	// The shell is reaped by exec.run's goroutine; the sleep, orphaned,
+	// by init: both soon stop existing as processes we can signal (a
+	// zombie still can, so poll).
+	for _, pid := range pids {
+		assert.Eventually(t, func() bool {
+			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) || isZombie(pid)
+		}, 5*time.Second, 5*time.Millisecond, "process %d still runs", pid)
+	}
+}
+
+// isZombie reports whether pid has ended but was not reaped yet (Linux;
+// elsewhere false).
+func isZombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}

@@ -1,0 +1,262 @@
+package commands
+
+// http.get and http.request: one goroutine per request, using the IO's
+// shared client (idle connections are kept per host, so many processes
+// calling one service reuse them). The request's context is the calling
+// process's, with the request's timeout (opts.timeout, else
+// DefaultHTTPTimeout) covering connect, headers and the whole body: a kill
+// or a timeout aborts the request wherever it is. Any status is a
+// response, not an error; errors are failures to get one.
+//
+// Response headers are keyed by their lowercased names ("content-type"),
+// so a script need not guess Go's or the server's casing; repeated headers
+// are joined with ", ". Request header names are sent as given (Go
+// canonicalizes them on HTTP/1.1; "Host" sets the request's host).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/luarun/luarun/scheduler"
+)
+
+// httpGet: http.get(url [, opts]), opts = {headers=, timeout=}.
+func (o *IO) httpGet(c scheduler.Call) error {
+	u, err := argString(c.Args, 0)
+	if err != nil {
+		return err
+	}
+	opts, err := argTable(c.Args, 1)
+	if err != nil {
+		return err
+	}
+	r, err := parseRequest(http.MethodGet, u, opts, false)
+	if err != nil {
+		return fmt.Errorf("argument 2: %w", err)
+	}
+	o.do(c, "http.get "+u, r)
+	return nil
+}
+
+// httpRequest: http.request{method=, url=, headers=, body=, timeout=}.
+func (o *IO) httpRequest(c scheduler.Call) error {
+	req, err := argTable(c.Args, 0)
+	if err == nil && req == nil {
+		err = fmt.Errorf("argument 1: table expected, got %s", typeName(c.Args, 0))
+	}
+	if err != nil {
+		return err
+	}
+	method, err := optString(req, "method")
+	if err != nil {
+		return fmt.Errorf("argument 1: %w", err)
+	}
+	if method == "" {
+		method = http.MethodGet
+	}
+	method = strings.ToUpper(method)
+	u, err := optString(req, "url")
+	if err == nil && u == "" {
+		err = errors.New("url: string expected, got nil")
+	}
+	if err != nil {
+		return fmt.Errorf("argument 1: %w", err)
+	}
+	r, err := parseRequest(method, u, req, true)
+	if err != nil {
+		return fmt.Errorf("argument 1: %w", err)
+	}
+	o.do(c, "http.request "+method+" "+u, r)
+	return nil
+}
+
+// request is an HTTP request read from a script's table.
+type request struct {
+	method, url string
+	header      http.Header
+	host        string
+	body        *string
+	timeout     time.Duration
+}
+
+// parseRequest reads headers=, timeout= and (if withBody) body= from t.
+func parseRequest(method, u string, t map[string]any, withBody bool) (*request, error) {
+	r := &request{method: method, url: u, header: http.Header{}}
+	var err error
+	if r.timeout, err = optTimeout(t, DefaultHTTPTimeout); err != nil {
+		return nil, err
+	}
+	if withBody && t["body"] != nil {
+		b, err := optString(t, "body")
+		if err != nil {
+			return nil, err
+		}
+		r.body = &b
+	}
+	if t["headers"] == nil {
+		return r, nil
+	}
+	hs, err := asTable(t["headers"])
+	if err != nil {
+		return nil, fmt.Errorf("headers: %w", err)
+	}
+	for name, v := range hs {
+		vals, err := headerValues(v)
+		if err != nil {
+			return nil, fmt.Errorf("headers.%s: %w", name, err)
+		}
+		if strings.EqualFold(name, "host") {
+			if len(vals) > 0 {
+				r.host = vals[0]
+			}
+			continue
+		}
+		for _, s := range vals {
+			r.header.Add(name, s)
+		}
+	}
+	return r, nil
+}
+
+// headerValues reads a header value: a string, a number, or a list of them
+// (the header repeated).
+func headerValues(v any) ([]string, error) {
+	if s, ok := scalarString(v); ok {
+		return []string{s}, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("string expected, got %T", v)
+	}
+	out := make([]string, len(list))
+	for i, e := range list {
+		if out[i], ok = scalarString(e); !ok {
+			return nil, fmt.Errorf("string expected, got %T at [%d]", e, i+1)
+		}
+	}
+	return out, nil
+}
+
+// do checks r's URL, then sends r on a goroutine and completes c with the
+// response table, or fails it with an error that starts with label.
+func (o *IO) do(c scheduler.Call, label string, r *request) {
+	if err := checkURL(r.url); err != nil {
+		c.Fail(fmt.Errorf("%s: %w", label, err))
+		return
+	}
+	ctx, cancel := withTimeout(c.Ctx, r.timeout)
+	var body io.Reader
+	if r.body != nil {
+		body = strings.NewReader(*r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	if err != nil {
+		cancel()
+		c.Fail(fmt.Errorf("%s: %w", label, unwrapURLError(err)))
+		return
+	}
+	req.Header = r.header
+	if r.host != "" {
+		req.Host = r.host
+	}
+	go func() {
+		defer cancel()
+		res, err := o.roundTrip(req)
+		if err != nil {
+			c.Fail(httpError(ctx, label, err))
+			return
+		}
+		c.Complete(res)
+	}()
+}
+
+// roundTrip sends req and reads the whole response.
+func (o *IO) roundTrip(req *http.Request) (map[string]any, error) {
+	resp, err := o.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	headers := make(map[string]any, len(resp.Header))
+	for k, vs := range resp.Header {
+		headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+	}
+	return map[string]any{
+		"status":  int64(resp.StatusCode),
+		"body":    string(b),
+		"headers": headers,
+	}, nil
+}
+
+// checkURL accepts absolute http and https URLs.
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("invalid URL: %w", unwrapURLError(err))
+	}
+	switch u.Scheme {
+	case "http", "https":
+	case "":
+		return errors.New("invalid URL: http:// or https:// expected")
+	default:
+		return fmt.Errorf("invalid URL: scheme %q is not http or https", u.Scheme)
+	}
+	if u.Host == "" {
+		return errors.New("invalid URL: no host")
+	}
+	return nil
+}
+
+// httpError words a failed request: a timeout or a kill says so; Go's
+// `Get "url":` prefix and the dial details are dropped.
+func httpError(ctx context.Context, label string, err error) error {
+	if ctx.Err() != nil {
+		cause := context.Cause(ctx)
+		var te timeoutError
+		if errors.As(cause, &te) {
+			return fmt.Errorf("%s: %w", label, te)
+		}
+		return cause // the process was killed: nobody reads this
+	}
+	err = unwrapURLError(err)
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns):
+		reason := dns.Err
+		if dns.IsNotFound {
+			reason = "no such host"
+		}
+		return fmt.Errorf("%s: lookup %s: %s", label, dns.Name, reason)
+	case errors.As(err, &op):
+		inner := op.Err
+		var se *os.SyscallError
+		if errors.As(inner, &se) {
+			inner = se.Err
+		}
+		return fmt.Errorf("%s: %w", label, inner)
+	case errors.Is(err, io.EOF):
+		return fmt.Errorf("%s: the server closed the connection without a response", label)
+	}
+	return fmt.Errorf("%s: %w", label, err)
+}
+
+func unwrapURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
