@@ -30,7 +30,7 @@ import (
 const execWaitDelay = time.Second
 
 // execRun: exec.run(cmd, {args...} [, {stdin=, dir=, timeout=}]).
-func execRun(c scheduler.Call) error {
+func (o *IO) execRun(c scheduler.Call) error {
 	name, err := argString(c.Args, 0)
 	if err == nil && name == "" {
 		err = errors.New("argument 1: empty command")
@@ -60,7 +60,7 @@ func execRun(c scheduler.Call) error {
 	}
 	_, hasStdin := opts["stdin"]
 	label := "exec.run " + name
-	go func() {
+	o.goroutines.Go(func() {
 		res, err := runCommand(c.Ctx, name, args, dir, stdin, hasStdin, timeout)
 		if err != nil {
 			if c.Ctx.Err() != nil {
@@ -72,7 +72,7 @@ func execRun(c scheduler.Call) error {
 			return
 		}
 		c.Complete(res)
-	}()
+	})
 	return nil
 }
 

@@ -78,7 +78,7 @@ func (o *IO) fsList(c scheduler.Call) error {
 // fsOp runs op on a goroutine holding a file slot and completes c with
 // its result.
 func (o *IO) fsOp(c scheduler.Call, op func() (any, error)) {
-	go func() {
+	o.goroutines.Go(func() {
 		select {
 		case o.fsSlots <- struct{}{}:
 		case <-c.Ctx.Done():
@@ -92,7 +92,7 @@ func (o *IO) fsOp(c scheduler.Call, op func() (any, error)) {
 			return
 		}
 		c.Complete(v)
-	}()
+	})
 }
 
 // writeAtomic replaces the file at path (the file a symbolic link points

@@ -167,7 +167,7 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 	if r.host != "" {
 		req.Host = r.host
 	}
-	go func() {
+	o.goroutines.Go(func() {
 		defer cancel()
 		res, err := o.roundTrip(req)
 		if err != nil {
@@ -175,7 +175,7 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 			return
 		}
 		c.Complete(res)
-	}()
+	})
 }
 
 // roundTrip sends req and reads the whole response.

@@ -38,6 +38,8 @@ type IO struct {
 	// thread, and thousands of processes reading at once must not make
 	// thousands of threads.
 	fsSlots chan struct{}
+	// goroutines runs every call's I/O (goroutines.go).
+	goroutines goroutinePool
 }
 
 // DefaultHTTPTimeout bounds an HTTP request (connect, headers and body)
@@ -69,12 +71,13 @@ func (o *IO) Register(reg *scheduler.Registry) {
 	reg.Register("fs.list", o.fsList)
 	reg.Register("http.get", o.httpGet)
 	reg.Register("http.request", o.httpRequest)
-	reg.Register("exec.run", execRun)
+	reg.Register("exec.run", o.execRun)
 }
 
 // Close closes the idle HTTP connections (and so their goroutines).
 // Requests still in flight keep theirs until they end; the IO stays usable.
 func (o *IO) Close() {
+	o.goroutines.Close()
 	o.transport.CloseIdleConnections()
 }
 
