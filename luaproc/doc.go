@@ -81,11 +81,12 @@
 // # Permissions
 //
 // Processes always get base, string, table, math and coroutine, and the
-// luarun modules process, time, log and json. os and io (and dofile,
-// loadfile, which read files: allowed as "fs") exist only when
-// Options.Allow names them; otherwise using them raises
-// "os is not allowed (run without --sandbox or with --allow os)".
-// require returns the same tables as the globals.
+// luarun modules process, time, log and json. os, io and the I/O
+// commands fs, http and exec (package commands; dofile and loadfile count
+// as "fs") work only when Options.Allow names them; otherwise using them
+// raises "os is not allowed (run without --sandbox or with --allow os)".
+// require returns the same tables as the globals. Shutdown closes the
+// idle HTTP connections.
 //
 // # Shared built-ins
 //
