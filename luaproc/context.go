@@ -53,7 +53,12 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 			}
 			L.SetTop(n + 1)
 		}
-		return rawResume(L)
+		n := rawResume(L)
+		if n >= 2 && L.Get(-n) == lua.LFalse {
+			at := L.GetTop() - n + 2
+			L.Replace(at, unwhere(L.Get(at)))
+		}
+		return n
 	}
 }
 
@@ -149,7 +154,7 @@ func pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
 		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {
 			obj = ae.Object
 		}
-		L.Push(obj)
+		L.Push(unwhere(obj))
 		return 2
 	case st == lua.ResumeOK:
 		L.Push(lua.LNumber(1))

@@ -124,3 +124,20 @@ func errorMessage(v lua.LValue) string {
 		return v.String()
 	}
 }
+
+// unwhere removes the position of a prelude.lua frame from an error
+// message: a Go function that raises while prelude.lua calls it (as the
+// body of a pcall, a coroutine or a process.all function) gets the
+// prelude's line as its "where", which names nothing in the script.
+func unwhere(v lua.LValue) lua.LValue {
+	s, ok := v.(lua.LString)
+	if !ok || !strings.HasPrefix(string(s), preludeName+":") {
+		return v
+	}
+	rest := string(s[len(preludeName)+1:])
+	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
+	if digits == 0 || !strings.HasPrefix(rest[digits:], ": ") {
+		return v
+	}
+	return lua.LString(rest[digits+2:])
+}

@@ -387,7 +387,7 @@ func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState,
 	defer L.SetTop(0)
 	first := top - n + 1
 	if L.Get(first) != lua.LTrue {
-		obj := L.Get(first + 1)
+		obj := unwhere(L.Get(first + 1))
 		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
 	}
 	if !t.co.Dead && n >= 2 && L.Get(first+1) == cmdMarker {

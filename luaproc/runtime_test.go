@@ -127,6 +127,14 @@ func TestPermissions(t *testing.T) {
 	}
 	denied(t, rt, "fs", "return loadfile('x.lua')")
 	denied(t, rt, "fs", "return dofile('x.lua')")
+	// os and io without exec: they cannot run commands either
+	rt, _, _ = newTestRuntime(t, Options{Allow: []string{"os", "io"}})
+	denied(t, rt, "exec", "return os.execute('true')")
+	denied(t, rt, "exec", "return io.popen('true')")
+	rt, _, _ = newTestRuntime(t, Options{Allow: []string{"os", "io", "exec"}})
+	res, err := runLua(t, rt, "s.lua", "local f = io.popen('echo hi') local out = f:read('*a') f:close() return os.execute('true'), out", "")
+	require.NoError(t, err)
+	assert.Equal(t, []any{int64(0), "hi\n"}, []any(res))
 	for _, allowed := range Permissions {
 		rt, _, _ := newTestRuntime(t, Options{Allow: []string{allowed}})
 		for module, src := range uses {

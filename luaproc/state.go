@@ -90,6 +90,7 @@ type template struct {
 	trampoline *lua.LFunction         // prelude.lua's trampoline (pstart)
 	sortFn     *lua.LFunction         // table.sort (named in blockContext)
 	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
 	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
 	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
 }
@@ -137,12 +138,13 @@ func (rt *Runtime) buildTemplate() *template {
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
-		denied := fn(func(L *lua.LState) int {
-			L.RaiseError("%s", notAllowed("fs"))
-			return 0
-		})
+		denied := fn(deniedFunc("fs"))
 		g.RawSetString("dofile", denied)
 		g.RawSetString("loadfile", denied)
+	}
+	if !rt.allowed["exec"] { // os.execute and io.popen run commands too
+		tpl.execDenied = fn(deniedFunc("exec"))
+		L.GetGlobal(lua.OsLibName).(*lua.LTable).RawSetString("execute", tpl.execDenied)
 	}
 	processT := moduleTable(L, processFuncs)
 	g.RawSetString("process", processT)
@@ -188,10 +190,7 @@ func (rt *Runtime) buildTemplate() *template {
 		}
 		mt := L.CreateTable(0, 2)
 		mt.RawSetString("__metatable", lua.LString("locked"))
-		mt.RawSetString("__index", fn(func(L *lua.LState) int {
-			L.RaiseError("%s", notAllowed(name))
-			return 0
-		}))
+		mt.RawSetString("__index", fn(deniedFunc(name)))
 		tpl.deniedMT[name] = mt
 	}
 	tpl.base = L.CreateTable(0, 48)
@@ -298,7 +297,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
 	if rt.allowed[lua.IoLibName] {
-		g.RawSetString(lua.IoLibName, lazyIo(L))
+		g.RawSetString(lua.IoLibName, lazyIo(L, tpl))
 	}
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	p.setArgs()
@@ -319,6 +318,14 @@ func notAllowed(module string) string {
 	return module + " is not allowed (run without --sandbox or with --allow " + module + ")"
 }
 
+// deniedFunc raises the not-allowed error of module.
+func deniedFunc(module string) lua.LGFunction {
+	return func(L *lua.LState) int {
+		L.RaiseError("%s", notAllowed(module))
+		return 0
+	}
+}
+
 // deniedModule stands in for a module that is switched off: reading any
 // of its fields raises the not-allowed error. Its metatable is shared and
 // locked (getmetatable answers "locked").
@@ -330,7 +337,7 @@ func deniedModule(L *lua.LState, tpl *template, name string) *lua.LTable {
 
 // lazyIo stands in for io until a field is read; then it opens the io
 // library in this state (io keeps per-state files) and answers from it.
-func lazyIo(L *lua.LState) *lua.LTable {
+func lazyIo(L *lua.LState, tpl *template) *lua.LTable {
 	t := L.CreateTable(0, 0)
 	mt := L.CreateTable(0, 2)
 	mt.RawSetString("__metatable", lua.LString("locked"))
@@ -342,6 +349,9 @@ func lazyIo(L *lua.LState) *lua.LTable {
 			real, _ = L.G.Global.RawGetString(lua.IoLibName).(*lua.LTable)
 			if real == nil {
 				L.RaiseError("io could not be opened")
+			}
+			if tpl.execDenied != nil {
+				real.RawSetString("popen", tpl.execDenied)
 			}
 		}
 		L.Push(real.RawGet(L.Get(2)))

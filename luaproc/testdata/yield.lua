@@ -261,4 +261,27 @@ function T.test_blocking_call_as_coroutine_body()
   eq(a .. b, "xy", "all: first results")
 end
 
+-- An error raised by a Go function that luarun's prelude calls (the body
+-- of a pcall, a coroutine, a process.all function) carries no prelude
+-- position: the message is the function's own.
+function T.test_go_function_errors_name_no_prelude_line()
+  local function check(what, msg)
+    if type(msg) ~= "string" or msg:find("prelude", 1, true) then
+      error(what .. ": " .. tostring(msg), 2)
+    end
+  end
+  local ok, msg = pcall(error, "plain")
+  eq(ok, false, "pcall"); eq(msg, "plain", "pcall(error)")
+  ok, msg = pcall(string.rep)
+  check("pcall(string.rep)", msg)
+  ok, msg = xpcall(string.rep, function(m) return "handled: " .. m end)
+  check("xpcall", msg)
+  ok, msg = coroutine.resume(coroutine.create(string.rep))
+  eq(ok, false, "resume"); check("resume", msg)
+  ok, msg = pcall(coroutine.wrap(string.rep))
+  check("wrap", msg)
+  ok, msg = pcall(process.all, string.rep)
+  check("process.all", msg)
+end
+
 return T
