@@ -12,10 +12,12 @@
 -- the main process stops, with "http is not allowed ...".
 local get = http.get
 
--- links returns the absolute same-origin URLs that body links to.
+-- links returns the absolute same-origin URLs that body links to, each
+-- without its #fragment (page#a and page#b are one page).
 local function links(origin, body)
   local out = {}
-  for href in body:gmatch('href="([^"#]+)"') do
+  for href in body:gmatch('href="([^"]*)"') do
+    href = href:gsub("#.*", "")
     if href:sub(1, 1) == "/" then href = origin .. href end
     if href:sub(1, #origin + 1) == origin .. "/" then out[#out + 1] = href end
   end
@@ -39,10 +41,12 @@ function fetcher(boss, origin)
 end
 
 function main(start, fetchers, max_pages)
-  local origin = start and start:match("^(https?://[^/]+)")
+  local origin = start and start:match("^(https?://[^/#?]+)")
   if not origin then
     error("usage: luarun scripts/crawl.lua URL [fetchers] [max_pages] (URL as http://host[:port]/path)", 0)
   end
+  start = start:gsub("#.*", "")
+  if start == origin then start = origin .. "/" end -- the page links to it as "/"
   fetchers, max_pages = tonumber(fetchers) or 16, tonumber(max_pages) or 100
 
   local me, idle = process.self(), {}

@@ -15,9 +15,9 @@ import (
 )
 
 // site serves pages /p/0 ... /p/n-1 as a binary tree of links (page i
-// links to 2i+1 and 2i+2), plus, from /p/0, a missing page, a fragment
-// link to itself and a link off the site. It counts the fetches of each
-// path.
+// links to 2i+1 and 2i+2), plus, from /p/0, a missing page, fragment
+// links, a link off the site and one to /, which redirects to /p/0. It
+// counts the fetches of each path.
 type site struct {
 	n      int
 	mu     sync.Mutex
@@ -41,7 +41,8 @@ func (s *site) page(i int) string {
 		}
 	}
 	if i == 0 {
-		b.WriteString(`<a href="/missing">gone</a> <a href="#top">top</a> <a href="http://example.invalid/x">away</a>` + "\n")
+		b.WriteString(`<a href="/missing">gone</a> <a href="#top">top</a> <a href="http://example.invalid/x">away</a>` +
+			`<a href="/p/1#part2">part 2 of page 1</a> <a href="/">home</a>` + "\n")
 	}
 	b.WriteString("</body></html>\n")
 	return b.String()
@@ -51,6 +52,10 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.hits[r.URL.Path]++
 	s.mu.Unlock()
+	if r.URL.Path == "/" {
+		http.Redirect(w, r, "/p/0", http.StatusFound)
+		return
+	}
 	var i int
 	if _, err := fmt.Sscanf(r.URL.Path, "/p/%d", &i); err != nil || i < 0 || i >= s.n {
 		http.NotFound(w, r)
@@ -66,8 +71,7 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 func TestCrawl(t *testing.T) {
 	const pages = 40
 	s := newSite(t, pages)
-	start := s.server.URL + "/p/0"
-	r := runLuarun(t, "", "scripts/crawl.lua", start, "8", "100")
+	r := runLuarun(t, "", "scripts/crawl.lua", s.server.URL, "8", "100") // the bare origin: its page is "/"
 	require.Equal(t, 0, r.code, "stderr: %s", r.stderr)
 	assert.Empty(t, r.stderr)
 
@@ -76,6 +80,9 @@ func TestCrawl(t *testing.T) {
 	bytes := 0
 	for i := range pages {
 		url := fmt.Sprintf("%s/p/%d", s.server.URL, i)
+		if i == 0 {
+			url = s.server.URL + "/" // fetched as "/", redirected to /p/0
+		}
 		size := len(s.page(i))
 		bytes += size
 		want = append(want, line{url, fmt.Sprintf("200 %7d %s", size, url)})
@@ -94,7 +101,7 @@ func TestCrawl(t *testing.T) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	assert.Len(t, s.hits, pages+1, "every path fetched")
+	assert.Len(t, s.hits, pages+2, "every path fetched (and / once, redirected)")
 	for path, n := range s.hits {
 		assert.Equal(t, 1, n, "fetches of %s", path)
 	}
@@ -122,7 +129,7 @@ func TestCrawlErrorsAndPermissions(t *testing.T) {
 	assert.Contains(t, r.stderr, "http is not allowed (run without --sandbox or with --allow http)")
 	r = runLuarun(t, "", "--sandbox", "--allow", "http", "scripts/crawl.lua", s.server.URL+"/p/0")
 	assert.Equal(t, 0, r.code, "stderr: %s", r.stderr)
-	assert.Contains(t, r.stdout, "crawled 4 pages (")
+	assert.Contains(t, r.stdout, "crawled 5 pages (") // /p/0, /p/1, /p/2, /missing and / (redirected)
 
 	r = runLuarun(t, "", "scripts/crawl.lua")
 	assert.Equal(t, 1, r.code)
