@@ -33,7 +33,21 @@
 // than 2xx and a non-zero exit code are results, not failures. Response
 // header names are lowercased; HTTP requests time out after 30 seconds
 // unless opts.timeout says otherwise. A process killed during a call has
-// its request aborted or its child (and the child's process group) killed.
+// its request aborted, its file read or write stopped (a write's temp file
+// removed), or its child (and the child's process group) killed; on Unix
+// a command's background children are killed when it exits, too.
+//
+// What a call brings into memory is capped at maxDataBytes, 256 MiB: the
+// file fs.read reads (only regular files are read), an HTTP response body,
+// and each of exec.run's stdout and stderr. More fails the call ("fs.read
+// /x: file larger than 256 MiB", "http.get <url>: body larger than 256
+// MiB", "exec.run yes: output larger than 256 MiB"; the command is killed).
+//
+// Arguments are read the Lua way (args.go): a number is accepted where a
+// string is expected, and errors name Lua types ("string expected, got
+// table"). A duration in seconds too large for a timer (math.huge) means
+// none: time.sleep(math.huge) sleeps until the process is killed, and
+// timeout=math.huge sets no deadline.
 //
 // Non-blocking calls (process.spawn, process.send, json, log) are not
 // commands: luaproc runs them in place, without a yield.

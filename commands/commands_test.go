@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 	"time"
 
@@ -50,20 +51,29 @@ func (c *caller) Step(events []scheduler.Event, out *scheduler.StepOutput) error
 }
 
 // newSched makes a scheduler with the built-in and the I/O commands; at
-// cleanup it shuts down, then the IO closes its idle connections.
+// cleanup it shuts down, then the IO closes (see newSchedIO).
 func newSched(t *testing.T) *scheduler.Scheduler {
+	s, _ := newSchedIO(t)
+	return s
+}
+
+// newSchedIO is newSched, also giving the IO (whose maxData a test may
+// lower before its first call).
+func newSchedIO(t *testing.T) (*scheduler.Scheduler, *IO) {
 	reg := new(scheduler.Registry)
 	Register(reg)
 	io := NewIO()
 	io.Register(reg)
 	t.Cleanup(io.Close)
 	s := scheduler.New(scheduler.Options{Workers: 2, Dispatcher: reg})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		require.NoError(t, s.Shutdown(ctx))
-	})
-	return s
+	t.Cleanup(func() { shutdown(t, s) })
+	return s, io
+}
+
+func shutdown(t *testing.T, s *scheduler.Scheduler) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
 }
 
 func call(t *testing.T, s *scheduler.Scheduler, cmd string, args ...any) (scheduler.Handle, time.Duration) {
@@ -135,7 +145,7 @@ func TestWait(t *testing.T) {
 	// bad arguments
 	h, _ = call(t, s, "process.wait", "pid")
 	_, err = h.Result()
-	assert.ErrorContains(t, err, "not a process handle")
+	assert.EqualError(t, err, "process.wait: argument 1: process handle expected, got string")
 }
 
 // TestWaitLeavesWithKilledWaiter: the goroutine of a wait whose process
@@ -152,4 +162,98 @@ func TestWaitLeavesWithKilledWaiter(t *testing.T) {
 	assert.EqualError(t, err, "stop waiting")
 	require.NoError(t, s.Kill(long.PID(), nil))
 	long.Wait(context.Background())
+}
+
+// TestSleepForever: a sleep too long for a Duration (math.huge, 1e10 s)
+// lasts until the process is killed, holding no timer.
+func TestSleepForever(t *testing.T) {
+	s := newSched(t)
+	for _, d := range []any{math.Inf(1), 1e10, int64(math.MaxInt64)} {
+		h, err := s.Submit(&caller{cmd: "time.sleep", args: []any{d}}, "", nil)
+		require.NoError(t, err)
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err = h.Wait(ctx)
+		cancel()
+		require.ErrorIs(t, err, context.DeadlineExceeded, "time.sleep(%v) returned", d)
+		require.NoError(t, s.Kill(h.PID(), errors.New("stop")))
+		_, err = h.Wait(context.Background())
+		assert.EqualError(t, err, "stop")
+	}
+}
+
+func TestSleepOdd(t *testing.T) {
+	s := newSched(t)
+	h, took := call(t, s, "time.sleep", 1e-12) // 1 ns, not 0
+	_, err := h.Result()
+	require.NoError(t, err)
+	assert.Less(t, took, time.Second)
+	h, _ = call(t, s, "time.sleep", math.NaN())
+	_, err = h.Result()
+	assert.EqualError(t, err, "time.sleep: argument 1: seconds expected, got nan")
+	h, _ = call(t, s, "time.sleep", map[string]any{})
+	_, err = h.Result()
+	assert.EqualError(t, err, "time.sleep: argument 1: seconds expected, got table")
+
+	// process.wait with a timeout too large for a timer waits
+	target, err := s.Submit(&caller{cmd: "time.sleep", args: []any{0.05}}, "", nil)
+	require.NoError(t, err)
+	h, _ = call(t, s, "process.wait", target, math.Inf(1))
+	res, err := h.Result()
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{payload.Payloads{true, nil}}, res)
+}
+
+func TestToDuration(t *testing.T) {
+	const most = math.MaxInt64 / int64(time.Second)
+	for _, tc := range []struct {
+		in   any
+		want time.Duration
+	}{
+		{int64(2), 2 * time.Second},
+		{0.25, 250 * time.Millisecond},
+		{1e-12, 1},
+		{0.0, 0},
+		{-1.5, -1500 * time.Millisecond},
+		{int64(most), time.Duration(most) * time.Second},
+		{int64(most + 1), forever},
+		{int64(math.MaxInt64), forever},
+		{float64(most) + 1, forever},
+		{1e10, forever},
+		{math.Inf(1), forever},
+		{math.Inf(-1), math.MinInt64},
+		{int64(math.MinInt64), math.MinInt64},
+		{-1e300, math.MinInt64},
+	} {
+		got, err := toDuration(tc.in)
+		require.NoError(t, err, "%v", tc.in)
+		assert.Equal(t, tc.want, got, "%v", tc.in)
+	}
+	_, err := toDuration(math.NaN())
+	assert.EqualError(t, err, "seconds expected, got nan")
+	_, err = toDuration(true)
+	assert.EqualError(t, err, "seconds expected, got boolean")
+}
+
+func TestLuaType(t *testing.T) {
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{nil, "nil"}, {true, "boolean"}, {int64(1), "number"}, {1.5, "number"},
+		{"s", "string"}, {[]byte("b"), "string"}, {[]any{}, "table"},
+		{map[string]any{}, "table"}, {map[any]any{}, "table"}, {struct{}{}, "userdata"},
+	} {
+		assert.Equal(t, tc.want, luaType(tc.v), "%#v", tc.v)
+	}
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{
+		{int64(-7), "-7"}, {3.0, "3"}, {1.5, "1.5"}, {1e15, "1e+15"}, {0.1, "0.1"},
+		{math.Inf(1), "inf"}, {math.Inf(-1), "-inf"}, {math.NaN(), "nan"},
+	} {
+		got, ok := scalarString(tc.v)
+		assert.True(t, ok)
+		assert.Equal(t, tc.want, got, "%#v", tc.v)
+	}
 }

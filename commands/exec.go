@@ -9,8 +9,17 @@ package commands
 // open by a grandchild that escaped (or a daemon the command started) can
 // keep Wait from returning.
 //
+// On Unix the group is killed after a normal exit too: background
+// children of a command (`sleep 60 &`) do not outlive it.
+//
+// stdout and stderr are each collected up to the IO's cap (256 MiB): a
+// command writing more has its context cancelled with a tooLargeError as
+// the cause, which kills it (and its group) like a timeout, and the call
+// fails ("output larger than 256 MiB").
+//
 // An exit with any code is a result ({code=, stdout=, stderr=}); errors are
-// a command that could not start, one killed by a signal, and a timeout.
+// a command that could not start, one killed by a signal, a timeout, and
+// too much output.
 
 import (
 	"bytes"
@@ -29,39 +38,27 @@ import (
 // close once the child has exited or been killed.
 const execWaitDelay = time.Second
 
+// command is an exec.run call's arguments.
+type command struct {
+	name     string
+	args     []string
+	dir      string
+	stdin    string
+	hasStdin bool
+	timeout  time.Duration
+	maxOut   int64 // the cap on stdout and on stderr
+}
+
 // execRun: exec.run(cmd, {args...} [, {stdin=, dir=, timeout=}]).
 func (o *IO) execRun(c scheduler.Call) error {
-	name, err := argString(c.Args, 0)
-	if err == nil && name == "" {
-		err = errors.New("argument 1: empty command")
-	}
+	cmd, err := parseCommand(c.Args)
 	if err != nil {
 		return err
 	}
-	args, err := argStrings(c.Args, 1)
-	if err != nil {
-		return err
-	}
-	opts, err := argTable(c.Args, 2)
-	if err != nil {
-		return err
-	}
-	stdin, err := optString(opts, "stdin")
-	if err != nil {
-		return fmt.Errorf("argument 3: %w", err)
-	}
-	dir, err := optString(opts, "dir")
-	if err != nil {
-		return fmt.Errorf("argument 3: %w", err)
-	}
-	timeout, err := optTimeout(opts, 0)
-	if err != nil {
-		return fmt.Errorf("argument 3: %w", err)
-	}
-	_, hasStdin := opts["stdin"]
-	label := "exec.run " + name
-	o.goroutines.Go(func() {
-		res, err := runCommand(c.Ctx, name, args, dir, stdin, hasStdin, timeout)
+	cmd.maxOut = o.maxData
+	label := "exec.run " + cmd.name
+	o.start(func() {
+		res, err := cmd.run(c.Ctx)
 		if err != nil {
 			if c.Ctx.Err() != nil {
 				err = context.Cause(c.Ctx) // killed: nobody reads this
@@ -76,51 +73,118 @@ func (o *IO) execRun(c scheduler.Call) error {
 	return nil
 }
 
-// runCommand runs name with args and returns the result table.
-func runCommand(parent context.Context, name string, args []string, dir, stdin string, hasStdin bool, timeout time.Duration) (map[string]any, error) {
-	if dir != "" {
-		// Checked here: a failed chdir in the child is reported by Go as
-		// "fork/exec <cmd>: no such file or directory", blaming the command.
-		fi, err := os.Stat(dir)
-		if err != nil {
-			return nil, fmt.Errorf("dir %s: %w", dir, sysError(err))
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("dir %s: not a directory", dir)
+// parseCommand reads exec.run's arguments.
+func parseCommand(args []any) (*command, error) {
+	name, err := argString(args, 0)
+	if err == nil && name == "" {
+		err = errors.New("argument 1: empty command")
+	}
+	if err == nil {
+		err = noNUL(name, "argument 1")
+	}
+	if err != nil {
+		return nil, err
+	}
+	list, err := argStrings(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &command{name: name, args: list}
+	if err := cmd.parseOptions(args); err != nil {
+		return nil, fmt.Errorf("argument 3: %w", err)
+	}
+	return cmd, nil
+}
+
+// parseOptions reads exec.run's options table, Args[2].
+func (cmd *command) parseOptions(args []any) error {
+	var opts map[string]any
+	var err error
+	if len(args) > 2 && args[2] != nil {
+		if opts, err = asTable(args[2]); err != nil {
+			return err
 		}
 	}
-	ctx, cancel := withTimeout(parent, timeout)
+	if cmd.stdin, err = optString(opts, "stdin"); err != nil {
+		return err
+	}
+	_, cmd.hasStdin = opts["stdin"]
+	if cmd.dir, err = optString(opts, "dir"); err == nil {
+		err = noNUL(cmd.dir, "dir")
+	}
+	if err != nil {
+		return err
+	}
+	cmd.timeout, err = optTimeout(opts, 0)
+	return err
+}
+
+// run runs the command and returns the result table.
+func (cmd *command) run(parent context.Context) (map[string]any, error) {
+	if err := checkDir(cmd.dir); err != nil {
+		return nil, err
+	}
+	ctx, cancel := withTimeout(parent, cmd.timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	if hasStdin {
-		cmd.Stdin = strings.NewReader(stdin)
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	ec := exec.CommandContext(ctx, cmd.name, cmd.args...)
+	ec.Dir = cmd.dir
+	if cmd.hasStdin {
+		ec.Stdin = strings.NewReader(cmd.stdin)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.WaitDelay = execWaitDelay
-	killGroup(cmd)
-	err := cmd.Run()
+	stdout := &cappedBuffer{limit: cmd.maxOut, cancel: cancelCause}
+	stderr := &cappedBuffer{limit: cmd.maxOut, cancel: cancelCause}
+	ec.Stdout, ec.Stderr = stdout, stderr
+	ec.WaitDelay = execWaitDelay
+	killGroup(ec)
+	err := ec.Run()
+	endGroup(ec)
 	if ctx.Err() != nil && parent.Err() == nil {
-		return nil, context.Cause(ctx) // the timeout
+		return nil, context.Cause(ctx) // the timeout, or too much output
 	}
+	if err := exitError(err); err != nil {
+		return nil, err
+	}
+	return map[string]any{
+		"code":   int64(ec.ProcessState.ExitCode()),
+		"stdout": stdout.buf.String(),
+		"stderr": stderr.buf.String(),
+	}, nil
+}
+
+// checkDir checks opts.dir here: a failed chdir in the child is reported
+// by Go as "fork/exec <cmd>: no such file or directory", blaming the
+// command.
+func checkDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("dir %s: %w", dir, sysError(err))
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("dir %s: not a directory", dir)
+	}
+	return nil
+}
+
+// exitError tells which error of Cmd.Run fails the call: none for an exit
+// with any code.
+func exitError(err error) error {
 	var ee *exec.ExitError
 	switch {
 	case err == nil, errors.Is(err, exec.ErrWaitDelay):
 		// ErrWaitDelay: it exited with 0, but something it started kept
 		// its output open; the output until then is the result.
+		return nil
 	case errors.As(err, &ee) && ee.Exited():
-		// any exit code is a result
+		return nil // any exit code is a result
 	case errors.As(err, &ee):
-		return nil, fmt.Errorf("killed by %s", ee.ProcessState) // "signal: killed"
-	default:
-		return nil, startError(err)
+		return fmt.Errorf("killed by %s", ee.ProcessState) // "signal: killed"
 	}
-	return map[string]any{
-		"code":   int64(cmd.ProcessState.ExitCode()),
-		"stdout": stdout.String(),
-		"stderr": stderr.String(),
-	}, nil
+	return startError(err)
 }
 
 // startError peels Go's `exec: "name":` and `fork/exec path:` off an error
@@ -133,22 +197,19 @@ func startError(err error) error {
 	return sysError(err)
 }
 
-// argStrings reads Args[i] as a list of strings; nil or missing is none.
-func argStrings(args []any, i int) ([]string, error) {
-	if i >= len(args) || args[i] == nil {
-		return nil, nil
+// cappedBuffer collects an output stream up to limit bytes; one more
+// cancels the command's context (killing it) with a tooLargeError.
+type cappedBuffer struct {
+	buf    bytes.Buffer
+	limit  int64
+	cancel context.CancelCauseFunc
+}
+
+func (w *cappedBuffer) Write(p []byte) (int, error) {
+	if int64(w.buf.Len())+int64(len(p)) > w.limit {
+		err := tooLargeError{"output", w.limit}
+		w.cancel(err)
+		return 0, err
 	}
-	list, ok := args[i].([]any)
-	if !ok {
-		return nil, fmt.Errorf("argument %d: list of strings expected, got %T", i+1, args[i])
-	}
-	out := make([]string, len(list))
-	for j, v := range list {
-		s, ok := scalarString(v)
-		if !ok {
-			return nil, fmt.Errorf("argument %d: list of strings expected, got %T at [%d]", i+1, v, j+1)
-		}
-		out[j] = s
-	}
-	return out, nil
+	return w.buf.Write(p)
 }

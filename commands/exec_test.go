@@ -5,6 +5,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -37,6 +38,17 @@ func TestExecRun(t *testing.T) {
 	h, _ = call(t, s, "exec.run", "echo", []any{"n", int64(5), 1.5}, []any{})
 	got, _ = result(h)
 	assert.Equal(t, "n 5 1.5\n", got.(map[string]any)["stdout"])
+	h, _ = call(t, s, "exec.run", "cat", nil, map[string]any{"stdin": int64(7)})
+	got, _ = result(h)
+	assert.Equal(t, "7", got.(map[string]any)["stdout"])
+
+	// a timeout too large for a deadline is none
+	for _, d := range []any{1e10, math.Inf(1), int64(math.MaxInt64)} {
+		h, _ = call(t, s, "exec.run", "echo", []any{"ok"}, map[string]any{"timeout": d})
+		got, err = result(h)
+		require.NoError(t, err)
+		assert.Equal(t, "ok\n", got.(map[string]any)["stdout"])
+	}
 
 	// no stdin given: the child reads an empty one, it does not block
 	h, took := call(t, s, "exec.run", "cat", nil)
@@ -68,12 +80,19 @@ func TestExecErrors(t *testing.T) {
 		{[]any{"pwd", nil, map[string]any{"dir": dir + "/no"}}, "exec.run pwd: dir " + dir + "/no: no such file or directory"},
 		{[]any{"pwd", nil, map[string]any{"dir": file}}, "exec.run pwd: dir " + file + ": not a directory"},
 		{[]any{"sh", []any{"-c", "kill -9 $$"}}, "exec.run sh: killed by signal: killed"},
-		{[]any{int64(1)}, "exec.run: argument 1: string expected, got int64"},
+		{[]any{true}, "exec.run: argument 1: string expected, got boolean"},
+		{[]any{int64(1)}, "exec.run 1: executable file not found in $PATH"}, // a number is a string
+		{[]any{"sh\x00"}, "exec.run: argument 1 contains a NUL byte"},
+		{[]any{"sh", []any{"-c", "a\x00b"}}, "exec.run: argument 2: [2] contains a NUL byte"},
+		{[]any{"sh", map[string]any{"a": "b"}}, "exec.run: argument 2: list of strings expected, got table"},
+		{[]any{"pwd", nil, map[string]any{"dir": "a\x00b"}}, "exec.run: argument 3: dir contains a NUL byte"},
+		{[]any{"sh", nil, map[string]any{"timeout": math.NaN()}}, "exec.run: argument 3: timeout: seconds expected, got nan"},
 		{[]any{""}, "exec.run: argument 1: empty command"},
 		{[]any{"sh", "-c"}, "exec.run: argument 2: list of strings expected, got string"},
-		{[]any{"sh", []any{"-c", true}}, "exec.run: argument 2: list of strings expected, got bool at [2]"},
+		{[]any{"sh", []any{"-c", true}}, "exec.run: argument 2: list of strings expected, got boolean at [2]"},
 		{[]any{"sh", nil, "x"}, "exec.run: argument 3: table expected, got string"},
-		{[]any{"sh", nil, map[string]any{"stdin": int64(1)}}, "exec.run: argument 3: stdin: string expected, got int64"},
+		{[]any{"sh", nil, map[string]any{"stdin": []any{}}}, "exec.run: argument 3: stdin: string expected, got table"},
+		{[]any{"sh", nil, map[any]any{int64(1): "x"}}, "exec.run: argument 3: table with string keys expected, got a number key"},
 		{[]any{"sh", nil, map[string]any{"timeout": -1.0}}, "exec.run: argument 3: timeout: must be positive, got -1"},
 	} {
 		h, _ := call(t, s, "exec.run", tc.args...)
@@ -144,4 +163,40 @@ func isZombie(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
+
+// TestExecOutputCap: a command writing more than the cap to stdout or
+// stderr is killed (its group too) and the call fails; up to the cap is a
+// result.
+func TestExecOutputCap(t *testing.T) {
+	s, io := newSchedIO(t)
+	io.maxData = 1024
+	h, _ := call(t, s, "exec.run", "head", []any{"-c", "1024", "/dev/zero"})
+	got, err := result(h)
+	require.NoError(t, err)
+	assert.Len(t, got.(map[string]any)["stdout"], 1024)
+
+	for _, script := range []string{"yes", "yes >&2", "head -c 2000 /dev/zero; sleep 10"} {
+		h, took := call(t, s, "exec.run", "sh", []any{"-c", script})
+		_, err := result(h)
+		assert.EqualError(t, err, "exec.run sh: output larger than 1 KiB", script)
+		assert.Less(t, took, execWaitDelay, script)
+	}
+	h, _ = call(t, s, "exec.run", "yes", nil)
+	_, err = result(h)
+	assert.EqualError(t, err, "exec.run yes: output larger than 1 KiB")
+}
+
+// TestExecBackgroundChildren: what a command put in the background is
+// killed once the command has exited.
+func TestExecBackgroundChildren(t *testing.T) {
+	s := newSched(t)
+	h, _ := call(t, s, "exec.run", "sh", []any{"-c", "sleep 37 >/dev/null 2>&1 & echo $!"})
+	got, err := result(h)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(got.(map[string]any)["stdout"].(string)))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool {
+		return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) || isZombie(pid)
+	}, 5*time.Second, 5*time.Millisecond, "the background sleep %d still runs", pid)
 }

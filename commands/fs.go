@@ -2,19 +2,34 @@ package commands
 
 // fs.read, fs.write and fs.list: each call runs on a goroutine of its own,
 // after taking one of the IO's file slots (so that thousands of processes
-// reading at once block a bounded number of OS threads). File system calls
-// cannot be interrupted: a process killed during one has its completion
-// dropped. fs.write replaces the file atomically (temp file in the same
-// directory, fsync, rename), so a reader sees the old contents or the new,
-// never a mix, and a crash leaves no half-written file.
+// reading at once block a bounded number of OS threads).
+//
+// Only regular files are read: a path is opened non-blocking (opening a
+// FIFO would otherwise wait for a writer, holding the slot for good) and
+// anything else (a FIFO, a device such as /dev/zero, a socket) is refused
+// after an fstat. A file is read in chunks that check the call's context,
+// so a kill stops a big read, and at most the IO's cap (256 MiB) is read:
+// a larger file (by its size, or by what a growing file turns out to
+// hold) fails the call.
+//
+// fs.write replaces the file atomically (temp file in the same directory,
+// fsync, rename), so a reader sees the old contents or the new, never a
+// mix, and a crash leaves no half-written file. The temp file is created
+// with mode 0666 less the umask, like any new file; replacing a file keeps
+// its mode. Data is written in chunks that check the context: a kill (or
+// the runtime's shutdown, which waits for the call) removes the temp file
+// and leaves the old contents.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"syscall"
 
 	"github.com/luarun/luarun/scheduler"
@@ -26,8 +41,8 @@ func (o *IO) fsRead(c scheduler.Call) error {
 	if err != nil {
 		return err
 	}
-	o.fsOp(c, func() (any, error) {
-		b, err := os.ReadFile(path)
+	o.fsOp(c, func(ctx context.Context) (any, error) {
+		b, err := readFile(ctx, path, o.maxData)
 		if err != nil {
 			return nil, fsError("fs.read", path, err)
 		}
@@ -46,8 +61,8 @@ func (o *IO) fsWrite(c scheduler.Call) error {
 	if err != nil {
 		return err
 	}
-	o.fsOp(c, func() (any, error) {
-		if err := writeAtomic(path, data); err != nil {
+	o.fsOp(c, func(ctx context.Context) (any, error) {
+		if err := writeAtomic(ctx, path, data); err != nil {
 			return nil, fsError("fs.write", path, err)
 		}
 		return true, nil
@@ -61,14 +76,10 @@ func (o *IO) fsList(c scheduler.Call) error {
 	if err != nil {
 		return err
 	}
-	o.fsOp(c, func() (any, error) {
-		entries, err := os.ReadDir(dir) // sorted by name
+	o.fsOp(c, func(context.Context) (any, error) {
+		names, err := listDir(dir)
 		if err != nil {
 			return nil, fsError("fs.list", dir, err)
-		}
-		names := make([]any, len(entries))
-		for i, e := range entries {
-			names[i] = e.Name()
 		}
 		return names, nil
 	})
@@ -77,15 +88,15 @@ func (o *IO) fsList(c scheduler.Call) error {
 
 // fsOp runs op on a goroutine holding a file slot and completes c with
 // its result.
-func (o *IO) fsOp(c scheduler.Call, op func() (any, error)) {
-	o.goroutines.Go(func() {
+func (o *IO) fsOp(c scheduler.Call, op func(context.Context) (any, error)) {
+	o.start(func() {
 		select {
 		case o.fsSlots <- struct{}{}:
 		case <-c.Ctx.Done():
 			c.Fail(context.Cause(c.Ctx))
 			return
 		}
-		v, err := op()
+		v, err := op(c.Ctx)
 		<-o.fsSlots
 		if err != nil {
 			c.Fail(err)
@@ -95,54 +106,90 @@ func (o *IO) fsOp(c scheduler.Call, op func() (any, error)) {
 	})
 }
 
+// errNotRegular refuses a FIFO, a device, a socket...
+var errNotRegular = errors.New("not a regular file")
+
+// openNonblock opens path for reading without waiting (a FIFO's open
+// would wait for a writer) and stats it.
+func openNonblock(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblockFlags, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// readFile reads the regular file at path, at most limit bytes.
+func readFile(ctx context.Context, path string, limit int64) ([]byte, error) {
+	f, fi, err := openNonblock(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	switch {
+	case fi.IsDir():
+		return nil, syscall.EISDIR
+	case !fi.Mode().IsRegular():
+		return nil, errNotRegular
+	case fi.Size() > limit:
+		return nil, tooLargeError{"file", limit}
+	}
+	return readCapped(ctx, f, fi.Size(), limit, "file")
+}
+
+// listDir lists the directory at path, sorted.
+func listDir(path string) ([]any, error) {
+	f, fi, err := openNonblock(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if !fi.IsDir() {
+		return nil, syscall.ENOTDIR
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name()
+	}
+	slices.Sort(names)
+	out := make([]any, len(names))
+	for i, n := range names {
+		out[i] = n
+	}
+	return out, nil
+}
+
 // writeAtomic replaces the file at path (the file a symbolic link points
 // to, for a link) with data, keeping an existing file's permissions.
-func writeAtomic(path, data string) (err error) {
-	target := path
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if t, err := filepath.EvalSymlinks(path); err == nil {
-			target = t
-		}
-	}
-	mode := fs.FileMode(0o644)
-	switch fi, err := os.Stat(target); {
-	case err == nil && fi.IsDir():
-		return syscall.EISDIR
-	case err == nil && !fi.Mode().IsRegular():
-		return errors.New("not a regular file")
-	case err == nil:
-		mode = fi.Mode().Perm()
-	case !errors.Is(err, fs.ErrNotExist):
+func writeAtomic(ctx context.Context, path, data string) error {
+	target, mode, exists, err := writeTarget(path)
+	if err != nil {
 		return err
 	}
 	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp*")
+	f, err := createTemp(dir, base)
 	if err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			f.Close() // a second Close is harmless
-			os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(mode); err != nil {
+	if err := fillTemp(ctx, f, data, mode, exists); err != nil {
+		f.Close()
+		os.Remove(f.Name())
 		return err
 	}
-	if _, err = f.WriteString(data); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return err
-	}
-	if err = f.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp, target); err != nil {
+	if err := os.Rename(f.Name(), target); err != nil {
+		os.Remove(f.Name())
 		return err
 	}
 	// Make the rename itself durable; a file system that cannot sync a
@@ -154,13 +201,66 @@ func writeAtomic(path, data string) (err error) {
 	return nil
 }
 
-// argPath reads Args[i] as a non-empty path.
-func argPath(args []any, i int) (string, error) {
-	p, err := argString(args, i)
-	if err == nil && p == "" {
-		err = fmt.Errorf("argument %d: empty path", i+1)
+// writeTarget resolves path (through a symbolic link) to the file to
+// replace, and tells whether it exists and with which permissions.
+func writeTarget(path string) (target string, mode fs.FileMode, exists bool, err error) {
+	target = path
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if t, err := filepath.EvalSymlinks(path); err == nil {
+			target = t
+		}
 	}
-	return p, err
+	switch fi, err := os.Stat(target); {
+	case err == nil && fi.IsDir():
+		return "", 0, false, syscall.EISDIR
+	case err == nil && !fi.Mode().IsRegular():
+		return "", 0, false, errNotRegular
+	case err == nil:
+		return target, fi.Mode().Perm(), true, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", 0, false, err
+	}
+	return target, 0, false, nil
+}
+
+// createTemp creates a new file ".<base>.tmp<random>" in dir with mode
+// 0666 less the umask (os.CreateTemp's 0600 would stick to a new file).
+func createTemp(dir, base string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fs.ErrExist
+}
+
+// fillTemp gives the temp file f the replaced file's mode (if it exists)
+// and data, in chunks that stop once ctx is done, and syncs and closes it.
+func fillTemp(ctx context.Context, f *os.File, data string, mode fs.FileMode, exists bool) error {
+	if exists {
+		if err := f.Chmod(mode); err != nil {
+			return err
+		}
+	}
+	for len(data) > 0 {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		n := min(len(data), ioChunk)
+		if _, err := f.WriteString(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil { // killed during the sync: keep the old contents
+		return context.Cause(ctx)
+	}
+	return f.Close()
 }
 
 // fsError is "cmd path: reason", without Go's wrappers (see sysError).

@@ -1,12 +1,18 @@
 package commands
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/scheduler"
 )
 
 func TestFSReadWriteList(t *testing.T) {
@@ -33,11 +39,6 @@ func TestFSReadWriteList(t *testing.T) {
 	got, err = result(h)
 	require.NoError(t, err)
 	assert.Equal(t, data, got, "NUL bytes survive")
-
-	// a new file gets 0644 (not CreateTemp's 0600)
-	fi, err := os.Stat(a)
-	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 
 	// sorted, and no temp file left behind
 	h, _ = call(t, s, "fs.list", dir)
@@ -107,11 +108,17 @@ func TestFSErrors(t *testing.T) {
 		{"fs.write", []any{missing, "x"}, "fs.write " + missing + ": no such file or directory"},
 		{"fs.write", []any{dir, "x"}, "fs.write " + dir + ": is a directory"},
 		{"fs.write", []any{"/dev/null", "x"}, "fs.write /dev/null: not a regular file"},
-		{"fs.read", []any{1.5}, "fs.read: argument 1: string expected, got float64"},
+		{"fs.read", []any{true}, "fs.read: argument 1: string expected, got boolean"},
+		{"fs.read", []any{[]any{"x"}}, "fs.read: argument 1: string expected, got table"},
+		{"fs.read", []any{1.5}, "fs.read 1.5: no such file or directory"}, // a number is a string
+		{"fs.read", []any{"a\x00b"}, "fs.read: argument 1 contains a NUL byte"},
+		{"fs.list", []any{"a\x00b"}, "fs.list: argument 1 contains a NUL byte"},
+		{"fs.write", []any{"a\x00b", "x"}, "fs.write: argument 1 contains a NUL byte"},
 		{"fs.read", nil, "fs.read: argument 1: string expected, got no value"},
 		{"fs.read", []any{""}, "fs.read: argument 1: empty path"},
 		{"fs.write", []any{file}, "fs.write: argument 2: string expected, got no value"},
-		{"fs.write", []any{file, map[string]any{}}, "fs.write: argument 2: string expected, got map[string]interface {}"},
+		{"fs.write", []any{file, map[string]any{}}, "fs.write: argument 2: string expected, got table"},
+		{"fs.write", []any{file, map[any]any{}}, "fs.write: argument 2: string expected, got table"},
 		{"fs.list", []any{nil}, "fs.list: argument 1: string expected, got nil"},
 	} {
 		h, _ := call(t, s, tc.cmd, tc.args...)
@@ -122,4 +129,133 @@ func TestFSErrors(t *testing.T) {
 	names, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Len(t, names, 1)
+}
+
+// TestFSWriteNumbers: numbers are written as Lua's tostring writes them.
+func TestFSWriteNumbers(t *testing.T) {
+	s := newSched(t)
+	p := filepath.Join(t.TempDir(), "n")
+	for _, tc := range []struct {
+		v    any
+		want string
+	}{{int64(12), "12"}, {1.5, "1.5"}, {3.0, "3"}} {
+		h, _ := call(t, s, "fs.write", p, tc.v)
+		_, err := result(h)
+		require.NoError(t, err)
+		h, _ = call(t, s, "fs.read", p)
+		got, err := result(h)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got)
+	}
+}
+
+// TestFSReadTooLarge: a file over the cap fails, by its size or (a file
+// whose size says 0, as in /proc) by what it holds.
+func TestFSReadTooLarge(t *testing.T) {
+	s, io := newSchedIO(t)
+	io.maxData = 1024
+	dir := t.TempDir()
+	fits, over := filepath.Join(dir, "fits"), filepath.Join(dir, "over")
+	require.NoError(t, os.WriteFile(fits, make([]byte, 1024), 0o644))
+	require.NoError(t, os.WriteFile(over, make([]byte, 1025), 0o644))
+	h, _ := call(t, s, "fs.read", fits)
+	got, err := result(h)
+	require.NoError(t, err)
+	assert.Len(t, got, 1024)
+	h, _ = call(t, s, "fs.read", over)
+	_, err = result(h)
+	assert.EqualError(t, err, "fs.read "+over+": file larger than 1 KiB")
+
+	const status = "/proc/self/status"
+	if fi, err := os.Stat(status); err != nil || fi.Size() != 0 {
+		t.Skip("no /proc/self/status of size 0")
+	}
+	io.maxData = 64
+	h, _ = call(t, s, "fs.read", status)
+	_, err = result(h)
+	assert.EqualError(t, err, "fs.read "+status+": file larger than 64 bytes")
+}
+
+// endless is a reader of zeros that never ends; it cancels its context
+// after cancelAfter reads.
+type endless struct {
+	reads, cancelAfter int
+	cancel             context.CancelCauseFunc
+}
+
+func (r *endless) Read(p []byte) (int, error) {
+	r.reads++
+	if r.reads == r.cancelAfter {
+		r.cancel(errors.New("killed"))
+	}
+	clear(p)
+	return len(p), nil
+}
+
+// TestReadAllStops: a read stops at the first chunk after its context is
+// done (fs.read of a big file that its process is killed during).
+func TestReadAllStops(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	r := &endless{cancelAfter: 3, cancel: cancel}
+	_, err := readAll(ctx, r, 10)
+	assert.EqualError(t, err, "killed")
+	assert.Equal(t, 3, r.reads)
+}
+
+// countdown is a context that reports itself done from its n-th Err on.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n <= 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestFSWriteCancelled: a write whose context ends midway removes its
+// temp file and leaves the old contents.
+func TestFSWriteCancelled(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+	data := strings.Repeat("x", 3*ioChunk)
+	ctx := &countdown{Context: context.Background(), n: 2} // done at the 2nd chunk
+	err := writeAtomic(ctx, p, data)
+	assert.ErrorIs(t, err, context.Canceled)
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, names, 1, "the temp file is removed")
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(b))
+}
+
+// TestFSWriteKilled: a process killed during a big fs.write leaves no
+// temp file once the scheduler has shut down and the IO has closed
+// (Close waits for the write to notice the kill and clean up).
+func TestFSWriteKilled(t *testing.T) {
+	reg := new(scheduler.Registry)
+	io := NewIO()
+	io.Register(reg)
+	s := scheduler.New(scheduler.Options{Workers: 2, Dispatcher: reg})
+	dir := t.TempDir()
+	data := strings.Repeat("x", 64<<20)
+	h, err := s.Submit(&caller{cmd: "fs.write", args: []any{filepath.Join(dir, "big"), data}}, "", nil)
+	require.NoError(t, err)
+	for t0 := time.Now(); time.Since(t0) < 5*time.Second; {
+		if names, _ := os.ReadDir(dir); len(names) > 0 {
+			break // the temp file exists: the write is under way
+		}
+	}
+	require.NoError(t, s.Kill(h.PID(), errors.New("stop")))
+	shutdown(t, s)
+	io.Close()
+	names, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, n := range names {
+		assert.Equal(t, "big", n.Name(), "only the file, if the write won the race")
+	}
 }

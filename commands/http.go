@@ -8,6 +8,10 @@ package commands
 // or a timeout aborts the request wherever it is. Any status is a
 // response, not an error; errors are failures to get one.
 //
+// A body larger than the IO's cap (256 MiB) fails the request: it is read
+// through a limit one byte past the cap, so an endless body stops there.
+// A URL with a password is written redacted ("user:xxxxx@") in errors.
+//
 // Response headers are keyed by their lowercased names ("content-type"),
 // so a script need not guess Go's or the server's casing; repeated headers
 // are joined with ", ". Request header names are sent as given (Go
@@ -42,7 +46,7 @@ func (o *IO) httpGet(c scheduler.Call) error {
 	if err != nil {
 		return fmt.Errorf("argument 2: %w", err)
 	}
-	o.do(c, "http.get "+u, r)
+	o.do(c, "http.get "+redactURL(u), r)
 	return nil
 }
 
@@ -74,7 +78,7 @@ func (o *IO) httpRequest(c scheduler.Call) error {
 	if err != nil {
 		return fmt.Errorf("argument 1: %w", err)
 	}
-	o.do(c, "http.request "+method+" "+u, r)
+	o.do(c, "http.request "+method+" "+redactURL(u), r)
 	return nil
 }
 
@@ -134,12 +138,12 @@ func headerValues(v any) ([]string, error) {
 	}
 	list, ok := v.([]any)
 	if !ok {
-		return nil, fmt.Errorf("string expected, got %T", v)
+		return nil, fmt.Errorf("string expected, got %s", luaType(v))
 	}
 	out := make([]string, len(list))
 	for i, e := range list {
 		if out[i], ok = scalarString(e); !ok {
-			return nil, fmt.Errorf("string expected, got %T at [%d]", e, i+1)
+			return nil, fmt.Errorf("string expected, got %s at [%d]", luaType(e), i+1)
 		}
 	}
 	return out, nil
@@ -167,9 +171,9 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 	if r.host != "" {
 		req.Host = r.host
 	}
-	o.goroutines.Go(func() {
+	o.start(func() {
 		defer cancel()
-		res, err := o.roundTrip(req)
+		res, err := o.roundTrip(ctx, req)
 		if err != nil {
 			c.Fail(httpError(ctx, label, err))
 			return
@@ -178,16 +182,17 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 	})
 }
 
-// roundTrip sends req and reads the whole response.
-func (o *IO) roundTrip(req *http.Request) (map[string]any, error) {
+// roundTrip sends req and reads the whole response, at most o.maxData
+// bytes of body.
+func (o *IO) roundTrip(ctx context.Context, req *http.Request) (map[string]any, error) {
 	resp, err := o.client.Do(req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := readBody(ctx, resp, o.maxData)
 	if err != nil {
-		return nil, fmt.Errorf("reading the body: %w", err)
+		return nil, err
 	}
 	headers := make(map[string]any, len(resp.Header))
 	for k, vs := range resp.Header {
@@ -198,6 +203,18 @@ func (o *IO) roundTrip(req *http.Request) (map[string]any, error) {
 		"body":    string(b),
 		"headers": headers,
 	}, nil
+}
+
+// readBody reads resp's body, failing if it has more than limit bytes.
+func readBody(ctx context.Context, resp *http.Response, limit int64) ([]byte, error) {
+	if resp.ContentLength > limit {
+		return nil, tooLargeError{"body", limit}
+	}
+	b, err := readCapped(ctx, resp.Body, max(resp.ContentLength, 0), limit, "body")
+	if _, tooLarge := err.(tooLargeError); err != nil && !tooLarge {
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	return b, err
 }
 
 // checkURL accepts absolute http and https URLs.
@@ -251,6 +268,29 @@ func httpError(ctx context.Context, label string, err error) error {
 		return fmt.Errorf("%s: the server closed the connection without a response", label)
 	}
 	return fmt.Errorf("%s: %w", label, err)
+}
+
+// redactURL writes raw with its password, if any, as "xxxxx" (url.URL's
+// Redacted); a URL that does not parse has its whole user information so
+// written, if it seems to have one.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err == nil {
+		if _, ok := u.User.Password(); ok {
+			return u.Redacted()
+		}
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	i := strings.LastIndexByte(authority, '@')
+	if !ok || i < 0 {
+		return raw
+	}
+	return scheme + "://xxxxx" + rest[i:]
 }
 
 func unwrapURLError(err error) error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -27,7 +28,9 @@ import (
 //	/status/{code}  that status, body "status {code}"
 //	/echo           the method and body back; request header X-Foo as
 //	                X-Echo-Foo; X-Multi twice
-//	/big            bigBody
+//	/big            bigBody (chunked: no Content-Length)
+//	/sized          2,048 bytes with a Content-Length
+//	/endless        zeros until the client goes away
 //	/slow           nothing until the request is cancelled
 //	/hold           like /slow, telling held when the request arrived and
 //	                cancelled when its context ended
@@ -63,6 +66,18 @@ func newTestServer(t *testing.T) *testServer {
 	mux.HandleFunc("/big", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Write(ts.bigBody)
+	})
+	mux.HandleFunc("/sized", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "2048")
+		w.Write(make([]byte, 2048))
+	})
+	mux.HandleFunc("/endless", func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 32<<10)
+		for {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+		}
 	})
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) {
 		// The server sees the connection close (and cancels the context)
@@ -209,6 +224,14 @@ func TestHTTPErrors(t *testing.T) {
 	h, _ = call(t, s, "http.get", dead)
 	_, err = result(h)
 	assert.EqualError(t, err, "http.get "+dead+": connection refused")
+	// no password in errors
+	withUser := "http://user:secret@" + ln.Addr().String() + "/"
+	h, _ = call(t, s, "http.get", withUser)
+	_, err = result(h)
+	assert.EqualError(t, err, "http.get http://user:xxxxx@"+ln.Addr().String()+"/: connection refused")
+	h, _ = call(t, s, "http.request", map[string]any{"url": withUser, "method": "delete"})
+	_, err = result(h)
+	assert.EqualError(t, err, "http.request DELETE http://user:xxxxx@"+ln.Addr().String()+"/: connection refused")
 
 	for _, tc := range []struct {
 		cmd  string
@@ -220,16 +243,22 @@ func TestHTTPErrors(t *testing.T) {
 		{"http.get", []any{"http://"}, "http.get http://: invalid URL: no host"},
 		{"http.get", []any{"http://a b/"}, `http.get http://a b/: invalid URL: invalid character " " in host name`},
 		{"http.request", []any{map[string]any{"url": ts.URL, "method": "GE T"}}, `http.request GE T ` + ts.URL + `: net/http: invalid method "GE T"`},
-		{"http.get", []any{int64(5)}, "http.get: argument 1: string expected, got int64"},
+		{"http.get", []any{int64(5)}, "http.get 5: invalid URL: http:// or https:// expected"}, // a number is a string
+		{"http.get", []any{true}, "http.get: argument 1: string expected, got boolean"},
+		{"http.get", []any{"http://user:secret@a b/"}, `http.get http://xxxxx@a b/: invalid URL: invalid character " " in host name`},
+		{"http.get", []any{ts.URL, map[string]any{"timeout": math.NaN()}}, "http.get: argument 2: timeout: seconds expected, got nan"},
+		{"http.get", []any{ts.URL, map[string]any{"timeout": -0.5}}, "http.get: argument 2: timeout: must be positive, got -0.5"},
+		{"http.get", []any{ts.URL, map[string]any{"headers": map[string]any{"A": []any{"x", map[string]any{}}}}}, "http.get: argument 2: headers.A: string expected, got table at [2]"},
 		{"http.get", []any{ts.URL, "fast"}, "http.get: argument 2: table expected, got string"},
 		{"http.get", []any{ts.URL, map[string]any{"timeout": "soon"}}, "http.get: argument 2: timeout: seconds expected, got string"},
 		{"http.get", []any{ts.URL, map[string]any{"timeout": int64(0)}}, "http.get: argument 2: timeout: must be positive, got 0"},
 		{"http.get", []any{ts.URL, map[string]any{"headers": "x"}}, "http.get: argument 2: headers: table expected, got string"},
-		{"http.get", []any{ts.URL, map[string]any{"headers": map[string]any{"A": true}}}, "http.get: argument 2: headers.A: string expected, got bool"},
+		{"http.get", []any{ts.URL, map[string]any{"headers": map[string]any{"A": true}}}, "http.get: argument 2: headers.A: string expected, got boolean"},
 		{"http.request", []any{"x"}, "http.request: argument 1: table expected, got string"},
 		{"http.request", nil, "http.request: argument 1: table expected, got no value"},
 		{"http.request", []any{map[string]any{}}, "http.request: argument 1: url: string expected, got nil"},
-		{"http.request", []any{map[string]any{"url": ts.URL, "body": 1.5}}, "http.request: argument 1: body: string expected, got float64"},
+		{"http.request", []any{map[string]any{"url": ts.URL, "body": true}}, "http.request: argument 1: body: string expected, got boolean"},
+		{"http.request", []any{map[string]any{"url": ts.URL, "method": []any{}}}, "http.request: argument 1: method: string expected, got table"},
 	} {
 		h, _ := call(t, s, tc.cmd, tc.args...)
 		_, err := result(h)
@@ -260,4 +289,29 @@ func TestHTTPKill(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server's request was not cancelled")
 	}
+}
+
+// TestHTTPBodyCap: a body over the cap fails the request, whether its
+// Content-Length says so or it is chunked (endless, even); a timeout too
+// large for a deadline is none; numbers are accepted as the body.
+func TestHTTPBodyCap(t *testing.T) {
+	s, io := newSchedIO(t)
+	ts := newTestServer(t)
+	io.maxData = 1024
+	for _, path := range []string{"/big", "/sized", "/endless"} {
+		h, took := call(t, s, "http.get", ts.URL+path)
+		_, err := result(h)
+		assert.EqualError(t, err, "http.get "+ts.URL+path+": body larger than 1 KiB")
+		assert.Less(t, took, 3*time.Second)
+	}
+	io.maxData = 2048
+	h, _ := call(t, s, "http.get", ts.URL+"/sized")
+	assert.Len(t, response(t, h)["body"], 2048)
+
+	for _, d := range []any{1e10, math.Inf(1), int64(math.MaxInt64)} {
+		h, _ := call(t, s, "http.get", ts.URL+"/status/200", map[string]any{"timeout": d})
+		assert.Equal(t, int64(200), response(t, h)["status"])
+	}
+	h, _ = call(t, s, "http.request", map[string]any{"url": ts.URL + "/echo", "method": "POST", "body": int64(42)})
+	assert.Equal(t, "POST 42", response(t, h)["body"])
 }

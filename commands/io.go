@@ -6,8 +6,16 @@ package commands
 // own that ends with c.Complete or c.Fail. That goroutine watches c.Ctx,
 // which is done when the calling process is killed or ends: an HTTP
 // request is made with that context, a child process is started with it,
-// so a kill aborts the work and the goroutine leaves. Its completion is
-// then dropped by the scheduler, which is harmless.
+// file data is read and written in chunks that check it, so a kill aborts
+// the work and the goroutine leaves. Its completion is then dropped by
+// the scheduler, which is harmless. Close waits for those goroutines: the
+// runtime closes its IO once every process has ended (and so every
+// context is done), and no temp file or child is left behind after it.
+//
+// What a call brings into memory is capped at maxDataBytes (256 MiB): a
+// file read, a response body, each of a command's stdout and stderr. A
+// larger one fails the call ("file larger than 256 MiB") instead of
+// exhausting the runtime's memory.
 //
 // Errors read as "<command> <subject>: <what went wrong>", e.g.
 // "fs.read /x/y: no such file or directory": the wrappers Go puts around
@@ -16,18 +24,27 @@ package commands
 //
 // An IO is not a global: the Lua layer decides which modules a runtime
 // allows and registers an IO's commands itself; Close lets the runtime's
-// shutdown leave no HTTP connection goroutine behind.
+// shutdown leave no goroutine behind.
 
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
-	"strconv"
+	"sync"
 	"time"
 
 	"github.com/luarun/luarun/scheduler"
 )
+
+// maxDataBytes caps a file read, a response body and each output stream
+// of a command.
+const maxDataBytes = 256 << 20
+
+// ioChunk is how much file data is read or written between two checks of
+// the call's context.
+const ioChunk = 1 << 20
 
 // IO holds what the I/O commands share: an HTTP client (connection reuse,
 // sane timeouts) and a bound on concurrent file operations.
@@ -38,8 +55,12 @@ type IO struct {
 	// thread, and thousands of processes reading at once must not make
 	// thousands of threads.
 	fsSlots chan struct{}
-	// goroutines runs every call's I/O (goroutines.go).
+	// goroutines runs every call's I/O (goroutines.go); inFlight counts
+	// the calls running there, for Close to wait for.
 	goroutines goroutinePool
+	inFlight   sync.WaitGroup
+	// maxData is maxDataBytes (tests lower it).
+	maxData int64
 }
 
 // DefaultHTTPTimeout bounds an HTTP request (connect, headers and body)
@@ -60,6 +81,7 @@ func NewIO() *IO {
 		// or DefaultHTTPTimeout) through its context.
 		client:  &http.Client{Transport: t},
 		fsSlots: make(chan struct{}, max(16, 4*runtime.GOMAXPROCS(0))),
+		maxData: maxDataBytes,
 	}
 }
 
@@ -74,118 +96,80 @@ func (o *IO) Register(reg *scheduler.Registry) {
 	reg.Register("exec.run", o.execRun)
 }
 
-// Close closes the idle HTTP connections (and so their goroutines).
-// Requests still in flight keep theirs until they end; the IO stays usable.
+// Close waits for the calls in flight, which end soon once their
+// processes have (call it after the processes ended: their contexts are
+// done then), then lets the idle goroutines and HTTP connections go. The
+// IO stays usable.
 func (o *IO) Close() {
+	o.inFlight.Wait()
 	o.goroutines.Close()
 	o.transport.CloseIdleConnections()
 }
 
-// argString reads Args[i] as a string ([]byte is accepted too).
-func argString(args []any, i int) (string, error) {
-	if i < len(args) {
-		switch x := args[i].(type) {
-		case string:
-			return x, nil
-		case []byte:
-			return string(x), nil
-		}
-	}
-	return "", fmt.Errorf("argument %d: string expected, got %s", i+1, typeName(args, i))
+// start runs a call's I/O on a pooled goroutine, counted in inFlight.
+func (o *IO) start(f func()) {
+	o.inFlight.Add(1)
+	o.goroutines.Go(func() {
+		defer o.inFlight.Done()
+		f()
+	})
 }
 
-// argTable reads Args[i] as a table with string keys: nil or missing is
-// nil, and an empty list (what Lua's {} arrives as) an empty table.
-func argTable(args []any, i int) (map[string]any, error) {
-	if i >= len(args) || args[i] == nil {
-		return nil, nil
+// tooLargeError is a file, body or output over the IO's cap.
+type tooLargeError struct {
+	what  string // "file", "body", "output"
+	limit int64
+}
+
+func (e tooLargeError) Error() string {
+	return fmt.Sprintf("%s larger than %s", e.what, sizeString(e.limit))
+}
+
+// sizeString writes a byte count the short way: "256 MiB", "1 KiB", "10 bytes".
+func sizeString(n int64) string {
+	switch {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
 	}
-	m, err := asTable(args[i])
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// readAll reads r to its end like io.ReadAll, starting with room for size
+// bytes and reading at most ioChunk at a time; it stops with ctx's cause
+// once ctx is done.
+func readAll(ctx context.Context, r io.Reader, size int64) ([]byte, error) {
+	b := make([]byte, 0, size+1) // +1: EOF is seen without growing
+	for {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), len(b)+ioChunk)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// readCapped reads r through readAll, failing with a tooLargeError past
+// limit bytes.
+func readCapped(ctx context.Context, r io.Reader, size, limit int64, what string) ([]byte, error) {
+	b, err := readAll(ctx, io.LimitReader(r, limit+1), min(size, limit))
 	if err != nil {
-		return nil, fmt.Errorf("argument %d: %w", i+1, err)
+		return nil, err
 	}
-	return m, nil
-}
-
-// asTable converts a payload table with string keys to a map[string]any.
-func asTable(v any) (map[string]any, error) {
-	switch x := v.(type) {
-	case map[string]any:
-		return x, nil
-	case []any:
-		if len(x) == 0 {
-			return map[string]any{}, nil
-		}
-		return nil, fmt.Errorf("table with string keys expected, got a list")
-	case map[any]any:
-		m := make(map[string]any, len(x))
-		for k, e := range x {
-			s, ok := k.(string)
-			if !ok {
-				return nil, fmt.Errorf("table with string keys expected, got key %v (%T)", k, k)
-			}
-			m[s] = e
-		}
-		return m, nil
-	default:
-		return nil, fmt.Errorf("table expected, got %T", v)
+	if int64(len(b)) > limit {
+		return nil, tooLargeError{what, limit}
 	}
-}
-
-// optString reads the string field key of an options table ("" if absent).
-func optString(opts map[string]any, key string) (string, error) {
-	switch x := opts[key].(type) {
-	case nil:
-		return "", nil
-	case string:
-		return x, nil
-	case []byte:
-		return string(x), nil
-	default:
-		return "", fmt.Errorf("%s: string expected, got %T", key, x)
-	}
-}
-
-// optTimeout reads the field "timeout" (seconds) of an options table: def
-// if absent; it must be positive.
-func optTimeout(opts map[string]any, def time.Duration) (time.Duration, error) {
-	v, ok := opts["timeout"]
-	if !ok || v == nil {
-		return def, nil
-	}
-	d, err := seconds([]any{v}, 0)
-	if err != nil {
-		return 0, fmt.Errorf("timeout: seconds expected, got %T", v)
-	}
-	if d <= 0 {
-		return 0, fmt.Errorf("timeout: must be positive, got %v", v)
-	}
-	return d, nil
-}
-
-// scalarString reads a string, or a number as Lua's tostring writes it.
-func scalarString(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case []byte:
-		return string(x), true
-	case int64:
-		return strconv.FormatInt(x, 10), true
-	case float64:
-		return strconv.FormatFloat(x, 'g', 14, 64), true
-	}
-	return "", false
-}
-
-func typeName(args []any, i int) string {
-	if i >= len(args) {
-		return "no value"
-	}
-	if args[i] == nil {
-		return "nil"
-	}
-	return fmt.Sprintf("%T", args[i])
+	return b, nil
 }
 
 // timeoutError is the cause of a context that ran out of its opts.timeout.
@@ -193,10 +177,10 @@ type timeoutError struct{ d time.Duration }
 
 func (e timeoutError) Error() string { return fmt.Sprintf("timed out after %v", e.d) }
 
-// withTimeout derives from ctx a context that ends after d (if d > 0) with
-// a timeoutError as its cause.
+// withTimeout derives from ctx a context that ends after d (if d > 0 and
+// not forever) with a timeoutError as its cause.
 func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
-	if d <= 0 {
+	if d <= 0 || d == forever {
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeoutCause(ctx, d, timeoutError{d})

@@ -1,5 +1,9 @@
 package commands
 
+// process.wait: a goroutine per waiting call watches the awaited process's
+// Done channel, the timeout's timer and the waiter's own context, and
+// completes the call with whichever comes first.
+
 import (
 	"context"
 	"errors"
@@ -12,15 +16,16 @@ import (
 
 // Wait completes its call when the process of Args[0] (a scheduler.Handle)
 // ends, with WaitResult, or after Args[1] seconds (if given) with nil,
-// "timeout". One goroutine waits per call; it leaves when the process
-// ends, the timeout passes or the waiting process is killed.
+// "timeout" (no timeout if Args[1] is missing, or too large for a timer).
+// One goroutine waits per call; it leaves when the process ends, the
+// timeout passes or the waiting process is killed.
 func Wait(c scheduler.Call) error {
 	if len(c.Args) == 0 {
 		return errors.New("no process given")
 	}
 	h, ok := c.Args[0].(scheduler.Handle)
 	if !ok {
-		return fmt.Errorf("argument 1 is %T, not a process handle", c.Args[0])
+		return fmt.Errorf("argument 1: process handle expected, got %s", luaType(c.Args[0]))
 	}
 	d, err := seconds(c.Args, 1)
 	if err != nil {
@@ -34,7 +39,7 @@ func Wait(c scheduler.Call) error {
 	}
 	go func() {
 		var timeout <-chan time.Time
-		if d >= 0 {
+		if d >= 0 && d != forever {
 			t := time.NewTimer(d)
 			defer t.Stop()
 			timeout = t.C
