@@ -8,12 +8,15 @@ package main
 // connection reuse.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime/pprof"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/luarun/luarun/luaproc"
@@ -74,18 +77,24 @@ func fetch() []row {
 		check(<-errs)
 		return time.Since(t0)
 	}
-	// Alternate the two, three rounds each; report the medians.
-	var lt, gt []time.Duration
+	// Alternate the two, three rounds each; report the medians, of wall
+	// time and of the CPU time the whole process (server included) used.
+	var lt, gt, lcpu, gcpu []time.Duration
 	for range 3 {
-		gt = append(gt, goRun())
-		lt = append(lt, luarunRun())
+		c0 := cpuTime()
+		pprof.Do(context.Background(), pprof.Labels("side", "go"), func(context.Context) { gt = append(gt, goRun()) })
+		c1 := cpuTime()
+		pprof.Do(context.Background(), pprof.Labels("side", "luarun"), func(context.Context) { lt = append(lt, luarunRun()) })
+		c2 := cpuTime()
+		gcpu, lcpu = append(gcpu, c1-c0), append(lcpu, c2-c1)
 	}
 	l, g := median(lt), median(gt)
 	reqs := float64(procs * n)
+	perReq := func(d time.Duration) string { return fmtDur(d / time.Duration(procs*n)) }
 	return []row{{
 		workload: fmt.Sprintf("http: %d processes × %d http.get of %d B from a loopback server (median of 3)", procs, n, fetchBody),
-		luarun:   fmt.Sprintf("%.0f req/s (%v)", reqs/l.Seconds(), l.Round(time.Millisecond)),
-		baseline: fmt.Sprintf("%.0f req/s (%v; %d goroutines, net/http)", reqs/g.Seconds(), g.Round(time.Millisecond), procs),
+		luarun:   fmt.Sprintf("%.0f req/s (%v; CPU %s/req)", reqs/l.Seconds(), l.Round(time.Millisecond), perReq(median(lcpu))),
+		baseline: fmt.Sprintf("%.0f req/s (%v; CPU %s/req; %d goroutines, net/http)", reqs/g.Seconds(), g.Round(time.Millisecond), perReq(median(gcpu)), procs),
 		floor:    "—",
 		ratio:    fmt.Sprintf("luarun/Go %.2f×", g.Seconds()/l.Seconds()),
 		target:   "≥ 0.8×",
@@ -112,4 +121,13 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
