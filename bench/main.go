@@ -36,6 +36,7 @@ var (
 	only    = flag.String("only", "", "run only workloads whose name contains this")
 	workers = flag.Int("workers", 0, "scheduler workers for the workloads that do not set their own (0: GOMAXPROCS)")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run (baselines included) to this file")
+	memProf = flag.String("memprofile", "", "write an allocation profile of the whole run to this file")
 )
 
 type row struct {
@@ -51,6 +52,14 @@ func main() {
 		check(err)
 		check(pprof.StartCPUProfile(f))
 		defer pprof.StopCPUProfile()
+	}
+	if *memProf != "" {
+		defer func() {
+			f, err := os.Create(*memProf)
+			check(err)
+			check(pprof.Lookup("allocs").WriteTo(f, 0))
+			check(f.Close())
+		}()
 	}
 	var rows []row
 	for _, w := range workloads() {
