@@ -8,6 +8,7 @@ package luaproc
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -208,11 +209,19 @@ func optTimeout(L *lua.LState, n int) float64 {
 		return -1
 	}
 	d := float64(L.CheckNumber(n))
-	if d < 0 {
+	switch {
+	case d != d:
+		L.ArgError(n, "timeout is not a number (NaN)")
+	case d < 0:
 		d = 0
+	case d >= maxTimeout: // math.huge and the like: no timer at all
+		d = -1
 	}
 	return d
 }
+
+// maxTimeout is the first number of seconds a time.Duration cannot hold.
+const maxTimeout = float64(math.MaxInt64 / int64(time.Second))
 
 func (p *luaProcess) receive(L *lua.LState) int {
 	timeout := optTimeout(L, 1)

@@ -151,4 +151,23 @@ function T.test_self_is_stable_and_unique()
   eq(math.floor(a), a)
 end
 
+function T.sleeper(d) time.sleep(d) end
+
+-- math.huge as a timeout is no timeout: nothing is armed, and a loop of
+-- such receives leaves no timer behind; NaN is refused.
+function T.test_receive_huge_timeout()
+  local me = process.self()
+  for i = 1, 100 do
+    process.send(me, i)
+    local m, from = process.receive(math.huge)
+    eq(m, i, "message"); eq(from, me, "sender")
+  end
+  local child = process.spawn("sleeper", 0.01)
+  local ok = process.wait(child, math.huge)
+  eq(ok, true, "wait with math.huge")
+  local good, err = pcall(process.receive, 0/0)
+  eq(good, false, "NaN refused")
+  assert(tostring(err):find("NaN", 1, true), err)
+end
+
 return T
