@@ -46,7 +46,7 @@ func (o *IO) fsRead(c scheduler.Call) error {
 		if err != nil {
 			return nil, fsError("fs.read", path, err)
 		}
-		return string(b), nil
+		return ownedString(b), nil
 	})
 	return nil
 }

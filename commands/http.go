@@ -200,7 +200,7 @@ func (o *IO) roundTrip(ctx context.Context, req *http.Request) (map[string]any, 
 	}
 	return map[string]any{
 		"status":  int64(resp.StatusCode),
-		"body":    string(b),
+		"body":    ownedString(b),
 		"headers": headers,
 	}, nil
 }

@@ -34,6 +34,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/luarun/luarun/scheduler"
 )
@@ -157,6 +158,15 @@ func readAll(ctx context.Context, r io.Reader, size int64) ([]byte, error) {
 			return nil, err
 		}
 	}
+}
+
+// ownedString returns b's bytes as a string without copying them. Only
+// for a b that nothing writes to again: the buffers readAll returns, which
+// the commands hand over whole (a copy would double the memory of every
+// file read and response body, and was most of the bytes luarun
+// allocated per request in the http benchmark).
+func ownedString(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // readCapped reads r through readAll, failing with a tooLargeError past
