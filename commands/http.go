@@ -152,19 +152,22 @@ func headerValues(v any) ([]string, error) {
 // do checks r's URL, then sends r on a goroutine and completes c with the
 // response table, or fails it with an error that starts with label.
 func (o *IO) do(c scheduler.Call, label string, r *request) {
-	if err := checkURL(r.url); err != nil {
-		c.Fail(fmt.Errorf("%s: %w", label, err))
-		return
-	}
 	ctx, cancel := withTimeout(c.Ctx, r.timeout)
 	var body io.Reader
 	if r.body != nil {
 		body = strings.NewReader(*r.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, r.url, body)
+	if err == nil {
+		err = checkURL(req.URL)
+	} else if _, bad := err.(*url.Error); bad {
+		err = fmt.Errorf("invalid URL: %w", unwrapURLError(err))
+	} else {
+		err = unwrapURLError(err)
+	}
 	if err != nil {
 		cancel()
-		c.Fail(fmt.Errorf("%s: %w", label, unwrapURLError(err)))
+		c.Fail(fmt.Errorf("%s: %w", label, err))
 		return
 	}
 	req.Header = r.header
@@ -196,7 +199,7 @@ func (o *IO) roundTrip(ctx context.Context, req *http.Request) (map[string]any, 
 	}
 	headers := make(map[string]any, len(resp.Header))
 	for k, vs := range resp.Header {
-		headers[strings.ToLower(k)] = strings.Join(vs, ", ")
+		headers[lowerHeader(k)] = strings.Join(vs, ", ")
 	}
 	return map[string]any{
 		"status":  int64(resp.StatusCode),
@@ -217,12 +220,9 @@ func readBody(ctx context.Context, resp *http.Response, limit int64) ([]byte, er
 	return b, err
 }
 
-// checkURL accepts absolute http and https URLs.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("invalid URL: %w", unwrapURLError(err))
-	}
+// checkURL accepts absolute http and https URLs (parsed once, by
+// http.NewRequestWithContext).
+func checkURL(u *url.URL) error {
 	switch u.Scheme {
 	case "http", "https":
 	case "":
@@ -300,3 +300,27 @@ func unwrapURLError(err error) error {
 	}
 	return err
 }
+
+// lowerHeader is strings.ToLower for a canonical header name, without
+// allocating for the common ones (a response has a few of them, and
+// lowering each allocated).
+func lowerHeader(k string) string {
+	if l, ok := commonHeaders[k]; ok {
+		return l
+	}
+	return strings.ToLower(k)
+}
+
+var commonHeaders = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{
+		"Accept-Ranges", "Age", "Cache-Control", "Connection", "Content-Disposition",
+		"Content-Encoding", "Content-Language", "Content-Length", "Content-Type", "Date",
+		"Etag", "Expires", "Keep-Alive", "Last-Modified", "Link", "Location", "Server",
+		"Set-Cookie", "Strict-Transport-Security", "Transfer-Encoding", "Vary", "Via",
+		"Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options", "X-Request-Id",
+	} {
+		m[k] = strings.ToLower(k)
+	}
+	return m
+}()
