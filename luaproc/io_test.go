@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,9 +65,9 @@ function commands(dir)
   assert(err:find("not found", 1, true), err)
 end
 
-function slow(base) return http.get(base .. "/slow") end
+function slow(base, parent) return http.get(base .. "/slow?parent=" .. parent) end
 function killed(base)
-  local pid = process.spawn("slow", base)
+  local pid = process.spawn("slow", base, process.self())
   assert(process.receive() == "in handler")
   process.kill(pid, "enough")
   return process.wait(pid)
@@ -78,7 +79,6 @@ func TestIOFromLua(t *testing.T) {
 	barrier := make(chan struct{})
 	cancelled := make(chan struct{})
 	var rt *Runtime
-	var parent atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/hello":
@@ -98,7 +98,9 @@ func TestIOFromLua(t *testing.T) {
 				http.Error(w, "not concurrent", 500)
 			}
 		case "/slow":
-			require.NoError(t, rt.Send(scheduler.PID(parent.Load()), "in handler"))
+			parent, err := strconv.ParseUint(r.URL.Query().Get("parent"), 10, 64)
+			require.NoError(t, err)
+			require.NoError(t, rt.Send(scheduler.PID(parent), "in handler"))
 			select {
 			case <-r.Context().Done():
 				close(cancelled)
@@ -127,7 +129,6 @@ func TestIOFromLua(t *testing.T) {
 	require.NoError(t, err)
 	h, err := rt.Start(s, "killed", srv.URL)
 	require.NoError(t, err)
-	parent.Store(int64(h.PID()))
 	res, err := h.Wait(t.Context())
 	require.NoError(t, err)
 	assert.Equal(t, false, res[0])
