@@ -53,11 +53,7 @@ func (o *IO) fsRead(c scheduler.Call) error {
 
 // fsWrite: fs.write(path, data) → true.
 func (o *IO) fsWrite(c scheduler.Call) error {
-	path, err := argPath(c.Args, 0)
-	if err != nil {
-		return err
-	}
-	data, err := argString(c.Args, 1)
+	path, data, err := writeArgs(c.Args)
 	if err != nil {
 		return err
 	}
@@ -68,6 +64,15 @@ func (o *IO) fsWrite(c scheduler.Call) error {
 		return true, nil
 	})
 	return nil
+}
+
+// writeArgs reads fs.write's path and data.
+func writeArgs(args []any) (path, data string, err error) {
+	if path, err = argPath(args, 0); err != nil {
+		return "", "", err
+	}
+	data, err = argString(args, 1)
+	return path, data, err
 }
 
 // fsList: fs.list(dir) → the entry names, sorted.

@@ -34,34 +34,54 @@ import (
 
 // httpGet: http.get(url [, opts]), opts = {headers=, timeout=}.
 func (o *IO) httpGet(c scheduler.Call) error {
-	u, err := argString(c.Args, 0)
+	r, err := getArgs(c.Args)
 	if err != nil {
 		return err
 	}
-	opts, err := argTable(c.Args, 1)
-	if err != nil {
-		return err
-	}
-	r, err := parseRequest(http.MethodGet, u, opts, false)
-	if err != nil {
-		return fmt.Errorf("argument 2: %w", err)
-	}
-	o.do(c, "http.get "+redactURL(u), r)
+	o.do(c, r)
 	return nil
 }
 
 // httpRequest: http.request{method=, url=, headers=, body=, timeout=}.
 func (o *IO) httpRequest(c scheduler.Call) error {
-	req, err := argTable(c.Args, 0)
-	if err == nil && req == nil {
-		err = fmt.Errorf("argument 1: table expected, got %s", typeName(c.Args, 0))
-	}
+	r, err := requestArgs(c.Args)
 	if err != nil {
 		return err
 	}
+	o.do(c, r)
+	return nil
+}
+
+// getArgs reads http.get's arguments.
+func getArgs(args []any) (*request, error) {
+	u, err := argString(args, 0)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := argTable(args, 1)
+	if err != nil {
+		return nil, err
+	}
+	r, err := parseRequest(http.MethodGet, u, opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("argument 2: %w", err)
+	}
+	r.command = "http.get"
+	return r, nil
+}
+
+// requestArgs reads http.request's table.
+func requestArgs(args []any) (*request, error) {
+	req, err := argTable(args, 0)
+	if err == nil && req == nil {
+		err = fmt.Errorf("argument 1: table expected, got %s", typeName(args, 0))
+	}
+	if err != nil {
+		return nil, err
+	}
 	method, err := optString(req, "method")
 	if err != nil {
-		return fmt.Errorf("argument 1: %w", err)
+		return nil, fmt.Errorf("argument 1: %w", err)
 	}
 	if method == "" {
 		method = http.MethodGet
@@ -72,18 +92,19 @@ func (o *IO) httpRequest(c scheduler.Call) error {
 		err = errors.New("url: string expected, got nil")
 	}
 	if err != nil {
-		return fmt.Errorf("argument 1: %w", err)
+		return nil, fmt.Errorf("argument 1: %w", err)
 	}
 	r, err := parseRequest(method, u, req, true)
 	if err != nil {
-		return fmt.Errorf("argument 1: %w", err)
+		return nil, fmt.Errorf("argument 1: %w", err)
 	}
-	o.do(c, "http.request "+method+" "+redactURL(u), r)
-	return nil
+	r.command = "http.request"
+	return r, nil
 }
 
 // request is an HTTP request read from a script's table.
 type request struct {
+	command     string // "http.get" or "http.request"
 	method, url string
 	header      http.Header
 	host        string
@@ -149,9 +170,18 @@ func headerValues(v any) ([]string, error) {
 	return out, nil
 }
 
+// label starts r's error messages: "http.get URL" or "http.request
+// METHOD URL", with any password in the URL masked. Made only on failure.
+func (r *request) label() string {
+	if r.command == "http.get" {
+		return r.command + " " + redactURL(r.url)
+	}
+	return r.command + " " + r.method + " " + redactURL(r.url)
+}
+
 // do checks r's URL, then sends r on a goroutine and completes c with the
-// response table, or fails it with an error that starts with label.
-func (o *IO) do(c scheduler.Call, label string, r *request) {
+// response table, or fails it with an error that starts with r.label().
+func (o *IO) do(c scheduler.Call, r *request) {
 	ctx, cancel := withTimeout(c.Ctx, r.timeout)
 	var body io.Reader
 	if r.body != nil {
@@ -167,7 +197,7 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 	}
 	if err != nil {
 		cancel()
-		c.Fail(fmt.Errorf("%s: %w", label, err))
+		c.Fail(fmt.Errorf("%s: %w", r.label(), err))
 		return
 	}
 	req.Header = r.header
@@ -178,7 +208,7 @@ func (o *IO) do(c scheduler.Call, label string, r *request) {
 		defer cancel()
 		res, err := o.roundTrip(ctx, req)
 		if err != nil {
-			c.Fail(httpError(ctx, label, err))
+			c.Fail(httpError(ctx, r.label(), err))
 			return
 		}
 		c.Complete(res)

@@ -86,15 +86,51 @@ func NewIO() *IO {
 	}
 }
 
-// Register installs fs.read, fs.write, fs.list, http.get, http.request and
-// exec.run on reg.
+// ioCommands are the I/O commands: each one's handler, and the check of
+// its arguments that the handler starts with (CheckArgs runs it alone).
+var ioCommands = []struct {
+	name  string
+	run   func(*IO, scheduler.Call) error
+	check func(args []any) error
+}{
+	{"fs.read", (*IO).fsRead, func(a []any) error { _, err := argPath(a, 0); return err }},
+	{"fs.write", (*IO).fsWrite, func(a []any) error { _, _, err := writeArgs(a); return err }},
+	{"fs.list", (*IO).fsList, func(a []any) error { _, err := argPath(a, 0); return err }},
+	{"http.get", (*IO).httpGet, func(a []any) error { _, err := getArgs(a); return err }},
+	{"http.request", (*IO).httpRequest, func(a []any) error { _, err := requestArgs(a); return err }},
+	{"exec.run", (*IO).execRun, func(a []any) error { _, err := parseCommand(a); return err }},
+}
+
+// Register installs the I/O commands (Commands) on reg.
 func (o *IO) Register(reg *scheduler.Registry) {
-	reg.Register("fs.read", o.fsRead)
-	reg.Register("fs.write", o.fsWrite)
-	reg.Register("fs.list", o.fsList)
-	reg.Register("http.get", o.httpGet)
-	reg.Register("http.request", o.httpRequest)
-	reg.Register("exec.run", o.execRun)
+	for _, cmd := range ioCommands {
+		run := cmd.run
+		reg.Register(cmd.name, func(c scheduler.Call) error { return run(o, c) })
+	}
+}
+
+// Commands lists the I/O commands' names, module.function: fs.read,
+// fs.write, fs.list, http.get, http.request, exec.run.
+func Commands() []string {
+	names := make([]string, len(ioCommands))
+	for i, cmd := range ioCommands {
+		names[i] = cmd.name
+	}
+	return names
+}
+
+// CheckArgs reports the error an I/O command's handler would fail with
+// at once for args (a wrong type, a NUL byte in a path...), without doing
+// any I/O; nil for valid arguments and for other commands. A Lua caller
+// raises it: in Lua, misuse raises, while a failure of the I/O itself is
+// returned as nil, err.
+func CheckArgs(command string, args []any) error {
+	for _, cmd := range ioCommands {
+		if cmd.name == command {
+			return cmd.check(args)
+		}
+	}
+	return nil
 }
 
 // Close waits for the calls in flight, which end soon once their

@@ -65,6 +65,22 @@ function commands(dir)
   assert(err:find("not found", 1, true), err)
 end
 
+-- misuse raises, naming the function and the argument; I/O failures do not
+function misuse(dir)
+  local function raises(what, f, ...)
+    local ok, err = pcall(f, ...)
+    if ok then error(what .. ": did not raise", 2) end
+    return err
+  end
+  eq(raises("fs.read table", fs.read, {}), "fs.read: argument 1: string expected, got table", "fs.read({})")
+  eq(raises("fs.write", fs.write, dir .. "/x"), "fs.write: argument 2: string expected, got no value", "fs.write(path)")
+  eq(raises("exec.run", exec.run, "true", 5), "exec.run: argument 2: list of strings expected, got number", "exec.run args")
+  assert(raises("http.get nan", http.get, "http://127.0.0.1:1/", {timeout = 0/0}):find("^http.get: argument 2: timeout"))
+  assert(raises("sleep nan", time.sleep, 0/0):find("NaN", 1, true))
+  local none, err = fs.read(dir .. "/missing")
+  eq(none, nil, "a missing file is not misuse")
+end
+
 function slow(base, parent) return http.get(base .. "/slow?parent=" .. parent) end
 function killed(base)
   local pid = process.spawn("slow", base, process.self())
@@ -123,6 +139,8 @@ func TestIOFromLua(t *testing.T) {
 	_, err = runLua(t, rt, "io.lua", ioLua, "web", srv.URL)
 	require.NoError(t, err)
 	_, err = runLua(t, rt, "io.lua", ioLua, "commands", dir)
+	require.NoError(t, err)
+	_, err = runLua(t, rt, "io.lua", ioLua, "misuse", dir)
 	require.NoError(t, err)
 
 	s, err := rt.LoadString("io.lua", ioLua)

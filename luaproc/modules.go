@@ -302,7 +302,10 @@ func (p *luaProcess) monotonic(L *lua.LState) int {
 
 func (p *luaProcess) sleep(L *lua.LState) int {
 	d := float64(L.CheckNumber(1))
-	if d < 0 {
+	switch {
+	case d != d:
+		L.ArgError(1, "seconds is not a number (NaN)")
+	case d < 0:
 		d = 0
 	}
 	return p.block(L, "time.sleep", request{kind: reqCommand, command: "time.sleep", args: []any{d}})
@@ -314,6 +317,21 @@ func commandFunc(name string) lua.LGFunction {
 	return func(L *lua.LState) int {
 		p := procOf(L)
 		args := argPayloads(L, 1, name)
+		return p.block(L, name, request{kind: reqCommand, command: name, args: args})
+	}
+}
+
+// checkedCommandFunc is commandFunc for a built-in I/O command: bad
+// arguments raise here, before the yield, as misuse does in Lua ("fs.read:
+// argument 1: string expected, got table"); only failures of the I/O
+// itself come back as nil, err.
+func checkedCommandFunc(name string) lua.LGFunction {
+	return func(L *lua.LState) int {
+		p := procOf(L)
+		args := argPayloads(L, 1, name)
+		if err := commands.CheckArgs(name, args); err != nil {
+			L.RaiseError("%s: %v", name, err)
+		}
 		return p.block(L, name, request{kind: reqCommand, command: name, args: args})
 	}
 }

@@ -40,6 +40,8 @@ import (
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/commands"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -154,11 +156,11 @@ func (rt *Runtime) buildTemplate() *template {
 	jsonT.RawSetString("null", jsonNull)
 	g.RawSetString("json", jsonT)
 	for module, fns := range rt.appModules() {
-		g.RawSetString(module, commandTable(L, module, fns))
+		g.RawSetString(module, commandTable(L, module, fns, commandFunc))
 	}
-	for _, m := range ioModules {
-		if rt.allowed[m.name] {
-			g.RawSetString(m.name, commandTable(L, m.name, m.fns))
+	for module, fns := range ioModules() {
+		if rt.allowed[module] {
+			g.RawSetString(module, commandTable(L, module, fns, checkedCommandFunc))
 		}
 	}
 
@@ -368,21 +370,21 @@ var requirable = []string{"process", "time", "log", "json", "string", "table", "
 // the command-line runner unless --sandbox).
 var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec"}
 
-// ioModules are the I/O command modules (commands.IO) and their functions.
-var ioModules = []struct {
-	name string
-	fns  []string
-}{
-	{"fs", []string{"read", "write", "list"}},
-	{"http", []string{"get", "request"}},
-	{"exec", []string{"run"}},
+// ioModules are the I/O commands (commands.IO) by module: fs, http, exec.
+func ioModules() map[string][]string {
+	m := map[string][]string{}
+	for _, name := range commands.Commands() {
+		module, fn, _ := strings.Cut(name, ".")
+		m[module] = append(m[module], fn)
+	}
+	return m
 }
 
 // commandTable is the module table of commands module.fns.
-func commandTable(L *lua.LState, module string, fns []string) *lua.LTable {
+func commandTable(L *lua.LState, module string, fns []string, maker func(string) lua.LGFunction) *lua.LTable {
 	t := L.CreateTable(0, len(fns))
 	for _, f := range fns {
-		t.RawSetString(f, L.NewFunction(commandFunc(module+"."+f)))
+		t.RawSetString(f, L.NewFunction(maker(module+"."+f)))
 	}
 	return t
 }
