@@ -64,7 +64,7 @@ func newSchedIO(t *testing.T) (*scheduler.Scheduler, *IO) {
 	Register(reg)
 	io := NewIO()
 	io.Register(reg)
-	t.Cleanup(io.Close)
+	t.Cleanup(func() { require.NoError(t, io.Close(context.Background())) })
 	s := scheduler.New(scheduler.Options{Workers: 2, Dispatcher: reg})
 	t.Cleanup(func() { shutdown(t, s) })
 	return s, io

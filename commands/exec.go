@@ -40,13 +40,12 @@ const execWaitDelay = time.Second
 
 // command is an exec.run call's arguments.
 type command struct {
-	name     string
-	args     []string
-	dir      string
-	stdin    string
-	hasStdin bool
-	timeout  time.Duration
-	maxOut   int64 // the cap on stdout and on stderr
+	name    string
+	args    []string
+	dir     string
+	stdin   string
+	timeout time.Duration
+	maxOut  int64 // the cap on stdout and on stderr
 }
 
 // execRun: exec.run(cmd, {args...} [, {stdin=, dir=, timeout=}]).
@@ -108,7 +107,6 @@ func (cmd *command) parseOptions(args []any) error {
 	if cmd.stdin, err = optString(opts, "stdin"); err != nil {
 		return err
 	}
-	_, cmd.hasStdin = opts["stdin"]
 	if cmd.dir, err = optString(opts, "dir"); err == nil {
 		err = noNUL(cmd.dir, "dir")
 	}
@@ -130,7 +128,7 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 	defer cancelCause(nil)
 	ec := exec.CommandContext(ctx, cmd.name, cmd.args...)
 	ec.Dir = cmd.dir
-	if cmd.hasStdin {
+	if cmd.stdin != "" { // else the child reads /dev/null: EOF either way
 		ec.Stdin = strings.NewReader(cmd.stdin)
 	}
 	stdout := &cappedBuffer{limit: cmd.maxOut, cancel: cancelCause}
@@ -147,9 +145,10 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 		return nil, err
 	}
 	return map[string]any{
-		"code":   int64(ec.ProcessState.ExitCode()),
-		"stdout": stdout.buf.String(),
-		"stderr": stderr.buf.String(),
+		"code": int64(ec.ProcessState.ExitCode()),
+		// Run has returned: nothing writes to the buffers any more
+		"stdout": ownedString(stdout.buf.Bytes()),
+		"stderr": ownedString(stderr.buf.Bytes()),
 	}, nil
 }
 
@@ -182,7 +181,7 @@ func exitError(err error) error {
 	case errors.As(err, &ee) && ee.Exited():
 		return nil // any exit code is a result
 	case errors.As(err, &ee):
-		return fmt.Errorf("killed by %s", ee.ProcessState) // "signal: killed"
+		return fmt.Errorf("terminated (%s)", ee.ProcessState) // "signal: killed"
 	}
 	return startError(err)
 }

@@ -79,7 +79,7 @@ func TestExecErrors(t *testing.T) {
 		{[]any{"/no/such/cmd", nil}, "exec.run /no/such/cmd: no such file or directory"},
 		{[]any{"pwd", nil, map[string]any{"dir": dir + "/no"}}, "exec.run pwd: dir " + dir + "/no: no such file or directory"},
 		{[]any{"pwd", nil, map[string]any{"dir": file}}, "exec.run pwd: dir " + file + ": not a directory"},
-		{[]any{"sh", []any{"-c", "kill -9 $$"}}, "exec.run sh: killed by signal: killed"},
+		{[]any{"sh", []any{"-c", "kill -9 $$"}}, "exec.run sh: terminated (signal: killed)"},
 		{[]any{true}, "exec.run: argument 1: string expected, got boolean"},
 		{[]any{int64(1)}, "exec.run 1: executable file not found in $PATH"}, // a number is a string
 		{[]any{"sh\x00"}, "exec.run: argument 1 contains a NUL byte"},

@@ -252,7 +252,7 @@ func TestFSWriteKilled(t *testing.T) {
 	}
 	require.NoError(t, s.Kill(h.PID(), errors.New("stop")))
 	shutdown(t, s)
-	io.Close()
+	require.NoError(t, io.Close(t.Context()))
 	names, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, n := range names {

@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"time"
 
@@ -288,12 +287,7 @@ func httpError(ctx context.Context, label string, err error) error {
 		}
 		return fmt.Errorf("%s: lookup %s: %s", label, dns.Name, reason)
 	case errors.As(err, &op):
-		inner := op.Err
-		var se *os.SyscallError
-		if errors.As(inner, &se) {
-			inner = se.Err
-		}
-		return fmt.Errorf("%s: %w", label, inner)
+		return fmt.Errorf("%s: %w", label, sysError(op.Err))
 	case errors.Is(err, io.EOF):
 		return fmt.Errorf("%s: the server closed the connection without a response", label)
 	}

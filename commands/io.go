@@ -135,12 +135,21 @@ func CheckArgs(command string, args []any) error {
 
 // Close waits for the calls in flight, which end soon once their
 // processes have (call it after the processes ended: their contexts are
-// done then), then lets the idle goroutines and HTTP connections go. The
-// IO stays usable.
-func (o *IO) Close() {
-	o.inFlight.Wait()
+// done then), then lets the idle goroutines and HTTP connections go. If
+// ctx ends first (a file call stuck in a hung file system), Close stops
+// waiting and says so. The IO stays usable.
+func (o *IO) Close(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { o.inFlight.Wait(); close(done) }()
+	var err error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		err = fmt.Errorf("I/O calls still running: %w", context.Cause(ctx))
+	}
 	o.goroutines.Close()
 	o.transport.CloseIdleConnections()
+	return err
 }
 
 // start runs a call's I/O on a pooled goroutine, counted in inFlight.

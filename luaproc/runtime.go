@@ -225,10 +225,16 @@ func (rt *Runtime) Stats() scheduler.Stats { return rt.sched.Stats() }
 // Shutdown stops taking new processes, cancels every live one (each ends
 // with the scheduler's shutdown error unless it finishes first), and
 // waits for them until ctx is done; then it abandons the rest (returning
-// a *scheduler.ShutdownError) and stops the workers.
+// a *scheduler.ShutdownError) and stops the workers. Then it waits, also
+// until ctx is done, for the I/O calls (fs, http, exec) still in flight,
+// which their cancelled processes make short, and closes idle HTTP
+// connections.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
 	err := rt.sched.Shutdown(ctx)
-	rt.io.Close() // after the processes: no HTTP connection outlives the runtime
+	// after the processes: no I/O call or HTTP connection outlives the runtime
+	if ioErr := rt.io.Close(ctx); err == nil {
+		err = ioErr
+	}
 	return err
 }
 
