@@ -68,7 +68,7 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 // main state and shares the process's context: unlike coroutine.create,
 // it gets no context of its own to make and cancel.
 func (p *luaProcess) pstart(L *lua.LState) int {
-	// fn runs through prelude.lua's trampoline, with fn as its first
+	// fn runs through prelude.lua's counted trampoline, with fn as its first
 	// argument: a blocking Go function must not become the coroutine's
 	// bottom frame (fn itself, or tail-called by fn).
 	L.CheckFunction(1)
@@ -76,7 +76,7 @@ func (p *luaProcess) pstart(L *lua.LState) int {
 	for i := range args {
 		args[i] = L.Get(i + 1)
 	}
-	fn := p.tpl.trampoline
+	fn := p.tpl.counted
 	co := p.takeThread()
 	L.Push(co)
 	n := pushResume(L, co, fn, args)
@@ -157,10 +157,18 @@ func pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
 		L.Push(unwhere(obj))
 		return 2
 	case st == lua.ResumeOK:
+		// The body is prelude.lua's counted trampoline: the number of
+		// results comes first (gopher-lua reports one nil and no values
+		// alike), then the results, which it pads with nils.
 		L.Push(lua.LNumber(1))
-		if len(vals) == 1 && vals[0] == lua.LNil {
-			vals = nil // gopher-lua reports "no values" as one nil
+		n := 0
+		if len(vals) > 0 {
+			if c, ok := vals[0].(lua.LNumber); ok {
+				n = int(c)
+			}
+			vals = vals[1:]
 		}
+		vals = fitValues(vals, n)
 	default:
 		L.Push(lua.LNumber(2))
 	}

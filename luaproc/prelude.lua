@@ -40,6 +40,14 @@ local function same(...) return ... end
 local function trampoline(f, ...)
   return same(f(...))
 end
+-- counted is pcall's and xpcall's trampoline: it returns the number of
+-- results first, since gopher-lua reports one nil and no values alike
+-- (select('#', pcall(function() return nil end)) must be 2).
+local select = select
+local function count(...) return select("#", ...), ... end
+local function counted(f, ...)
+  return count(f(...))
+end
 local function body(f)
   if type(f) ~= "function" then return f end -- raw_create names the bad argument
   return function(...) return same(f(...)) end
@@ -123,7 +131,7 @@ end
 -- boot is every root task's function: it arms the traceback hook, runs the
 -- chunk with the process's arguments, finds the entry point and runs it.
 -- With no entry named and no main, the chunk alone was the program.
-local select, unpack = select, unpack
+local unpack = unpack
 local function pack(...) return {n = select("#", ...), ...} end
 
 local function boot(chunk, entry, ...)
@@ -135,4 +143,4 @@ local function boot(chunk, entry, ...)
   return unpack(r, 1, r.n)
 end
 
-return boot, trampoline
+return boot, trampoline, counted

@@ -89,7 +89,8 @@ type template struct {
 	base       *lua.LTable            // the base functions (print, pairs...)
 	moduleMT   map[string]*lua.LTable // a module proxy's metatable: __index the module
 	boot       *lua.LFunction         // prelude.lua's boot
-	trampoline *lua.LFunction         // prelude.lua's trampoline (pstart)
+	trampoline *lua.LFunction         // prelude.lua's trampoline (process.all)
+	counted    *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
 	sortFn     *lua.LFunction         // table.sort (named in blockContext)
 	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
 	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
@@ -180,10 +181,11 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Push(fn(bind((*luaProcess).resolve)))
 	L.Push(fn(bind((*luaProcess).pstart)))
 	L.Push(fn(bind((*luaProcess).presume)))
-	L.Call(12, 2)
-	tpl.boot = L.Get(-2).(*lua.LFunction)
-	tpl.trampoline = L.Get(-1).(*lua.LFunction)
-	L.Pop(2)
+	L.Call(12, 3)
+	tpl.boot = L.Get(-3).(*lua.LFunction)
+	tpl.trampoline = L.Get(-2).(*lua.LFunction)
+	tpl.counted = L.Get(-1).(*lua.LFunction)
+	L.Pop(3)
 
 	tpl.deniedMT = map[string]*lua.LTable{}
 	for _, name := range Permissions {

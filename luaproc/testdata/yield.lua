@@ -284,4 +284,16 @@ function T.test_go_function_errors_name_no_prelude_line()
   check("process.all", msg)
 end
 
+-- pcall and xpcall return exactly the values of the call, trailing nils
+-- included, whether or not it blocked.
+function T.test_pcall_result_count()
+  eq(select("#", pcall(function() return nil end)), 2, "one nil")
+  eq(select("#", pcall(function() end)), 1, "no values")
+  eq(select("#", pcall(function() return nil, nil end)), 3, "two nils")
+  eq(select("#", pcall(function() time.sleep(0) return nil end)), 2, "one nil after blocking")
+  eq(select("#", xpcall(function() return 1, nil end, tostring)), 3, "xpcall")
+  local ok, a, b, c = pcall(function() return 1, nil, 3 end)
+  eq(ok, true); eq(a, 1); eq(b, nil); eq(c, 3)
+end
+
 return T
