@@ -337,14 +337,17 @@ func lowerHeader(k string) string {
 
 var commonHeaders = func() map[string]string {
 	m := map[string]string{}
-	for _, k := range []string{
-		"Accept-Ranges", "Age", "Cache-Control", "Connection", "Content-Disposition",
-		"Content-Encoding", "Content-Language", "Content-Length", "Content-Type", "Date",
-		"Etag", "Expires", "Keep-Alive", "Last-Modified", "Link", "Location", "Server",
-		"Set-Cookie", "Strict-Transport-Security", "Transfer-Encoding", "Vary", "Via",
-		"Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options", "X-Request-Id",
-	} {
+	for _, k := range commonHeaderNames {
 		m[k] = strings.ToLower(k)
 	}
 	return m
 }()
+
+// commonHeaderNames are the response headers lowerHeader knows, canonical.
+var commonHeaderNames = []string{
+	"Accept-Ranges", "Age", "Cache-Control", "Connection", "Content-Disposition",
+	"Content-Encoding", "Content-Language", "Content-Length", "Content-Type", "Date",
+	"Etag", "Expires", "Keep-Alive", "Last-Modified", "Link", "Location", "Server",
+	"Set-Cookie", "Strict-Transport-Security", "Transfer-Encoding", "Vary", "Via",
+	"Www-Authenticate", "X-Content-Type-Options", "X-Frame-Options", "X-Request-Id",
+}

@@ -16,6 +16,9 @@ package luaproc
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"sync"
 	"testing"
@@ -292,6 +295,49 @@ func BenchmarkPcall(b *testing.B) {
 		b.ResetTimer()
 		if err := L.CallByParam(lua.P{Fn: L.GetGlobal("main"), Protect: true}, lua.LNumber(b.N)); err != nil {
 			b.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkHTTPGet: one http.get of 1 KiB from a loopback server, per
+// request, made in turn by one process  vs  one goroutine with a client
+// whose transport has the same settings (commands.NewIO's). The
+// difference is luarun's per-call cost: the yield, the command's
+// arguments, its deadline, and the response table.
+func BenchmarkHTTPGet(b *testing.B) {
+	body := make([]byte, 1024)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
+	defer srv.Close()
+	b.Run("luarun", func(b *testing.B) {
+		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"http"}})
+		defer rt.Shutdown(context.Background())
+		b.ReportAllocs()
+		b.ResetTimer()
+		runBench(b, rt, `function main(url, n)
+			for i = 1, n do
+				local r, err = http.get(url)
+				if not r then error(err) end
+				if #r.body ~= 1024 then error("short body") end
+			end
+		end`, "main", srv.URL, int64(b.N))
+	})
+	b.Run("goroutine-net/http", func(b *testing.B) {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost, t.MaxIdleConns = 1024, 1024
+		defer t.CloseIdleConnections()
+		client := &http.Client{Transport: t}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			resp, err := client.Get(srv.URL)
+			if err != nil {
+				b.Fatal(err)
+			}
+			data, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil || len(data) != 1024 {
+				b.Fatal("short body", err)
+			}
 		}
 	})
 }

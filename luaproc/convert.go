@@ -208,9 +208,9 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case bool:
 		return lua.LBool(x)
 	case int64:
-		return lua.LNumber(x)
+		return integerValue(x)
 	case int:
-		return lua.LNumber(x)
+		return integerValue(int64(x))
 	case float64:
 		return lua.LNumber(x)
 	case string:
@@ -224,14 +224,14 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		}
 		return t
 	case map[string]any:
-		t := L.CreateTable(0, len(x))
+		r := newRecordTable(len(x))
 		for k, e := range x {
-			t.RawSetString(k, c.toLua(L, e))
+			r.set(k, c.toLua(L, e))
 		}
 		if len(x) == 0 && c.objectMT != nil {
-			t.Metatable = c.objectMT
+			r.t.Metatable = c.objectMT
 		}
-		return t
+		return r.t
 	case map[any]any:
 		t := L.CreateTable(0, len(x))
 		for k, e := range x {
