@@ -52,35 +52,35 @@ func (o *IO) httpRequest(c scheduler.Call) error {
 }
 
 // getArgs reads http.get's arguments.
-func getArgs(args []any) (*request, error) {
+func getArgs(args []any) (request, error) {
 	u, err := argString(args, 0)
 	if err != nil {
-		return nil, err
+		return request{}, err
 	}
 	opts, err := argTable(args, 1)
 	if err != nil {
-		return nil, err
+		return request{}, err
 	}
 	r, err := parseRequest(http.MethodGet, u, opts, false)
 	if err != nil {
-		return nil, fmt.Errorf("argument 2: %w", err)
+		return request{}, fmt.Errorf("argument 2: %w", err)
 	}
 	r.command = "http.get"
 	return r, nil
 }
 
 // requestArgs reads http.request's table.
-func requestArgs(args []any) (*request, error) {
+func requestArgs(args []any) (request, error) {
 	req, err := argTable(args, 0)
 	if err == nil && req == nil {
 		err = fmt.Errorf("argument 1: table expected, got %s", typeName(args, 0))
 	}
 	if err != nil {
-		return nil, err
+		return request{}, err
 	}
 	method, err := optString(req, "method")
 	if err != nil {
-		return nil, fmt.Errorf("argument 1: %w", err)
+		return request{}, fmt.Errorf("argument 1: %w", err)
 	}
 	if method == "" {
 		method = http.MethodGet
@@ -91,11 +91,11 @@ func requestArgs(args []any) (*request, error) {
 		err = errors.New("url: string expected, got nil")
 	}
 	if err != nil {
-		return nil, fmt.Errorf("argument 1: %w", err)
+		return request{}, fmt.Errorf("argument 1: %w", err)
 	}
 	r, err := parseRequest(method, u, req, true)
 	if err != nil {
-		return nil, fmt.Errorf("argument 1: %w", err)
+		return request{}, fmt.Errorf("argument 1: %w", err)
 	}
 	r.command = "http.request"
 	return r, nil
@@ -105,23 +105,24 @@ func requestArgs(args []any) (*request, error) {
 type request struct {
 	command     string // "http.get" or "http.request"
 	method, url string
-	header      http.Header
+	header      http.Header // nil if no headers are given
 	host        string
 	body        *string
 	timeout     time.Duration
 }
 
 // parseRequest reads headers=, timeout= and (if withBody) body= from t.
-func parseRequest(method, u string, t map[string]any, withBody bool) (*request, error) {
-	r := &request{method: method, url: u, header: http.Header{}}
+// It allocates only for a body and headers: CheckArgs runs it too.
+func parseRequest(method, u string, t map[string]any, withBody bool) (request, error) {
+	r := request{method: method, url: u}
 	var err error
 	if r.timeout, err = optTimeout(t, DefaultHTTPTimeout); err != nil {
-		return nil, err
+		return request{}, err
 	}
 	if withBody && t["body"] != nil {
 		b, err := optString(t, "body")
 		if err != nil {
-			return nil, err
+			return request{}, err
 		}
 		r.body = &b
 	}
@@ -130,12 +131,13 @@ func parseRequest(method, u string, t map[string]any, withBody bool) (*request, 
 	}
 	hs, err := asTable(t["headers"])
 	if err != nil {
-		return nil, fmt.Errorf("headers: %w", err)
+		return request{}, fmt.Errorf("headers: %w", err)
 	}
+	r.header = make(http.Header, len(hs))
 	for name, v := range hs {
 		vals, err := headerValues(v)
 		if err != nil {
-			return nil, fmt.Errorf("headers.%s: %w", name, err)
+			return request{}, fmt.Errorf("headers.%s: %w", name, err)
 		}
 		if strings.EqualFold(name, "host") {
 			if len(vals) > 0 {
@@ -180,7 +182,7 @@ func (r *request) label() string {
 
 // do checks r's URL, then sends r on a goroutine and completes c with the
 // response table, or fails it with an error that starts with r.label().
-func (o *IO) do(c scheduler.Call, r *request) {
+func (o *IO) do(c scheduler.Call, r request) {
 	ctx, cancel := withTimeout(c.Ctx, r.timeout)
 	var body io.Reader
 	if r.body != nil {
@@ -199,7 +201,9 @@ func (o *IO) do(c scheduler.Call, r *request) {
 		c.Fail(fmt.Errorf("%s: %w", r.label(), err))
 		return
 	}
-	req.Header = r.header
+	if r.header != nil {
+		req.Header = r.header
+	}
 	if r.host != "" {
 		req.Host = r.host
 	}

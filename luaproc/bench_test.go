@@ -321,23 +321,31 @@ func BenchmarkHTTPGet(b *testing.B) {
 			end
 		end`, "main", srv.URL, int64(b.N))
 	})
-	b.Run("goroutine-net/http", func(b *testing.B) {
-		t := http.DefaultTransport.(*http.Transport).Clone()
-		t.MaxIdleConnsPerHost, t.MaxIdleConns = 1024, 1024
-		defer t.CloseIdleConnections()
-		client := &http.Client{Transport: t}
-		b.ReportAllocs()
-		b.ResetTimer()
-		for range b.N {
-			resp, err := client.Get(srv.URL)
-			if err != nil {
-				b.Fatal(err)
-			}
-			data, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil || len(data) != 1024 {
-				b.Fatal("short body", err)
-			}
+	for _, timeout := range []time.Duration{0, 30 * time.Second} {
+		name := "goroutine-net/http"
+		if timeout > 0 {
+			name += "-timeout" // Client.Timeout: a deadline per request, as luarun's
 		}
-	})
+		b.Run(name, func(b *testing.B) { benchGoGet(b, srv.URL, timeout) })
+	}
+}
+
+func benchGoGet(b *testing.B, url string, timeout time.Duration) {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost, t.MaxIdleConns = 1024, 1024
+	defer t.CloseIdleConnections()
+	client := &http.Client{Transport: t, Timeout: timeout}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		resp, err := client.Get(url)
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || len(data) != 1024 {
+			b.Fatal("short body", err)
+		}
+	}
 }
