@@ -3,6 +3,7 @@ package commands
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -192,14 +193,41 @@ func (r *endless) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestReadAllStops: a read stops at the first chunk after its context is
-// done (fs.read of a big file that its process is killed during).
-func TestReadAllStops(t *testing.T) {
+// TestReadCappedStops: a read stops at the first chunk after its context
+// is done (fs.read of a big file that its process is killed during).
+func TestReadCappedStops(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	r := &endless{cancelAfter: 3, cancel: cancel}
-	_, err := readAll(ctx, r, 10)
+	_, err := readCapped(ctx, r, 10, maxDataBytes, "file")
 	assert.EqualError(t, err, "killed")
 	assert.Equal(t, 3, r.reads)
+}
+
+// TestReadCappedLimit: an endless reader fails past the limit, having
+// been asked for one byte more than the limit in all; a reader of
+// exactly the limit does not fail.
+func TestReadCappedLimit(t *testing.T) {
+	r := &endless{}
+	_, err := readCapped(context.Background(), &countingReader{r: r}, 0, 3*ioChunk+5, "body")
+	assert.EqualError(t, err, "body larger than 3145733 bytes")
+	cr := &countingReader{r: &endless{}}
+	_, err = readCapped(context.Background(), cr, 10, 100, "body")
+	assert.Error(t, err)
+	assert.Equal(t, int64(101), cr.n, "bytes read for a limit of 100")
+	b, err := readCapped(context.Background(), strings.NewReader(strings.Repeat("x", 100)), 0, 100, "body")
+	assert.NoError(t, err)
+	assert.Len(t, b, 100)
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // countdown is a context that reports itself done from its n-th Err on.

@@ -9,11 +9,18 @@ package commands
 // only once.
 //
 // Invariants: a parked goroutine's channel is in idle exactly while it
-// waits in park's select; whoever removes it from idle (Go, the
-// goroutine's own idle timer, or Close) is the only one to use the
-// channel next: Go sends one function (the buffer of 1 means the send
-// never blocks), Close closes it. So no function is lost and none runs
-// twice.
+// waits to receive on it; whoever removes it from idle (Go, the sweeper,
+// or Close) is the only one to use the channel next: Go sends one
+// function (the buffer of 1 means the send never blocks), the sweeper and
+// Close close it, which makes the goroutine exit. So no function is lost
+// and none runs twice.
+//
+// Idle goroutines exit after idleTime. Rather than a timer per parked
+// goroutine (a Reset and a Stop per call, and a select), one sweeper timer
+// is armed while any goroutine is parked: idle is ordered by parking time
+// (Go takes from the end, the most recent; the sweeper from the front),
+// so it closes the channels at the front that have waited long enough and
+// re-arms for the next one.
 
 import (
 	"sync"
@@ -28,17 +35,29 @@ const (
 type goroutinePool struct {
 	idleTime time.Duration // 0: goroutineIdleTime (tests shorten it)
 
-	mu     sync.Mutex
-	idle   []chan func() // parked goroutines; the most recently parked last
-	closed bool          // set by Close: goroutines exit instead of parking
+	// running counts the functions given to Go that have not returned.
+	running sync.WaitGroup
+
+	mu      sync.Mutex
+	idle    []parkedGoroutine // oldest first
+	sweeper *time.Timer       // armed while idle is not empty; nil before first use
+	armed   bool
+	closed  bool // set by Close: goroutines exit instead of parking
+}
+
+// parkedGoroutine is an idle goroutine: its channel, and when it parked.
+type parkedGoroutine struct {
+	ch    chan func()
+	since time.Time
 }
 
 // Go runs f on a parked goroutine, or on a new one.
 func (p *goroutinePool) Go(f func()) {
+	p.running.Add(1)
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
-		ch := p.idle[n-1]
-		p.idle[n-1] = nil
+		ch := p.idle[n-1].ch
+		p.idle[n-1] = parkedGoroutine{}
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
 		ch <- f
@@ -54,39 +73,29 @@ func (p *goroutinePool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
-	for _, ch := range p.idle {
-		close(ch)
+	for _, g := range p.idle {
+		close(g.ch)
 	}
 	p.idle = nil
+	if p.sweeper != nil {
+		p.sweeper.Stop()
+	}
 }
 
 func (p *goroutinePool) serve(ch chan func(), f func()) {
-	var idleTimer *time.Timer
 	for f != nil {
-		f()
+		p.run(f)
 		f = nil // let it be collected while parked
 		if !p.park(ch) {
 			return
 		}
-		wait := p.idleTime
-		if wait == 0 {
-			wait = goroutineIdleTime
-		}
-		if idleTimer == nil {
-			idleTimer = time.NewTimer(wait)
-		} else {
-			idleTimer.Reset(wait)
-		}
-		select {
-		case f = <-ch: // nil if closed
-			idleTimer.Stop()
-		case <-idleTimer.C:
-			if p.unpark(ch) {
-				return
-			}
-			f = <-ch // Go or Close took ch meanwhile: their use is on its way
-		}
+		f = <-ch // nil once closed: the sweeper or Close
 	}
+}
+
+func (p *goroutinePool) run(f func()) {
+	defer p.running.Done()
+	f()
 }
 
 // park puts ch in idle; false means exit instead.
@@ -96,19 +105,49 @@ func (p *goroutinePool) park(ch chan func()) bool {
 	if p.closed || len(p.idle) >= maxIdleGoroutines {
 		return false
 	}
-	p.idle = append(p.idle, ch)
+	p.idle = append(p.idle, parkedGoroutine{ch, time.Now()})
+	if !p.armed {
+		p.arm(p.idleFor())
+	}
 	return true
 }
 
-// unpark removes ch from idle; false means someone took it first.
-func (p *goroutinePool) unpark(ch chan func()) bool {
+func (p *goroutinePool) idleFor() time.Duration {
+	if p.idleTime == 0 {
+		return goroutineIdleTime
+	}
+	return p.idleTime
+}
+
+// arm starts the sweeper to run after d (under mu).
+func (p *goroutinePool) arm(d time.Duration) {
+	p.armed = true
+	if p.sweeper == nil {
+		p.sweeper = time.AfterFunc(d, p.sweep)
+		return
+	}
+	p.sweeper.Reset(d)
+}
+
+// sweep closes the channels of the goroutines parked for idleTime or
+// longer, and re-arms for the oldest of the others.
+func (p *goroutinePool) sweep() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for i, c := range p.idle {
-		if c == ch {
-			p.idle = append(p.idle[:i], p.idle[i+1:]...)
-			return true
-		}
+	p.armed = false
+	if p.closed {
+		return
 	}
-	return false
+	now, wait := time.Now(), p.idleFor()
+	expired := 0
+	for expired < len(p.idle) && now.Sub(p.idle[expired].since) >= wait {
+		close(p.idle[expired].ch)
+		expired++
+	}
+	n := copy(p.idle, p.idle[expired:])
+	clear(p.idle[n:])
+	p.idle = p.idle[:n]
+	if n > 0 {
+		p.arm(wait - now.Sub(p.idle[0].since))
+	}
 }

@@ -63,3 +63,27 @@ func TestGoroutinePoolReuses(t *testing.T) {
 		return len(p.idle) == 0
 	}, 2*time.Second, time.Millisecond, "the idle goroutine exits")
 }
+
+// TestGoroutinePoolSweep: the sweeper closes the channels of goroutines
+// parked for the idle time or longer, keeps the others, and re-arms for
+// the oldest of them.
+func TestGoroutinePoolSweep(t *testing.T) {
+	p := &goroutinePool{idleTime: time.Hour}
+	old, recent := make(chan func(), 1), make(chan func(), 1)
+	now := time.Now()
+	p.idle = []parkedGoroutine{{old, now.Add(-2 * time.Hour)}, {recent, now.Add(-30 * time.Minute)}}
+	p.sweep()
+	_, open := <-old
+	require.False(t, open, "parked for 2h: closed")
+	require.Len(t, p.idle, 1)
+	require.Equal(t, recent, p.idle[0].ch, "parked for 30 min: kept")
+	require.True(t, p.armed, "re-armed for the one left")
+	select {
+	case <-recent:
+		t.Fatal("the recent goroutine's channel was used")
+	default:
+	}
+	p.Close()
+	_, open = <-recent
+	require.False(t, open, "Close closes the rest")
+}

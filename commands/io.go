@@ -32,7 +32,6 @@ import (
 	"io"
 	"net/http"
 	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
@@ -56,10 +55,9 @@ type IO struct {
 	// thread, and thousands of processes reading at once must not make
 	// thousands of threads.
 	fsSlots chan struct{}
-	// goroutines runs every call's I/O (goroutines.go); inFlight counts
-	// the calls running there, for Close to wait for.
+	// goroutines runs every call's I/O (goroutines.go), and counts the
+	// calls running there, for Close to wait for.
 	goroutines goroutinePool
-	inFlight   sync.WaitGroup
 	// maxData is maxDataBytes (tests lower it).
 	maxData int64
 }
@@ -152,7 +150,7 @@ func CheckArgs(command string, args []any) error {
 // waiting and says so. The IO stays usable.
 func (o *IO) Close(ctx context.Context) error {
 	done := make(chan struct{})
-	go func() { o.inFlight.Wait(); close(done) }()
+	go func() { o.goroutines.running.Wait(); close(done) }()
 	var err error
 	select {
 	case <-done:
@@ -164,14 +162,8 @@ func (o *IO) Close(ctx context.Context) error {
 	return err
 }
 
-// start runs a call's I/O on a pooled goroutine, counted in inFlight.
-func (o *IO) start(f func()) {
-	o.inFlight.Add(1)
-	o.goroutines.Go(func() {
-		defer o.inFlight.Done()
-		f()
-	})
-}
+// start runs a call's I/O on a pooled goroutine.
+func (o *IO) start(f func()) { o.goroutines.Go(f) }
 
 // tooLargeError is a file, body or output over the IO's cap.
 type tooLargeError struct {
@@ -194,31 +186,8 @@ func sizeString(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// readAll reads r to its end like io.ReadAll, starting with room for size
-// bytes and reading at most ioChunk at a time; it stops with ctx's cause
-// once ctx is done.
-func readAll(ctx context.Context, r io.Reader, size int64) ([]byte, error) {
-	b := make([]byte, 0, size+1) // +1: EOF is seen without growing
-	for {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := r.Read(b[len(b):min(cap(b), len(b)+ioChunk)])
-		b = b[:len(b)+n]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-}
-
 // ownedString returns b's bytes as a string without copying them. Only
-// for a b that nothing writes to again: the buffers readAll returns, which
+// for a b that nothing writes to again: the buffers readCapped returns, which
 // the commands hand over whole (a copy would double the memory of every
 // file read and response body, and was most of the bytes luarun
 // allocated per request in the http benchmark).
@@ -226,17 +195,35 @@ func ownedString(b []byte) string {
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
-// readCapped reads r through readAll, failing with a tooLargeError past
-// limit bytes.
+// readCapped reads r to its end like io.ReadAll, starting with room for
+// size bytes and reading at most ioChunk at a time; it stops with ctx's
+// cause once ctx is done, and fails with a tooLargeError past limit bytes
+// (it reads at most one byte more).
 func readCapped(ctx context.Context, r io.Reader, size, limit int64, what string) ([]byte, error) {
-	b, err := readAll(ctx, io.LimitReader(r, limit+1), min(size, limit))
-	if err != nil {
-		return nil, err
+	b := make([]byte, 0, min(size, limit)+1) // +1: EOF is seen without growing
+	for {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
+		if int64(len(b)) > limit {
+			return nil, tooLargeError{what, limit}
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		end := min(int64(cap(b)), int64(len(b))+ioChunk, limit+1)
+		n, err := r.Read(b[len(b):end])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			if int64(len(b)) > limit {
+				return nil, tooLargeError{what, limit}
+			}
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	if int64(len(b)) > limit {
-		return nil, tooLargeError{what, limit}
-	}
-	return b, nil
 }
 
 // timeoutError is the cause of a context that ran out of its opts.timeout.
