@@ -84,9 +84,11 @@ func fetch() []row {
 		check(<-errs)
 		return time.Since(t0)
 	}
-	// The sides take turns, fetchRounds rounds; each reports the medians
-	// of its wall times and of the CPU time the whole process (server
-	// included) used while it ran.
+	// The sides take turns, fetchRounds rounds. Each side reports the
+	// medians of its wall times and of the CPU time the whole process
+	// (server included) used while it ran; a ratio is the median of the
+	// rounds' own ratios (a round's sides ran seconds apart, so a change
+	// in the host's load shifts both), with their range.
 	sides := []struct {
 		label string
 		run   func() time.Duration
@@ -107,33 +109,38 @@ func fetch() []row {
 	}
 	reqs := float64(procs * n)
 	perReq := func(d time.Duration) string { return fmtDur(d / time.Duration(procs*n)) }
-	result := func(i int) (time.Duration, string) {
+	describe := func(i int) string {
 		w := median(sides[i].wall)
-		return w, fmt.Sprintf("%.0f req/s (%v; CPU %s/req)", reqs/w.Seconds(), w.Round(time.Millisecond), perReq(median(sides[i].cpu)))
+		return fmt.Sprintf("%.0f req/s (%v; CPU %s/req)", reqs/w.Seconds(), w.Round(time.Millisecond), perReq(median(sides[i].cpu)))
 	}
-	g, gs := result(0)
-	gt, gts := result(1)
-	l, ls := result(2)
-	workload := fmt.Sprintf("http: %d processes × %d http.get of %d B from a loopback server (median of %d)", procs, n, fetchBody, fetchRounds)
+	ratio := func(base int) string {
+		rs := make([]float64, fetchRounds)
+		for r := range rs {
+			rs[r] = sides[base].wall[r].Seconds() / sides[2].wall[r].Seconds()
+		}
+		slices.Sort(rs)
+		return fmt.Sprintf("luarun/Go %.2f× (rounds %.2f–%.2f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
+	}
+	workload := fmt.Sprintf("http: %d processes × %d http.get of %d B from a loopback server (%d rounds)", procs, n, fetchBody, fetchRounds)
 	return []row{{
 		workload: workload,
-		luarun:   ls,
-		baseline: gs + fmt.Sprintf("; %d goroutines, net/http, no deadline", procs),
+		luarun:   describe(2),
+		baseline: describe(0) + fmt.Sprintf("; %d goroutines, net/http, no deadline", procs),
 		floor:    "—",
-		ratio:    fmt.Sprintf("luarun/Go %.2f×", g.Seconds()/l.Seconds()),
+		ratio:    ratio(0),
 		target:   "≥ 0.8×",
 	}, {
 		workload: workload + ", beside Go with luarun's deadline per request",
-		luarun:   ls,
-		baseline: gts + fmt.Sprintf("; the same with Client.Timeout = %v", commands.DefaultHTTPTimeout),
+		luarun:   describe(2),
+		baseline: describe(1) + fmt.Sprintf("; the same with Client.Timeout = %v", commands.DefaultHTTPTimeout),
 		floor:    "—",
-		ratio:    fmt.Sprintf("luarun/Go %.2f×", gt.Seconds()/l.Seconds()),
+		ratio:    ratio(1),
 		target:   "≥ 0.8×",
 	}}
 }
 
 // fetchRounds is how many times each side of the http workload runs.
-const fetchRounds = 5
+const fetchRounds = 7
 
 func getOnce(c *http.Client, url string) error {
 	resp, err := c.Get(url)
