@@ -109,7 +109,7 @@ func (p *luaProcess) spawnFile(L *lua.LState) int {
 	path := L.CheckString(1)
 	entry := L.OptString(2, "")
 	args := argPayloads(L, 3, "process.spawn_file")
-	s, err := p.rt.loadRelative(path, p.script.dir)
+	s, err := p.rt.loadRelative(path, p.script.dir, p.progDir)
 	if err != nil {
 		L.RaiseError("process.spawn_file: %v", err)
 	}
@@ -118,6 +118,7 @@ func (p *luaProcess) spawnFile(L *lua.LState) int {
 
 func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
 	child := p.rt.newProcess(s)
+	child.progDir = p.progDir
 	var h scheduler.Handle
 	var err error
 	if p.out != nil {

@@ -16,7 +16,7 @@ import (
 )
 
 func TestSpawnFile(t *testing.T) {
-	rt, _, _ := newTestRuntime(t, Options{})
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
 	dir := t.TempDir()
 	parent := filepath.Join(dir, "parent.lua")
 	child, err := filepath.Abs("testdata/files/child.lua")
@@ -39,6 +39,64 @@ end`), 0o644))
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(42), "named entry", "sibling", false, true, false,
 		child + `: unknown entry "nope" (entries: main, named)`}, res)
+}
+
+// TestSpawnFileWithoutFS: without fs, process.spawn_file starts scripts
+// from the program's directory (the first script's), also from a script
+// in a subdirectory, but reads no file outside it: not by an absolute
+// path, nor through "..", nor through a symbolic link.
+func TestSpawnFileWithoutFS(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	dir, outside := t.TempDir(), t.TempDir()
+	write := func(path, src string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	}
+	secret := filepath.Join(outside, "secret.lua")
+	write(secret, "the secret line\n")
+	write(filepath.Join(dir, "lib", "worker.lua"), `
+function main() return "worker" end
+function up() return process.wait(process.spawn_file("../sibling.lua")) end`)
+	write(filepath.Join(dir, "sibling.lua"), `function main() return "sibling" end`)
+	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "link.lua")))
+	write(filepath.Join(dir, "main.lua"), `
+local function try(path)
+  local ok, err = pcall(process.spawn_file, path)
+  return ok and "started" or err:gsub("^.-process%.spawn_file: ", "")
+end
+function main(secret)
+  local _, w = process.wait(process.spawn_file("lib/worker.lua"))
+  local _, _, s = process.wait(process.spawn_file("lib/worker.lua", "up"))
+  return w, s, try(secret), try("../" .. secret:match("[^/]+/[^/]+$")), try("link.lua")
+end`)
+	s, err := rt.LoadFile(filepath.Join(dir, "main.lua"))
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main", secret)
+	require.NoError(t, err)
+	res, err := h.Wait(context.Background())
+	require.NoError(t, err)
+	denied := func(path string) string {
+		return path + ": it is outside the program's directory " + dir + ", and fs is not allowed (run without --sandbox or with --allow fs)"
+	}
+	require.Len(t, res, 5)
+	assert.Equal(t, "worker", res[0])
+	assert.Equal(t, "sibling", res[1], "a script in a subdirectory starts one beside the first script")
+	assert.Equal(t, denied(secret), res[2])
+	assert.Contains(t, res[3], "is outside the program's directory")
+	assert.Equal(t, denied(filepath.Join(dir, "link.lua")), res[4])
+	for _, r := range res[2:] {
+		assert.NotContains(t, r, "secret line")
+	}
+
+	// a script that is not a file has no directory
+	s, err = rt.LoadString("inline.lua", `function main(p) return pcall(process.spawn_file, p) end`)
+	require.NoError(t, err)
+	h, err = rt.Start(s, "main", filepath.Join(dir, "sibling.lua"))
+	require.NoError(t, err)
+	res, err = h.Wait(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, false, res[0])
+	assert.Contains(t, res[1], "the program has no directory, and fs is not allowed")
 }
 
 func TestLogLinesCarryThePID(t *testing.T) {

@@ -47,11 +47,16 @@ import (
 type luaProcess struct {
 	rt     *Runtime
 	script *Script
-	entry  string
-	input  payload.Payloads
-	pid    scheduler.PID
-	ctx    context.Context
-	lctx   *luaCtx // the context of its coroutines
+	// progDir is the program's directory: that of the script its first
+	// process was started from (Runtime.Start), inherited by every process
+	// it spawns; "" for a script that is not a file. Without fs,
+	// process.spawn_file loads scripts only from inside it.
+	progDir string
+	entry   string
+	input   payload.Payloads
+	pid     scheduler.PID
+	ctx     context.Context
+	lctx    *luaCtx // the context of its coroutines
 
 	L   *lua.LState // the main state: globals; never run itself
 	tpl *template   // the template the state was made from

@@ -26,7 +26,8 @@ type Options struct {
 	// Allow lists the modules scripts may use beyond the always-present
 	// ones (any of Permissions: "os", "io", "fs", "http", "exec"). A
 	// module not allowed raises "<module> is not allowed ..." when used;
-	// "fs" also gives dofile and loadfile.
+	// "fs" also gives dofile and loadfile, and lets process.spawn_file
+	// load scripts from outside the program's directory.
 	Allow []string
 	// Logger receives the log module's lines (with the process's pid);
 	// nil means a text logger on stderr at info level.
@@ -159,13 +160,51 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 
 // loadRelative loads path for spawn_file: a relative path is tried next
 // to the spawning script first, then from the working directory.
-func (rt *Runtime) loadRelative(path, dir string) (*Script, error) {
+func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		if cand := filepath.Join(dir, path); fileExists(cand) {
-			return rt.LoadFile(cand)
+			path = cand
+		}
+	}
+	if !rt.allowed["fs"] {
+		// A sandboxed program may start its own scripts but not read
+		// other files: a syntax error would show their contents.
+		if !inside(path, progDir) {
+			where := "the program has no directory"
+			if progDir != "" {
+				where = "it is outside the program's directory " + progDir
+			}
+			return nil, fmt.Errorf("%s: %s, and %s", path, where, notAllowed("fs"))
 		}
 	}
 	return rt.LoadFile(path)
+}
+
+// inside reports whether the file at path is under dir, with symbolic
+// links resolved (a link inside dir to a file outside is not).
+func inside(path, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	d, err1 := resolvePath(dir)
+	f, err2 := resolvePath(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, f)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// resolvePath is path made absolute with its symbolic links resolved; for
+// a file that does not exist, those of its directory.
+func resolvePath(path string) (string, error) {
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		return filepath.Abs(r)
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
+		return filepath.Abs(filepath.Join(r, filepath.Base(path)))
+	}
+	return filepath.Abs(path)
 }
 
 func fileExists(path string) bool {
@@ -174,7 +213,7 @@ func fileExists(path string) bool {
 }
 
 func (rt *Runtime) newProcess(s *Script) *luaProcess {
-	return &luaProcess{rt: rt, script: s}
+	return &luaProcess{rt: rt, script: s, progDir: s.dir}
 }
 
 // Start starts a process running entry of s with args (payload values:

@@ -197,6 +197,17 @@ func TestExitStatuses(t *testing.T) {
 		assert.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, "number\n", r.stdout)
 	})
+	t.Run("sandbox: spawn_file reads no file outside the program", func(t *testing.T) {
+		secret := writeScript(t, "secret.txt", "the secret line\n")
+		main := writeScript(t, "main.lua", `process.wait(process.spawn_file(...))`)
+		r := runLuarun(t, "", "--sandbox", main, secret)
+		assert.Equal(t, 1, r.code)
+		assert.Contains(t, r.stderr, secret+": it is outside the program's directory")
+		assert.NotContains(t, r.stderr, "secret line")
+		r = runLuarun(t, "", "--sandbox", "--allow", "fs", main, secret)
+		assert.Equal(t, 1, r.code, "a syntax error in the file")
+		assert.Contains(t, r.stderr, "secret.txt:1:")
+	})
 }
 
 // TestInterruptDuringSleep: SIGINT cancels every process; a sleeping one
