@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"sync"
@@ -84,24 +85,29 @@ func fetch() []row {
 		check(<-errs)
 		return time.Since(t0)
 	}
-	// The sides take turns, fetchRounds rounds. Each side reports the
+	// The sides take turns, fetchRounds rounds, each round starting with
+	// the next side (go, go-timeout, luarun; then go-timeout, luarun, go;
+	// ...), and each side after a full collection, so that no side's
+	// garbage is collected in another's time. Each side reports the
 	// medians of its wall times and of the CPU time the whole process
 	// (server included) used while it ran; a ratio is the median of the
 	// rounds' own ratios (a round's sides ran seconds apart, so a change
-	// in the host's load shifts both), with their range.
+	// in the host's load shifts all of them), with their range.
+	const goPlain, goTimeout, luarun = 0, 1, 2
 	sides := []struct {
 		label string
 		run   func() time.Duration
 		wall  []time.Duration
 		cpu   []time.Duration
 	}{
-		{label: "go", run: func() time.Duration { return goRun(0) }},
-		{label: "go-timeout", run: func() time.Duration { return goRun(commands.DefaultHTTPTimeout) }},
-		{label: "luarun", run: luarunRun},
+		goPlain:   {label: "go", run: func() time.Duration { return goRun(0) }},
+		goTimeout: {label: "go-timeout", run: func() time.Duration { return goRun(commands.DefaultHTTPTimeout) }},
+		luarun:    {label: "luarun", run: luarunRun},
 	}
-	for range fetchRounds {
-		for i := range sides {
-			s := &sides[i]
+	for round := range fetchRounds {
+		for k := range sides {
+			s := &sides[(round+k)%len(sides)]
+			runtime.GC()
 			c0 := cpuTime()
 			pprof.Do(context.Background(), pprof.Labels("side", s.label), func(context.Context) { s.wall = append(s.wall, s.run()) })
 			s.cpu = append(s.cpu, cpuTime()-c0)
@@ -116,7 +122,7 @@ func fetch() []row {
 	ratio := func(base int) string {
 		rs := make([]float64, fetchRounds)
 		for r := range rs {
-			rs[r] = sides[base].wall[r].Seconds() / sides[2].wall[r].Seconds()
+			rs[r] = sides[base].wall[r].Seconds() / sides[luarun].wall[r].Seconds()
 		}
 		slices.Sort(rs)
 		return fmt.Sprintf("luarun/Go %.2f× (rounds %.2f–%.2f)", rs[len(rs)/2], rs[0], rs[len(rs)-1])
@@ -124,17 +130,17 @@ func fetch() []row {
 	workload := fmt.Sprintf("http: %d processes × %d http.get of %d B from a loopback server (%d rounds)", procs, n, fetchBody, fetchRounds)
 	return []row{{
 		workload: workload,
-		luarun:   describe(2),
-		baseline: describe(0) + fmt.Sprintf("; %d goroutines, net/http, no deadline", procs),
+		luarun:   describe(luarun),
+		baseline: describe(goPlain) + fmt.Sprintf("; %d goroutines, net/http, no deadline", procs),
 		floor:    "—",
-		ratio:    ratio(0),
+		ratio:    ratio(goPlain),
 		target:   "≥ 0.8×",
 	}, {
 		workload: workload + ", beside Go with luarun's deadline per request",
-		luarun:   describe(2),
-		baseline: describe(1) + fmt.Sprintf("; the same with Client.Timeout = %v", commands.DefaultHTTPTimeout),
+		luarun:   describe(luarun),
+		baseline: describe(goTimeout) + fmt.Sprintf("; the same with Client.Timeout = %v", commands.DefaultHTTPTimeout),
 		floor:    "—",
-		ratio:    ratio(1),
+		ratio:    ratio(goTimeout),
 		target:   "≥ 0.8×",
 	}}
 }

@@ -8,12 +8,14 @@ package commands
 // the http benchmark, which goroutines that each make 20 requests pay
 // only once.
 //
-// Invariants: a parked goroutine's channel is in idle exactly while it
-// waits to receive on it; whoever removes it from idle (Go, the sweeper,
-// or Close) is the only one to use the channel next: Go sends one
-// function (the buffer of 1 means the send never blocks), the sweeper and
-// Close close it, which makes the goroutine exit. So no function is lost
-// and none runs twice.
+// Invariants: a goroutine's channel is in idle from the moment it parks
+// (park appends it) until someone removes it; the goroutine receives from
+// it next, and nothing else does. Whoever removes it from idle (Go, the
+// sweeper, or Close) is the only one to use the channel next: Go sends
+// one function (the buffer of 1 means the send never blocks, even before
+// the goroutine reaches its receive), the sweeper and Close close it,
+// which makes the goroutine exit. So no function is lost and none runs
+// twice.
 //
 // Idle goroutines exit after idleTime. Rather than a timer per parked
 // goroutine (a Reset and a Stop per call, and a select), one sweeper timer
@@ -80,6 +82,7 @@ func (p *goroutinePool) Close() {
 	if p.sweeper != nil {
 		p.sweeper.Stop()
 	}
+	p.armed = false
 }
 
 func (p *goroutinePool) serve(ch chan func(), f func()) {

@@ -8,8 +8,8 @@ package commands
 // or a timeout aborts the request wherever it is. Any status is a
 // response, not an error; errors are failures to get one.
 //
-// A body larger than the IO's cap (256 MiB) fails the request: it is read
-// through a limit one byte past the cap, so an endless body stops there.
+// A body larger than the IO's cap (256 MiB) fails the request: at most
+// one byte past the cap is read, so an endless body stops there.
 // A URL with a password is written redacted ("user:xxxxx@") in errors.
 //
 // Response headers are keyed by their lowercased names ("content-type"),

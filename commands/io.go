@@ -30,6 +30,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"runtime"
 	"time"
@@ -200,6 +201,7 @@ func ownedString(b []byte) string {
 // cause once ctx is done, and fails with a tooLargeError past limit bytes
 // (it reads at most one byte more).
 func readCapped(ctx context.Context, r io.Reader, size, limit int64, what string) ([]byte, error) {
+	limit = min(limit, math.MaxInt64-1)      // limit+1 below must not overflow
 	b := make([]byte, 0, min(size, limit)+1) // +1: EOF is seen without growing
 	for {
 		if ctx.Err() != nil {

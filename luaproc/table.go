@@ -36,6 +36,11 @@ type tableFields struct {
 	k2i       map[lua.LValue]int
 }
 
+// A gopher-lua whose LTable has another size does not compile (the index
+// is out of range, or the difference overflows); TestTableLayout checks
+// the fields themselves.
+var _ = [1]struct{}{}[unsafe.Sizeof(lua.LTable{})-unsafe.Sizeof(tableFields{})]
+
 // recordTable is a table under construction, for n distinct string keys.
 type recordTable struct {
 	t *lua.LTable

@@ -21,11 +21,11 @@ func TestTableLayout(t *testing.T) {
 	pub.RawSetString("s", lua.LNumber(2))
 	pub.RawSet(lua.LTrue, lua.LNumber(3))
 	f := (*tableFields)(unsafe.Pointer(pub))
-	assert.Equal(t, []lua.LValue{lua.LString("one")}, f.array)
-	assert.Equal(t, map[string]lua.LValue{"s": lua.LNumber(2)}, f.strdict)
-	assert.Equal(t, map[lua.LValue]lua.LValue{lua.LTrue: lua.LNumber(3)}, f.dict)
-	assert.Equal(t, []lua.LValue{lua.LString("s"), lua.LTrue}, f.keys)
-	assert.Equal(t, map[lua.LValue]int{lua.LString("s"): 0, lua.LTrue: 1}, f.k2i)
+	require.Equal(t, []lua.LValue{lua.LString("one")}, f.array)
+	require.Equal(t, map[string]lua.LValue{"s": lua.LNumber(2)}, f.strdict)
+	require.Equal(t, map[lua.LValue]lua.LValue{lua.LTrue: lua.LNumber(3)}, f.dict)
+	require.Equal(t, []lua.LValue{lua.LString("s"), lua.LTrue}, f.keys)
+	require.Equal(t, map[lua.LValue]int{lua.LString("s"): 0, lua.LTrue: 1}, f.k2i)
 
 	// a record, read and changed through the public API
 	r := newRecordTable(3)
