@@ -47,9 +47,14 @@ type recordTable struct {
 	f *tableFields
 }
 
+// newRecordTable starts a table for n distinct string keys; for n = 0 it
+// is an empty table like any other (set must not be called on it).
 func newRecordTable(n int) recordTable {
 	t := &lua.LTable{Metatable: lua.LNil}
 	f := (*tableFields)(unsafe.Pointer(t))
+	if n == 0 {
+		return recordTable{t, f}
+	}
 	f.strdict = make(map[string]lua.LValue, n)
 	f.keys = make([]lua.LValue, 0, n)
 	f.k2i = make(map[lua.LValue]int, n)

@@ -43,6 +43,11 @@ func TestTableLayout(t *testing.T) {
 	tb.RawSetString("x-custom", lua.LNil)
 	assert.Equal(t, map[string]lua.LValue{"status": lua.LNumber(404), "added": lua.LTrue}, nextAll(tb))
 
+	// an empty record takes keys like any table
+	empty := newRecordTable(0).t
+	empty.RawSetString("x", lua.LTrue)
+	assert.Equal(t, map[string]lua.LValue{"x": lua.LTrue}, nextAll(empty))
+
 	// and from Lua
 	L := lua.NewState()
 	defer L.Close()
