@@ -85,8 +85,10 @@
 // commands fs, http and exec (package commands; dofile and loadfile count
 // as "fs") work only when Options.Allow names them; otherwise using them
 // raises "os is not allowed (run without --sandbox or with --allow os)".
-// require returns the same tables as the globals. Shutdown closes the
-// idle HTTP connections.
+// Without "fs", process.spawn_file loads only scripts inside the
+// program's directory (that of the script Start was given; symbolic links
+// resolved). require returns the same tables as the globals. Shutdown
+// closes the idle HTTP connections.
 //
 // # Shared built-ins
 //
