@@ -38,7 +38,7 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	if c.Int("workers") < 1 {
 		return exitUsage, cli.Exit("--workers must be at least 1", exitUsage)
 	}
-	rt := luaproc.New(luaproc.Options{Workers: c.Int("workers"), Allow: allow, Logger: logger, Stdout: stdout})
+	rt := luaproc.New(luaproc.Options{Workers: c.Int("workers"), Allow: allow, Logger: logger, Stdout: stdout, LuaPath: os.Getenv("LUA_PATH")})
 	script, err := load(rt, c.Args().First(), stdin)
 	if err != nil {
 		shutdown(rt, 0, stderr)
@@ -180,8 +180,8 @@ func load(rt *luaproc.Runtime, path string, stdin io.Reader) (*luaproc.Script, e
 	return rt.LoadFile(path)
 }
 
-func printStats(w io.Writer, st scheduler.Stats) {
-	fmt.Fprintf(w, "luarun: processes: %d started, %d failed, %d still live\n", st.Submitted, st.Failed, st.LiveProcesses)
+func printStats(w io.Writer, st luaproc.Stats) {
+	fmt.Fprintf(w, "luarun: processes: %d started, %d failed, %d still live; %d scripts compiled\n", st.Submitted, st.Failed, st.LiveProcesses, st.ScriptsCompiled)
 	fmt.Fprintf(w, "luarun: scheduler: %d steps; work from own deque %d, global queue %d, %d steals of %d processes; %d parks, %d wakeups\n",
 		st.Steps, st.LocalPops, st.GlobalPops, st.Steals, st.Stolen, st.Parks, st.Wakeups)
 	fmt.Fprintf(w, "luarun: dropped: %d messages to ended processes, %d late completions\n", st.DroppedMessages, st.DroppedCompletions)

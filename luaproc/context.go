@@ -41,8 +41,8 @@ func (c *luaCtx) Value(key any) any {
 // waiting for something.
 func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		th := L.CheckThread(1)
-		if procOf(L).taskThreads[th] {
+		th, p := L.CheckThread(1), procOf(L)
+		if p.taskThreads[th] {
 			L.Push(lua.LFalse)
 			L.Push(lua.LString("cannot resume a coroutine that runs a task of this process (the process or a process.all function)"))
 			return 2
@@ -55,6 +55,7 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 		}
 		n := rawResume(L)
 		if n >= 2 && L.Get(-n) == lua.LFalse {
+			p.failLoads(th) // th died: its module chunks were unwound
 			at := L.GetTop() - n + 2
 			L.Replace(at, unwhere(L.Get(at)))
 		}
@@ -79,8 +80,7 @@ func (p *luaProcess) pstart(L *lua.LState) int {
 	fn := p.tpl.counted
 	co := p.takeThread()
 	L.Push(co)
-	n := pushResume(L, co, fn, args)
-	p.releaseThread(co)
+	n := p.pushResume(L, co, fn, args)
 	return 1 + n
 }
 
@@ -140,15 +140,18 @@ func (p *luaProcess) presume(L *lua.LState) int {
 	for i := range args {
 		args[i] = L.Get(i + 2)
 	}
-	n := pushResume(L, co, nil, fitValues(args, wantedResults(co)))
-	p.releaseThread(co)
-	return n
+	return p.pushResume(L, co, nil, fitValues(args, wantedResults(co)))
 }
 
-func pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
+// pushResume resumes co, a coroutine of pcall or xpcall, and pushes what
+// pstart and presume answer; then it forgets co if it is dead (and keeps
+// it for reuse if it returned).
+func (p *luaProcess) pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
+	defer p.releaseThread(co)
 	st, err, vals := L.Resume(co, fn, args...)
 	switch {
 	case err != nil:
+		p.failLoads(co) // the error unwound the module chunks co ran
 		L.Push(lua.LNumber(0))
 		var obj lua.LValue = lua.LString(err.Error())
 		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {

@@ -2,6 +2,7 @@ package luaproc
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -46,49 +47,70 @@ func (e *KilledError) Error() string {
 }
 
 // traceback formats L's stack the way Lua's debug.traceback does, from
-// the frame list (frames.go): the innermost call first, tail calls marked,
-// luarun's own prelude frames left out; the function the prelude called
-// is named entry.
+// the frame list (frames.go): the innermost call first, tail calls marked.
+// The frames of luarun's built-in Lua functions (require, pcall...) show
+// as one Go frame named as the script called it ("[G]: in function
+// 'require'"), and the function the prelude's boot called is named entry.
 func traceback(L *lua.LState, entry string) string {
 	var b strings.Builder
 	b.WriteString("stack traceback:")
 	n := 0
 	for f := currentFrame(L); f != nil && n < 30; f = f.Parent {
-		if !f.Fn.IsG && f.Fn.Proto.SourceName == preludeName {
-			continue
-		}
-		n++
-		b.WriteString("\n\t")
-		name := calledName(f)
+		name, tail, where := calledName(f), f.TailCall > 0, ""
 		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto.SourceName == preludeName {
 			name = entry
 		}
 		switch {
 		case f.Fn.IsG:
-			b.WriteString("[G]: in ")
+			if outer := outermostBuiltin(f.Parent); outer != nil {
+				name, tail = calledName(outer), outer.TailCall > 0
+				f = outer // the built-in's frames are this one
+			}
+		case isBuiltin(f.Fn.Proto.SourceName):
+			f = outermostBuiltin(f)
+			if f.Parent == nil {
+				continue // boot, or a task's trampoline: the bottom
+			}
+			name, tail = calledName(f), f.TailCall > 0
 		default:
 			p := f.Fn.Proto
+			where = p.SourceName + ":"
 			if f.Pc >= 1 && f.Pc <= len(p.DbgSourcePositions) {
-				fmt.Fprintf(&b, "%s:%d: in ", p.SourceName, p.DbgSourcePositions[f.Pc-1])
-			} else {
-				fmt.Fprintf(&b, "%s: in ", p.SourceName)
+				where += strconv.Itoa(p.DbgSourcePositions[f.Pc-1]) + ":"
 			}
 		}
-		switch {
-		case !f.Fn.IsG && f.Fn.Proto.LineDefined == 0:
-			b.WriteString("main chunk")
-		case name != "" && name != "?":
-			fmt.Fprintf(&b, "function '%s'", name)
-		case f.Fn.IsG:
-			b.WriteString("a Go function")
-		default:
-			fmt.Fprintf(&b, "function <%s:%d>", f.Fn.Proto.SourceName, f.Fn.Proto.LineDefined)
+		n++
+		b.WriteString("\n\t")
+		if where == "" {
+			b.WriteString("[G]:")
+		} else {
+			b.WriteString(where)
 		}
-		if f.TailCall > 0 {
+		switch {
+		case where != "" && f.Fn.Proto.LineDefined == 0:
+			b.WriteString(" in main chunk")
+		case name != "" && name != "?":
+			fmt.Fprintf(&b, " in function '%s'", name)
+		case where == "":
+			b.WriteString(" in a Go function")
+		default:
+			fmt.Fprintf(&b, " in function <%s:%d>", f.Fn.Proto.SourceName, f.Fn.Proto.LineDefined)
+		}
+		if tail {
 			b.WriteString("\n\t(tail call): ?")
 		}
 	}
 	return b.String()
+}
+
+// outermostBuiltin returns the last of the built-in Lua frames that start
+// at f (the one the script called), or nil if f is not one.
+func outermostBuiltin(f *callFrame) *callFrame {
+	var last *callFrame
+	for ; f != nil && !f.Fn.IsG && isBuiltin(f.Fn.Proto.SourceName); f = f.Parent {
+		last = f
+	}
+	return last
 }
 
 // calledName is the name the caller of f used for it, if it called f by
@@ -125,16 +147,20 @@ func errorMessage(v lua.LValue) string {
 	}
 }
 
-// unwhere removes the position of a prelude.lua frame from an error
-// message: a Go function that raises while prelude.lua calls it (as the
-// body of a pcall, a coroutine or a process.all function) gets the
-// prelude's line as its "where", which names nothing in the script.
+// unwhere removes the position of a built-in frame from an error message:
+// a Go function that raises while a built-in Lua function calls it (as
+// the body of a pcall, a coroutine or a process.all function, or as
+// require's helper) gets that frame's line as its "where", which names
+// nothing in the script.
 func unwhere(v lua.LValue) lua.LValue {
 	s, ok := v.(lua.LString)
-	if !ok || !strings.HasPrefix(string(s), preludeName+":") {
+	if !ok || !isBuiltin(string(s)) {
 		return v
 	}
-	rest := string(s[len(preludeName)+1:])
+	name, rest, ok := strings.Cut(string(s[len(builtinPrefix):]), ":")
+	if !ok || strings.ContainsAny(name, " \n") {
+		return v
+	}
 	digits := len(rest) - len(strings.TrimLeft(rest, "0123456789"))
 	if digits == 0 || !strings.HasPrefix(rest[digits:], ": ") {
 		return v

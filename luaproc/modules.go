@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -100,12 +101,14 @@ func argPayloads(L *lua.LState, first int, fn string) payload.Payloads {
 }
 
 func (p *luaProcess) spawn(L *lua.LState) int {
+	p.checkTopLevel(L, "process.spawn")
 	entry := L.CheckString(1)
 	args := argPayloads(L, 2, "process.spawn")
 	return p.start(L, p.script, entry, args)
 }
 
 func (p *luaProcess) spawnFile(L *lua.LState) int {
+	p.checkTopLevel(L, "process.spawn_file")
 	path := L.CheckString(1)
 	entry := L.OptString(2, "")
 	args := argPayloads(L, 3, "process.spawn_file")
@@ -116,9 +119,28 @@ func (p *luaProcess) spawnFile(L *lua.LState) int {
 	return p.start(L, s, entry, args)
 }
 
+// checkTopLevel refuses a spawn from the top level of a spawned process.
+// Every process runs its script's chunk before its entry point, so a
+// chunk that spawns a process of its own script would spawn again in
+// that process, and so on without end.
+func (p *luaProcess) checkTopLevel(L *lua.LState, fn string) {
+	if p.topLevel {
+		L.RaiseError("%s: spawning belongs in main or another entry, not at the top level of a script: "+
+			"every spawned process runs the top level again (as module initialisation) before its entry", fn)
+	}
+}
+
+// start spawns a process running entry of s. An entry the script is
+// known not to have (its chunk has run once: resolve) is nil, err.
 func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
+	if entries := s.entries.Load(); entries != nil && entry != "" && !slices.Contains(*entries, entry) {
+		L.Push(lua.LNil)
+		L.Push(lua.LString((&EntryError{Script: s.name, Entry: entry, Entries: *entries}).Error()))
+		return 2
+	}
 	child := p.rt.newProcess(s)
 	child.progDir = p.progDir
+	child.topLevel = true
 	var h scheduler.Handle
 	var err error
 	if p.out != nil {

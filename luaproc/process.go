@@ -91,6 +91,14 @@ type luaProcess struct {
 	lastFrom  scheduler.PID
 	lastFromV lua.LValue
 
+	// mods: the package table and the modules loading (require.go); nil
+	// until the process first calls require or reads package.
+	mods *modules
+
+	// topLevel: the chunk of a process spawned from Lua is running: it
+	// is module initialisation, and must not spawn (start).
+	topLevel bool
+
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
@@ -154,6 +162,7 @@ const (
 	reqCommand requestKind = iota + 1
 	reqReceive
 	reqAll
+	reqModule
 )
 
 type request struct {
@@ -162,6 +171,7 @@ type request struct {
 	args    []any
 	timeout float64 // receive: seconds; < 0: none
 	fns     []*lua.LFunction
+	module  string // reqModule: the module another task is loading
 }
 
 // cmdMarker is the first value of every yield that carries a request.
@@ -479,6 +489,8 @@ func (p *luaProcess) request(t *task, r request) {
 			c.parent, c.index = t, i
 			p.ready = append(p.ready, c)
 		}
+	case reqModule:
+		p.waitForLoad(t, r.module)
 	}
 }
 
@@ -491,6 +503,9 @@ func (p *luaProcess) newTag() uint64 {
 // one result of process.all for the others.
 func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
 	delete(p.taskThreads, t.co)
+	if err != nil {
+		p.failLoads(t.co)
+	}
 	if t.parent == nil {
 		if err != nil {
 			p.end(nil, err)

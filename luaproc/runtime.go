@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -34,6 +32,12 @@ type Options struct {
 	Logger *log.Logger
 	// Stdout receives print's lines; nil means os.Stdout.
 	Stdout io.Writer
+	// LuaPath replaces require's default search path
+	// ("<dir>/?.lua;<dir>/?/init.lua", <dir> being the directory of the
+	// script a program's first process runs): ';'-separated templates in
+	// which '?' stands for the module name with its dots made '/', and
+	// ";;" for the default. The luarun command passes $LUA_PATH.
+	LuaPath string
 }
 
 // Runtime runs Lua processes on a work-stealing scheduler. Make one with
@@ -45,14 +49,16 @@ type Runtime struct {
 	io      *commands.IO // fs, http and exec (reachable from Lua only if allowed)
 	allowed map[string]bool
 	logger  *log.Logger
+	luaPath string // Options.LuaPath
 	started time.Time
 
 	outMu sync.Mutex
 	out   io.Writer
 
-	mu      sync.Mutex
-	modules map[string][]string // application modules → function names
-	scripts map[string]*Script  // compiled files, by absolute path
+	mu  sync.Mutex
+	app appModules // what the application registered (appmodules.go)
+
+	files *scriptFiles // compiled script files (files.go)
 
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
@@ -67,9 +73,9 @@ func New(opts Options) *Runtime {
 		allowed: map[string]bool{},
 		logger:  opts.Logger,
 		out:     opts.Stdout,
+		luaPath: opts.LuaPath,
 		started: time.Now(),
-		modules: map[string][]string{},
-		scripts: map[string]*Script{},
+		files:   newScriptFiles(),
 	}
 	for _, m := range opts.Allow {
 		rt.allowed[m] = true
@@ -87,129 +93,29 @@ func New(opts Options) *Runtime {
 	return rt
 }
 
-// Register makes an application command callable from Lua as
-// module.function: Register("db.query", h) gives every process started
-// afterwards a global table db with a function query. A call yields the
-// process; h runs on the worker's goroutine and must return at once,
-// completing c (c.Complete / c.Fail) now or later from any goroutine.
-// The Lua call returns the completion's values, or nil and the error's
-// message. Register commands before starting the processes that use them.
-func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
-	module, fn, ok := strings.Cut(command, ".")
-	if !ok || !payload.IsIdent(module) || !payload.IsIdent(fn) {
-		return fmt.Errorf("register %q: a command is named module.function", command)
-	}
-	if slices.Contains(requirable, module) {
-		return fmt.Errorf("register %q: %s is a built-in module", command, module)
-	}
-	rt.mu.Lock()
-	added := !slices.Contains(rt.modules[module], fn)
-	if added {
-		rt.modules[module] = append(rt.modules[module], fn)
-	}
-	rt.mu.Unlock()
-	if added {
-		rt.tplMu.Lock()
-		rt.tpl = nil // the next state gets the new function
-		rt.tplMu.Unlock()
-	}
-	rt.reg.Register(command, h)
-	return nil
-}
-
-func (rt *Runtime) appModules() map[string][]string {
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	m := make(map[string][]string, len(rt.modules))
-	for k, v := range rt.modules {
-		m[k] = slices.Clone(v)
-	}
-	return m
-}
-
-// LoadFile compiles the script at path (once: later loads of the same
-// file return the same Script). A syntax error is a *SyntaxError.
+// LoadFile compiles the script at path, once: later loads of the same
+// file (by any path that resolves to it) return the same Script. A
+// syntax error is a *SyntaxError.
 func (rt *Runtime) LoadFile(path string) (*Script, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	rt.mu.Lock()
-	s, ok := rt.scripts[abs]
-	rt.mu.Unlock()
-	if ok {
-		return s, nil
-	}
-	s, err = CompileFile(path)
-	if err != nil {
-		return nil, err
-	}
-	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if prev, ok := rt.scripts[abs]; ok {
-		return prev, nil
-	}
-	rt.scripts[abs] = s
-	return s, nil
+	return rt.files.load(path, nil)
 }
 
 // LoadString compiles src; name appears in errors and tracebacks.
 func (rt *Runtime) LoadString(name, src string) (*Script, error) {
+	rt.files.compiled.Add(1)
 	return Compile(name, src)
 }
 
 // loadRelative loads path for spawn_file: a relative path is tried next
-// to the spawning script first, then from the working directory.
+// to the spawning script first, then from the working directory. Without
+// fs, only a script inside the program's directory loads.
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
-		if cand := filepath.Join(dir, path); fileExists(cand) {
+		if cand := filepath.Join(dir, path); rt.files.cached(cand) != nil || isFile(cand) {
 			path = cand
 		}
 	}
-	if !rt.allowed["fs"] {
-		// A sandboxed program may start its own scripts but not read
-		// other files: a syntax error would show their contents.
-		if !inside(path, progDir) {
-			where := "the program has no directory"
-			if progDir != "" {
-				where = "it is outside the program's directory " + progDir
-			}
-			return nil, fmt.Errorf("%s: %s, and %s", path, where, notAllowed("fs"))
-		}
-	}
-	return rt.LoadFile(path)
-}
-
-// inside reports whether the file at path is under dir, with symbolic
-// links resolved (a link inside dir to a file outside is not).
-func inside(path, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	d, err1 := resolvePath(dir)
-	f, err2 := resolvePath(path)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	rel, err := filepath.Rel(d, f)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolvePath is path made absolute with its symbolic links resolved; for
-// a file that does not exist, those of its directory.
-func resolvePath(path string) (string, error) {
-	if r, err := filepath.EvalSymlinks(path); err == nil {
-		return filepath.Abs(r)
-	}
-	if r, err := filepath.EvalSymlinks(filepath.Dir(path)); err == nil {
-		return filepath.Abs(filepath.Join(r, filepath.Base(path)))
-	}
-	return filepath.Abs(path)
-}
-
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
+	return rt.files.load(path, rt.checkInside(path, progDir))
 }
 
 func (rt *Runtime) newProcess(s *Script) *luaProcess {
@@ -258,8 +164,20 @@ func (rt *Runtime) Lookup(pid scheduler.PID) (scheduler.Handle, bool) {
 	return rt.sched.Lookup(pid)
 }
 
-// Stats returns the scheduler's counters.
-func (rt *Runtime) Stats() scheduler.Stats { return rt.sched.Stats() }
+// Stats is a snapshot of a Runtime's counters: the scheduler's, and the
+// scripts compiled.
+type Stats struct {
+	scheduler.Stats
+	// ScriptsCompiled counts compilations: LoadString, and each file
+	// LoadFile, process.spawn_file or require compiled (once per file;
+	// a compile that failed is tried again next time, and counted again).
+	ScriptsCompiled int64
+}
+
+// Stats returns the runtime's counters.
+func (rt *Runtime) Stats() Stats {
+	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load()}
+}
 
 // Shutdown stops taking new processes, cancels every live one (each ends
 // with the scheduler's shutdown error unless it finishes first), and

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -16,7 +17,12 @@ import (
 type Script struct {
 	name  string // the path it was loaded from, or the name it was given
 	dir   string // the directory of a file script (for spawn_file), or ""
+	real  string // a file's resolved path, once a Runtime loaded it (files.go)
 	proto *lua.FunctionProto
+
+	// entries: the entry points, sorted, once the chunk has run to its
+	// end in some process (resolve); nil until then. Written once.
+	entries atomic.Pointer[[]string]
 }
 
 // Name returns the script's file path or given name.

@@ -34,35 +34,13 @@ package luaproc
 // in the state, on first use.
 
 import (
-	_ "embed"
 	"sort"
 	"strings"
-	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/luarun/luarun/commands"
-	"github.com/yuin/gopher-lua/parse"
 )
-
-// preludeName is prelude.lua's source name (left out of tracebacks).
-const preludeName = "luarun:prelude"
-
-//go:embed prelude.lua
-var preludeSource string
-
-// preludeProto is prelude.lua compiled once.
-var preludeProto = sync.OnceValue(func() *lua.FunctionProto {
-	chunk, err := parse.Parse(strings.NewReader(preludeSource), preludeName)
-	if err != nil {
-		panic("luaproc: prelude.lua: " + err.Error())
-	}
-	proto, err := lua.Compile(chunk, preludeName)
-	if err != nil {
-		panic("luaproc: prelude.lua: " + err.Error())
-	}
-	return proto
-})
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
 // resumes coroutines and holds globals (128 is the least lua.NewState
@@ -96,6 +74,8 @@ type template struct {
 	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
 	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
 	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
+	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
+	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -137,7 +117,21 @@ func (rt *Runtime) buildTemplate() *template {
 
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
 	g.RawSetString("print", fn(rt.print))
-	g.RawSetString("require", fn(luaRequire))
+	L.Push(L.NewFunctionFromProto(builtinProto("require")))
+	L.Push(loadingMarker)
+	L.Push(fn(raiseAtScript))
+	L.Push(fn(bind((*luaProcess).requireTables)))
+	L.Push(fn(bind((*luaProcess).requireBegin)))
+	L.Push(fn(bind((*luaProcess).requireFinish)))
+	L.Push(fn(bind((*luaProcess).requireCheck)))
+	L.Call(6, 1)
+	g.RawSetString("require", L.Get(-1))
+	L.Pop(1)
+	tpl.searchers = []*lua.LFunction{
+		fn(bind((*luaProcess).searchPreload)),
+		fn(bind((*luaProcess).searchApp)),
+		fn(bind((*luaProcess).searchFiles)),
+	}
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
@@ -156,8 +150,8 @@ func (rt *Runtime) buildTemplate() *template {
 	jsonT := moduleTable(L, jsonFuncs)
 	jsonT.RawSetString("null", jsonNull)
 	g.RawSetString("json", jsonT)
-	for module, fns := range rt.appModules() {
-		g.RawSetString(module, commandTable(L, module, fns, commandFunc))
+	for module, t := range rt.globalModules(L) {
+		g.RawSetString(module, t)
 	}
 	for module, fns := range ioModules() {
 		if rt.allowed[module] {
@@ -168,7 +162,7 @@ func (rt *Runtime) buildTemplate() *template {
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
 	co.RawSetString("running", fn(bind((*luaProcess).running)))
-	L.Push(L.NewFunctionFromProto(preludeProto()))
+	L.Push(L.NewFunctionFromProto(builtinProto("prelude")))
 	L.Push(cmdMarker)
 	L.Push(L.GetField(co, "create"))
 	L.Push(L.GetField(co, "yield"))
@@ -215,6 +209,9 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.globalsMT = L.CreateTable(0, 2)
 	tpl.globalsMT.RawSetString("__index", fn(tpl.globalIndex))
 	tpl.globalsMT.RawSetString("__metatable", lua.LString("locked"))
+	tpl.loadedMT = L.CreateTable(0, 2)
+	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
+	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
 	return tpl
 }
 
@@ -228,11 +225,20 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	name := string(key)
+	v := tpl.globalValue(L, g, string(key))
+	L.Push(v)
+	return 1
+}
+
+// globalValue makes the value of built-in global name for the state whose
+// globals are g, and stores it there; nil if name is not built in.
+func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.LValue {
 	var v lua.LValue = lua.LNil
 	switch {
 	case name == "_G":
 		v = g
+	case name == "package":
+		v = procOf(L).modules().pkg
 	case tpl.deniedMT[name] != nil:
 		v = deniedModule(L, tpl, name)
 	case tpl.moduleMT[name] != nil:
@@ -245,8 +251,7 @@ func (tpl *template) globalIndex(L *lua.LState) int {
 	if v != lua.LNil {
 		g.RawSetString(name, v)
 	}
-	L.Push(v)
-	return 1
+	return v
 }
 
 // unshareTables removes the table-valued fields of a shared module (the
@@ -366,7 +371,7 @@ func lazyIo(L *lua.LState, tpl *template) *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package"}
 
 // Permissions are the modules Options.Allow switches on (all of them in
 // the command-line runner unless --sandbox).
@@ -389,17 +394,6 @@ func commandTable(L *lua.LState, module string, fns []string, maker func(string)
 		t.RawSetString(f, L.NewFunction(maker(module+"."+f)))
 	}
 	return t
-}
-
-func luaRequire(L *lua.LState) int {
-	name := L.CheckString(1)
-	// every module but io (opened lazily, per state) is in the template
-	tpl := procOf(L).tpl
-	if name != lua.IoLibName && tpl.moduleMT[name] == nil && tpl.deniedMT[name] == nil {
-		L.RaiseError("module '%s' not found (luarun provides %s and the application's modules)", name, strings.Join(requirable, ", "))
-	}
-	L.Push(L.GetGlobal(name))
-	return 1
 }
 
 // wrapGetfenv answers the calling state's globals where gopher-lua would
@@ -470,7 +464,10 @@ func (p *luaProcess) arm(L *lua.LState) int {
 
 // resolve finds the entry point once the chunk has run: first is the
 // chunk's first result. It returns nil when the chunk is the program.
+// The chunk has ended, so the process may spawn from here on; the
+// script's entries are known from now on (process.spawn checks them).
 func (p *luaProcess) resolve(L *lua.LState) int {
+	p.topLevel = false
 	entry := L.CheckString(1)
 	entries := map[string]*lua.LFunction{}
 	if t, ok := L.Get(2).(*lua.LTable); ok {
@@ -492,6 +489,10 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 				}
 			}
 		})
+	}
+	if p.script.entries.Load() == nil {
+		names := sortedNames(entries)
+		p.script.entries.CompareAndSwap(nil, &names)
 	}
 	name := entry
 	if name == "" {

@@ -1,0 +1,344 @@
+package luaproc
+
+// require and the package table: the Go half of builtin/require.lua.
+//
+// # Where modules come from
+//
+// package.loaders holds three searchers, tried in order as Lua 5.1 does
+// (a script may add its own):
+//
+//  1. package.preload[name];
+//  2. Lua modules the application registered (RegisterLuaModule);
+//  3. files on package.path: each ';'-separated template with '?'
+//     replaced by the name, its dots made '/'. The default path is
+//     "<dir>/?.lua;<dir>/?/init.lua", <dir> being the program's directory
+//     (that of the script its first process ran); Options.LuaPath (the
+//     CLI's LUA_PATH) replaces it, ";;" in it standing for the default.
+//
+// Built-in modules (process, string, fs...) and the application's Go
+// modules are never searched for: package.loaded answers them, through a
+// shared metatable, with the same table as the global of that name.
+//
+// # Costs
+//
+// Nothing of this exists in a process until it first calls require or
+// reads package: spawn pays nothing for it. A file is compiled once per
+// Runtime (files.go) and run once per process. A process requiring a
+// module another process already loaded makes no system call: the path
+// the template produced is found in the Runtime's cache (misses on
+// earlier templates still stat).
+//
+// # Loading, cycles and failures
+//
+// While a module's chunk runs, package.loaded[name] is LOADING, and the
+// process records which coroutine runs it (begin). Requiring a LOADING
+// module is then either
+//   - a cycle, when that coroutine is the caller's own or one of those
+//     that resumed it: an error naming the chain, "a -> b -> a";
+//   - a wait, when another task of the process (process.all) loads it:
+//     the caller blocks until that load ends;
+//   - a failure, when the load raised an error: the coroutine running it
+//     died with the error (failLoads notices every such death: pcall's
+//     coroutines, the script's coroutines, tasks). As in Lua 5.1, the
+//     module stays failed until the script clears package.loaded[name].
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// loadingMarker is package.loaded[name] while name loads.
+var loadingMarker = &lua.LUserData{Value: "luarun.loading", Metatable: lockedMT("luarun.loading")}
+
+// packageConfig is Lua 5.1's package.config.
+const packageConfig = "/\n;\n?\n!\n-"
+
+// modules is a process's package table and the loads in progress.
+type modules struct {
+	pkg    *lua.LTable // the package global, as made
+	loaded *lua.LTable // package.loaded, as made (require keeps using it)
+	loads  map[string]*moduleLoad
+	seq    int // orders loads, for the chain of a cycle
+}
+
+// moduleLoad is a module whose chunk is running, or raised an error.
+type moduleLoad struct {
+	name    string
+	thread  *lua.LState // the coroutine running the chunk
+	task    *task       // the task that coroutine belongs to
+	seq     int
+	failed  bool
+	waiters []*task // tasks blocked in require until it ends
+}
+
+// modules returns p's package state, making it on first use.
+func (p *luaProcess) modules() *modules {
+	if p.mods != nil {
+		return p.mods
+	}
+	L, tpl := p.L, p.tpl
+	loaded := L.CreateTable(0, 4)
+	loaded.Metatable = tpl.loadedMT
+	loaders := L.CreateTable(len(tpl.searchers), 0)
+	for _, s := range tpl.searchers {
+		loaders.Append(s)
+	}
+	pkg := L.CreateTable(0, 6)
+	pkg.RawSetString("path", lua.LString(p.rt.modulePath(p.progDir)))
+	pkg.RawSetString("cpath", lua.LString(""))
+	pkg.RawSetString("config", lua.LString(packageConfig))
+	pkg.RawSetString("loaded", loaded)
+	pkg.RawSetString("preload", L.CreateTable(0, 0))
+	pkg.RawSetString("loaders", loaders)
+	p.mods = &modules{pkg: pkg, loaded: loaded, loads: map[string]*moduleLoad{}}
+	return p.mods
+}
+
+// modulePath is the default package.path of a program in progDir.
+func (rt *Runtime) modulePath(progDir string) string {
+	dir := progDir
+	if dir == "" {
+		dir = "."
+	}
+	def := dir + "/?.lua;" + dir + "/?/init.lua"
+	if rt.luaPath == "" {
+		return def
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(rt.luaPath, ";;", ";\x01;"), "\x01", def)
+}
+
+// loadedIndex is package.loaded's __index: a built-in or application
+// module is loaded from the start; it is the global of that name (made
+// now if the script has not read it yet).
+func (tpl *template) loadedIndex(L *lua.LState) int {
+	t := L.CheckTable(1)
+	name, ok := L.Get(2).(lua.LString)
+	if !ok {
+		L.Push(lua.LNil)
+		return 1
+	}
+	p := procOf(L)
+	var v lua.LValue = lua.LNil
+	switch g := p.L.G.Global; {
+	case name == "_G":
+		v = g
+	case name == "package":
+		v = p.modules().pkg
+	case tpl.isModule(string(name)):
+		if v = g.RawGetString(string(name)); v == lua.LNil {
+			v = tpl.globalValue(L, g, string(name))
+		}
+	}
+	if v != lua.LNil {
+		t.RawSetString(string(name), v)
+	}
+	L.Push(v)
+	return 1
+}
+
+// isModule reports whether name is a module every process has as a
+// global (built in, or the application's).
+func (tpl *template) isModule(name string) bool {
+	return tpl.moduleMT[name] != nil || tpl.deniedMT[name] != nil || name == lua.IoLibName
+}
+
+// requireTables answers require's tables(): package.loaded as made, and
+// the current package.loaders.
+func (p *luaProcess) requireTables(L *lua.LState) int {
+	m := p.modules()
+	L.Push(m.loaded)
+	L.Push(m.pkg.RawGetString("loaders"))
+	return 2
+}
+
+// requireBegin records that the calling coroutine starts loading name.
+func (p *luaProcess) requireBegin(L *lua.LState) int {
+	name := L.CheckString(1)
+	m := p.modules()
+	m.seq++
+	m.loads[name] = &moduleLoad{name: name, thread: L, task: p.current, seq: m.seq}
+	return 0
+}
+
+// requireFinish records that name has loaded.
+func (p *luaProcess) requireFinish(L *lua.LState) int {
+	name := L.CheckString(1)
+	m := p.modules()
+	if ld := m.loads[name]; ld != nil {
+		delete(m.loads, name)
+		p.wakeLoadWaiters(ld)
+	}
+	return 0
+}
+
+// requireCheck is called for a module that is LOADING: it returns the
+// error to raise, or blocks until another task's load of it has ended
+// (then returns nothing, and require looks again).
+func (p *luaProcess) requireCheck(L *lua.LState) int {
+	name := L.CheckString(1)
+	ld := p.modules().loads[name]
+	switch {
+	case ld == nil:
+		L.Push(lua.LString("loop or previous error loading module '" + name + "'"))
+	case ld.failed:
+		L.Push(lua.LString("module '" + name + "' failed to load earlier in this process " +
+			"(as in Lua 5.1, a failed module stays failed; set package.loaded[\"" + name + "\"] = nil to load it again)"))
+	case inChain(L, ld.thread):
+		L.Push(lua.LString("require cycle: " + p.cycle(L, ld)))
+	case ld.task != p.current && p.taskThreads[ld.task.co]:
+		return p.block(L, "require", request{kind: reqModule, module: name})
+	default:
+		L.Push(lua.LString("module '" + name + "' is being loaded by a coroutine that is suspended"))
+	}
+	return 1
+}
+
+// raiseAtScript is raise(msg) for require.lua.
+func raiseAtScript(L *lua.LState) int {
+	raiseAt(L, L.CheckString(1))
+	return 0
+}
+
+// raiseAt raises msg prefixed with the position of the innermost frame of
+// the script's own code (not a Go function, not a built-in) that led to
+// this call, looking through the coroutines that resumed L.
+func raiseAt(L *lua.LState, msg string) {
+	for th := L; th != nil; th = th.Parent {
+		for f := currentFrame(th); f != nil; f = f.Parent {
+			if f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) {
+				continue
+			}
+			if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
+				msg = fmt.Sprintf("%s:%d: %s", f.Fn.Proto.SourceName, lines[f.Pc-1], msg)
+			}
+			L.Error(lua.LString(msg), 0)
+		}
+	}
+	L.Error(lua.LString(msg), 0)
+}
+
+// inChain reports whether th is L or one of the coroutines that resumed
+// it and wait for it (gopher-lua clears Parent when a coroutine yields).
+func inChain(L, th *lua.LState) bool {
+	for c := L; c != nil; c = c.Parent {
+		if c == th {
+			return true
+		}
+	}
+	return false
+}
+
+// cycle names the chain of loads from ld back to ld: "a -> b -> a".
+func (p *luaProcess) cycle(L *lua.LState, ld *moduleLoad) string {
+	var chain []*moduleLoad
+	for _, o := range p.mods.loads {
+		if !o.failed && o.seq >= ld.seq && inChain(L, o.thread) {
+			chain = append(chain, o)
+		}
+	}
+	slices.SortFunc(chain, func(a, b *moduleLoad) int { return a.seq - b.seq })
+	names := make([]string, 0, len(chain)+1)
+	for _, o := range chain {
+		names = append(names, o.name)
+	}
+	return strings.Join(append(names, ld.name), " -> ")
+}
+
+// waitForLoad parks t until the load of name ends (request, reqModule).
+func (p *luaProcess) waitForLoad(t *task, name string) {
+	if ld := p.mods.loads[name]; ld != nil && !ld.failed {
+		ld.waiters = append(ld.waiters, t)
+		return
+	}
+	p.ready = append(p.ready, t) // it ended meanwhile
+}
+
+func (p *luaProcess) wakeLoadWaiters(ld *moduleLoad) {
+	p.ready = append(p.ready, ld.waiters...)
+	ld.waiters = nil
+}
+
+// failLoads marks the loads run by th as failed: th died with an error,
+// which unwound their chunks.
+func (p *luaProcess) failLoads(th *lua.LState) {
+	if p.mods == nil || len(p.mods.loads) == 0 {
+		return
+	}
+	for _, ld := range p.mods.loads {
+		if ld.thread == th && !ld.failed {
+			ld.failed = true
+			p.wakeLoadWaiters(ld)
+		}
+	}
+}
+
+// searchPreload is package.loaders[1]: package.preload[name].
+func (p *luaProcess) searchPreload(L *lua.LState) int {
+	name := L.CheckString(1)
+	preload, ok := p.modules().pkg.RawGetString("preload").(*lua.LTable)
+	if !ok {
+		L.RaiseError("'package.preload' must be a table")
+	}
+	if v := L.GetField(preload, name); v != lua.LNil {
+		L.Push(v)
+		return 1
+	}
+	L.Push(lua.LString("\n\tno field package.preload['" + name + "']"))
+	return 1
+}
+
+// searchApp is package.loaders[2]: the application's Lua modules.
+func (p *luaProcess) searchApp(L *lua.LState) int {
+	name := L.CheckString(1)
+	s, some := p.rt.luaModule(name)
+	switch {
+	case s != nil:
+		L.Push(p.L.NewFunctionFromProto(s.proto))
+		L.Push(lua.LString(s.name))
+		return 2
+	case some:
+		L.Push(lua.LString("\n\tno module '" + name + "' registered by the application"))
+		return 1
+	}
+	return 0
+}
+
+// searchFiles is package.loaders[3]: the files on package.path. A file
+// that exists but cannot be loaded (a syntax error, or outside the
+// program's directory without fs) raises.
+func (p *luaProcess) searchFiles(L *lua.LState) int {
+	name := L.CheckString(1)
+	path, ok := p.modules().pkg.RawGetString("path").(lua.LString)
+	if !ok {
+		L.RaiseError("'package.path' must be a string")
+	}
+	file := strings.ReplaceAll(name, ".", "/")
+	var tried strings.Builder
+	for _, tmpl := range strings.Split(string(path), ";") {
+		if tmpl == "" {
+			continue
+		}
+		cand := strings.ReplaceAll(tmpl, "?", file)
+		if p.rt.files.cached(cand) == nil && !isFile(cand) {
+			tried.WriteString("\n\tno file '" + cand + "'")
+			continue
+		}
+		s, err := p.rt.files.load(cand, p.rt.checkInside(cand, p.progDir))
+		if err != nil {
+			var se *SyntaxError
+			if errors.As(err, &se) {
+				L.Error(lua.LString(se.Error()), 0) // file:line: message
+			}
+			raiseAt(L, fmt.Sprintf("module '%s': %v", name, err))
+		}
+		L.Push(p.L.NewFunctionFromProto(s.proto))
+		L.Push(lua.LString(cand))
+		return 2
+	}
+	L.Push(lua.LString(tried.String()))
+	return 1
+}
