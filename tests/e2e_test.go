@@ -73,11 +73,19 @@ type result struct {
 // runs the scripts on a different number of workers.
 func runLuarun(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
+	return runLuarunIn(t, "..", nil, stdin, args...)
+}
+
+// runLuarunIn is runLuarun from directory dir, with env added to the
+// environment.
+func runLuarunIn(t *testing.T, dir string, env []string, stdin string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	args = append([]string{"-w", strconv.Itoa(runtime.GOMAXPROCS(0))}, args...)
 	cmd := exec.CommandContext(ctx, luarun, args...)
-	cmd.Dir = ".."
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -116,6 +124,7 @@ func TestExampleScripts(t *testing.T) {
 		{[]string{"scripts/timeouts.lua"}, []string{
 			`^receive:\tnil\ttimeout$`, `^wait 0\.05 s:\tnil\ttimeout$`, `^wait again: \ttrue\tfinished after 0\.2 s$`,
 			`^killed:     \tfalse\tkilled: it had to go$`, `^all:         finished after 0\.1 s / nil, in 0\.1 s$`}},
+		{[]string{"scripts/report.lua", "3", "1000"}, []string{`^3 workers: 1000 numbers, min 0, max 999, mean 499\.50$`}},
 		{[]string{"scripts/errors.lua"}, []string{
 			`-> true, 8080$`, `-> false, scripts/errors\.lua:11: config has no port$`,
 			`-> false, scripts/errors\.lua:10: config is not JSON$`,

@@ -1,0 +1,2 @@
+require("req.cycle_b")
+return "a"

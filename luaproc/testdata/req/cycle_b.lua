@@ -1,0 +1,2 @@
+local a = require("req.cycle_a")
+return "b"

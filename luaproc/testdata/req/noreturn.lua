@@ -1,0 +1,1 @@
+req_noreturn_ran = true
