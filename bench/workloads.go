@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/luarun/luarun/luaproc"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -140,35 +144,56 @@ func yieldRoundTrip() []row {
 
 const idleLua = `function main() process.receive() end`
 
+// requireLua is idleLua requiring a module first: requireMod, a file
+// next to it, compiled by the first process and run by every process.
+const (
+	requireLua = `function main() local m = require("mod"); process.receive() end`
+	requireMod = `local M = {}
+function M.add(a, b) return a + b end
+function M.sub(a, b) return a - b end
+return M
+`
+)
+
 // spawn starts n idle luarun processes and baseline-A processes (fewer:
-// each holds a full LState) and reports time and heap per process.
+// each holds a full LState) and reports time and heap per process; and n
+// processes that each require a module first, beside the idle ones: the
+// two alternate for three rounds (a fresh runtime each), and the medians
+// are reported.
 func spawn() []row {
 	n, nA := size(100000, 10000), size(10000, 2000)
-	rt := newRuntime(*workers)
-	s, err := rt.LoadString("idle.lua", idleLua)
+	dir, err := os.MkdirTemp("", "luarun-bench")
 	check(err)
-	before := heapAfterGC()
-	steps := rt.Stats().Steps
-	t0 := time.Now()
-	hs := make([]scheduler.Handle, n)
-	for i := range hs {
-		hs[i], err = rt.Start(s, "main")
+	defer os.RemoveAll(dir)
+	check(os.WriteFile(filepath.Join(dir, "mod.lua"), []byte(requireMod), 0o644))
+	check(os.WriteFile(filepath.Join(dir, "main.lua"), []byte(requireLua), 0o644))
+
+	var idleTs, requireTs []time.Duration
+	var idleHeaps, requireHeaps []float64
+	var compiled int64
+	for range 3 {
+		rt := newRuntime(*workers)
+		s, err := rt.LoadString("idle.lua", idleLua)
 		check(err)
+		t, heap := startIdle(rt, s, n)
+		shutdown(rt)
+		idleTs, idleHeaps = append(idleTs, t), append(idleHeaps, heap)
+
+		rt = newRuntime(*workers)
+		s, err = rt.LoadFile(filepath.Join(dir, "main.lua"))
+		check(err)
+		t, heap = startIdle(rt, s, n)
+		compiled = rt.Stats().ScriptsCompiled
+		shutdown(rt)
+		requireTs, requireHeaps = append(requireTs, t), append(requireHeaps, heap)
 	}
-	for rt.Stats().Steps < steps+uint64(n) {
-		time.Sleep(100 * time.Microsecond)
-	}
-	spawnT := time.Since(t0) / time.Duration(n)
-	heap := float64(heapAfterGC()-before) / float64(n)
-	for _, h := range hs {
-		rt.Send(h.PID(), true)
-	}
-	shutdown(rt)
+	spawnT, heap := median(idleTs), medianF(idleHeaps)
+	requireT, requireHeap := median(requireTs), medianF(requireHeaps)
 
 	stop, ready := make(chan struct{}), make(chan struct{}, nA)
 	var wg sync.WaitGroup
-	before = heapAfterGC()
-	t0 = time.Now()
+	before := heapAfterGC()
+	t0 := time.Now()
 	for range nA {
 		wg.Add(1)
 		go func() {
@@ -189,7 +214,7 @@ func spawn() []row {
 
 	return []row{
 		{
-			workload: fmt.Sprintf("spawn: start %d processes that wait in receive (each)", n),
+			workload: fmt.Sprintf("spawn: start %d processes that wait in receive, median of 3 (each)", n),
 			luarun:   fmtDur(spawnT), baseline: fmtDur(spawnA) + fmt.Sprintf(" (at %d)", nA), floor: "—",
 			ratio:  fmt.Sprintf("A/luarun %.1f×", float64(spawnA)/float64(spawnT)),
 			target: "≤ 10 µs",
@@ -200,7 +225,42 @@ func spawn() []row {
 			ratio:  fmt.Sprintf("A/luarun %.1f×", heapA/heap),
 			target: "≤ 16 KB",
 		},
+		{
+			workload: fmt.Sprintf("spawn + require of a module file compiled once (%d compiles in its runtime): %d processes, median of 3 (each)", compiled, n),
+			luarun:   fmtDur(requireT) + ", " + fmtBytes(requireHeap),
+			baseline: "spawn row: " + fmtDur(spawnT) + ", " + fmtBytes(heap), floor: "—",
+			ratio:  fmt.Sprintf("require adds %s, %s", fmtDur(requireT-spawnT), fmtBytes(requireHeap-heap)),
+			target: "spawn row not slower",
+		},
 	}
+}
+
+// startIdle starts n processes of s (entry main) that wait in receive,
+// and returns the time per process until all wait and the heap each
+// holds; then it ends them.
+func startIdle(rt *luaproc.Runtime, s *luaproc.Script, n int) (time.Duration, float64) {
+	before := heapAfterGC()
+	steps := rt.Stats().Steps
+	t0 := time.Now()
+	hs := make([]scheduler.Handle, n)
+	for i := range hs {
+		var err error
+		hs[i], err = rt.Start(s, "main")
+		check(err)
+	}
+	for rt.Stats().Steps < steps+uint64(n) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	perProc := time.Since(t0) / time.Duration(n)
+	heap := float64(heapAfterGC()-before) / float64(n)
+	for _, h := range hs {
+		rt.Send(h.PID(), true)
+	}
+	for _, h := range hs {
+		_, err := h.Wait(context.Background())
+		check(err)
+	}
+	return perProc, heap
 }
 
 const fanLua = `
@@ -311,6 +371,12 @@ func throughput() []row {
 		ratio:    fmt.Sprintf("luarun/A %.2f×", baseline/luarun),
 		target:   "0 allocs per small scalar message",
 	}}
+}
+
+func medianF(xs []float64) float64 {
+	xs = slices.Clone(xs)
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 func heapAfterGC() int64 {

@@ -19,6 +19,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
@@ -157,30 +159,26 @@ func BenchmarkSpawn(b *testing.B) {
 	b.Run("luarun", func(b *testing.B) {
 		rt := benchRuntime(b)
 		s, _ := rt.LoadString("idle.lua", idleLua)
-		hs := make([]scheduler.Handle, 0, batch)
-		b.ReportAllocs()
-		b.ResetTimer()
-		steps := rt.Stats().Steps
-		for i := range b.N {
-			h, err := rt.Start(s, "main")
-			if err != nil {
-				b.Fatal(err)
-			}
-			hs = append(hs, h)
-			if len(hs) == batch || i == b.N-1 {
-				waitSteps(rt, steps+uint64(len(hs))) // each waits in receive
-				b.StopTimer()
-				for _, h := range hs {
-					rt.Send(h.PID(), true)
-				}
-				for _, h := range hs {
-					<-h.Done()
-				}
-				hs = hs[:0]
-				steps = rt.Stats().Steps
-				b.StartTimer()
-			}
+		benchSpawn(b, rt, s, batch)
+	})
+	// Each process requires a module file already compiled (by the first
+	// process): the cost of require beside the spawn it is part of.
+	b.Run("luarun+require", func(b *testing.B) {
+		rt := benchRuntime(b)
+		dir := b.TempDir()
+		mod := "local M = {}\nfunction M.add(a, b) return a + b end\nfunction M.sub(a, b) return a - b end\nreturn M\n"
+		if err := os.WriteFile(filepath.Join(dir, "mod.lua"), []byte(mod), 0o644); err != nil {
+			b.Fatal(err)
 		}
+		main := filepath.Join(dir, "main.lua")
+		if err := os.WriteFile(main, []byte(`function main() local m = require("mod"); process.receive() end`), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		s, err := rt.LoadFile(main)
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchSpawn(b, rt, s, batch)
 	})
 	b.Run("goroutine+NewState", func(b *testing.B) {
 		stop, ready := make(chan struct{}), make(chan struct{}, batch)
@@ -205,6 +203,37 @@ func BenchmarkSpawn(b *testing.B) {
 			}
 		}
 	})
+}
+
+// benchSpawn starts b.N processes of s (entry main) in batches, each timed
+// until all of the batch wait in receive.
+func benchSpawn(b *testing.B, rt *Runtime, s *Script, batch int) {
+	hs := make([]scheduler.Handle, 0, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	steps := rt.Stats().Steps
+	for i := range b.N {
+		h, err := rt.Start(s, "main")
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs = append(hs, h)
+		if len(hs) == batch || i == b.N-1 {
+			waitSteps(rt, steps+uint64(len(hs))) // each waits in receive
+			b.StopTimer()
+			for _, h := range hs {
+				rt.Send(h.PID(), true)
+			}
+			for _, h := range hs {
+				if _, err := h.Wait(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			hs = hs[:0]
+			steps = rt.Stats().Steps
+			b.StartTimer()
+		}
+	}
 }
 
 func idleGoroutine(stop chan struct{}) { idleGoroutineReady(stop, nil) }

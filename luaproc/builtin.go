@@ -43,6 +43,7 @@ func builtinProto(name string) *lua.FunctionProto {
 		if err != nil {
 			panic("luaproc: builtin/" + name + ".lua: " + err.Error())
 		}
+		noArgTable(proto)
 		return proto
 	}))
 	return once.(func() *lua.FunctionProto)()

@@ -12,11 +12,12 @@ package luaproc
 // again (and counts again).
 //
 // Without fs permission a program may load only files inside its own
-// directory (see Runtime.checkInside); the check runs on the resolved
+// directory (see Runtime.loadInside); the check runs on the resolved
 // path before the file is read, so a file outside never reaches the
 // compiler, whose syntax errors would show its contents.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,35 +55,33 @@ func (f *scriptFiles) cached(path string) *Script {
 	return f.byName[path]
 }
 
-// load compiles the file at path once per resolved path. check, if not
-// nil, vets the resolved path before the file is read.
-func (f *scriptFiles) load(path string, check func(real string) error) (*Script, error) {
-	if s := f.cached(path); s != nil {
-		if check != nil {
-			if err := check(s.real); err != nil {
-				return nil, err
-			}
+// load compiles the file at path once per resolved path. If inside is
+// not "", the file must lie in that directory (resolved: see resolved),
+// which is checked before the file is read.
+func (f *scriptFiles) load(path, inside string) (*Script, error) {
+	s := f.cached(path)
+	if s == nil {
+		real, err := resolvePath(path)
+		if err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
 		}
-		return s, nil
-	}
-	real, err := resolvePath(path)
-	if err != nil {
-		return nil, fmt.Errorf("load %s: %w", path, err)
-	}
-	if check != nil {
-		if err := check(real); err != nil {
+		if inside != "" && !within(real, inside) {
+			return nil, errOutside
+		}
+		if s, err = f.compileOnce(path, real); err != nil {
 			return nil, err
 		}
+		f.mu.Lock()
+		f.byName[path] = s
+		f.mu.Unlock()
 	}
-	s, err := f.compileOnce(path, real)
-	if err != nil {
-		return nil, err
+	if inside != "" && !within(s.real, inside) {
+		return nil, errOutside
 	}
-	f.mu.Lock()
-	f.byName[path] = s
-	f.mu.Unlock()
 	return s, nil
 }
+
+var errOutside = errors.New("outside")
 
 func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
 	f.mu.Lock()
@@ -109,8 +108,9 @@ func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
 	return job.s, job.err
 }
 
-// resolved returns dir absolute with its symbolic links resolved,
-// remembering the answer (a program's directory is asked for often).
+// resolved returns dir absolute with its symbolic links resolved and a
+// separator at the end (for within), remembering the answer: a program's
+// directory is asked for often.
 func (f *scriptFiles) resolved(dir string) (string, error) {
 	f.mu.Lock()
 	r, ok := f.realDir[dir]
@@ -122,35 +122,41 @@ func (f *scriptFiles) resolved(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	r = strings.TrimSuffix(r, string(filepath.Separator)) + string(filepath.Separator)
 	f.mu.Lock()
 	f.realDir[dir] = r
 	f.mu.Unlock()
 	return r, nil
 }
 
-// checkInside returns the check that load runs without fs permission:
-// the file must lie inside progDir, the program's directory.
-func (rt *Runtime) checkInside(path, progDir string) func(real string) error {
+// loadInside loads the file at path for a program in progDir. Without fs
+// permission the file must lie inside progDir (the program's directory),
+// so that a sandboxed program can load its own scripts and modules but
+// no other file, not even through a symbolic link.
+func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
 	if rt.allowed["fs"] {
-		return nil
+		return rt.files.load(path, "")
 	}
-	return func(real string) error {
-		if progDir == "" {
-			return fmt.Errorf("%s: the program has no directory, and %s", path, notAllowed("fs"))
-		}
-		dir, err := rt.files.resolved(progDir)
-		if err != nil || !within(real, dir) {
-			return fmt.Errorf("%s: it is outside the program's directory %s, and %s", path, progDir, notAllowed("fs"))
-		}
-		return nil
+	if progDir == "" {
+		return nil, fmt.Errorf("%s: the program has no directory, and %s", path, notAllowed("fs"))
 	}
+	dir, err := rt.files.resolved(progDir)
+	if err == nil {
+		var s *Script
+		if s, err = rt.files.load(path, dir); err == nil {
+			return s, nil
+		}
+	}
+	if err == errOutside || dir == "" {
+		return nil, fmt.Errorf("%s: it is outside the program's directory %s, and %s", path, progDir, notAllowed("fs"))
+	}
+	return nil, err
 }
 
-// within reports whether the resolved path file lies under the resolved
-// directory dir.
+// within reports whether the resolved path file lies under dir, a
+// resolved directory ending in a separator.
 func within(file, dir string) bool {
-	rel, err := filepath.Rel(dir, file)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return strings.HasPrefix(file, dir)
 }
 
 // resolvePath is path made absolute with its symbolic links resolved; for

@@ -54,15 +54,35 @@ import (
 // loadingMarker is package.loaded[name] while name loads.
 var loadingMarker = &lua.LUserData{Value: "luarun.loading", Metatable: lockedMT("luarun.loading")}
 
-// packageConfig is Lua 5.1's package.config.
-const packageConfig = "/\n;\n?\n!\n-"
-
 // modules is a process's package table and the loads in progress.
 type modules struct {
-	pkg    *lua.LTable // the package global, as made
+	pkg    *lua.LTable // the package global, as made (fields made on first read)
 	loaded *lua.LTable // package.loaded, as made (require keeps using it)
-	loads  map[string]*moduleLoad
-	seq    int // orders loads, for the chain of a cycle
+	// loads: the modules loading, and those that failed (a few at most:
+	// a slice, searched by name).
+	loads []*moduleLoad
+	seq   int // orders loads, for the chain of a cycle
+}
+
+// find returns the load of name, or nil.
+func (m *modules) find(name string) *moduleLoad {
+	for _, ld := range m.loads {
+		if ld.name == name {
+			return ld
+		}
+	}
+	return nil
+}
+
+// remove forgets the load of name and returns it (nil if none).
+func (m *modules) remove(name string) *moduleLoad {
+	for i, ld := range m.loads {
+		if ld.name == name {
+			m.loads = slices.Delete(m.loads, i, i+1)
+			return ld
+		}
+	}
+	return nil
 }
 
 // moduleLoad is a module whose chunk is running, or raised an error.
@@ -75,47 +95,83 @@ type moduleLoad struct {
 	waiters []*task // tasks blocked in require until it ends
 }
 
-// modules returns p's package state, making it on first use.
+// modules returns p's package state, making it on first use. The
+// package table starts empty: its fields are made when the script first
+// reads them (packageIndex), and until then require uses the defaults
+// without making them, so that a process that only requires pays for
+// package.loaded alone.
 func (p *luaProcess) modules() *modules {
-	if p.mods != nil {
-		return p.mods
+	if p.mods == nil {
+		loaded := p.L.CreateTable(0, 0)
+		loaded.Metatable = p.tpl.loadedMT
+		pkg := p.L.CreateTable(0, 0)
+		pkg.Metatable = p.tpl.packageMT
+		p.mods = &modules{pkg: pkg, loaded: loaded}
 	}
-	L, tpl := p.L, p.tpl
-	loaded := L.CreateTable(0, 4)
-	loaded.Metatable = tpl.loadedMT
-	loaders := L.CreateTable(len(tpl.searchers), 0)
-	for _, s := range tpl.searchers {
-		loaders.Append(s)
-	}
-	pkg := L.CreateTable(0, 6)
-	pkg.RawSetString("path", lua.LString(p.rt.modulePath(p.progDir)))
-	pkg.RawSetString("cpath", lua.LString(""))
-	pkg.RawSetString("config", lua.LString(packageConfig))
-	pkg.RawSetString("loaded", loaded)
-	pkg.RawSetString("preload", L.CreateTable(0, 0))
-	pkg.RawSetString("loaders", loaders)
-	p.mods = &modules{pkg: pkg, loaded: loaded, loads: map[string]*moduleLoad{}}
 	return p.mods
 }
 
-// modulePath is the default package.path of a program in progDir.
-func (rt *Runtime) modulePath(progDir string) string {
+// packageIndex is the package table's __index: a field the script has not
+// set yet gets its default now, kept in the table from then on.
+func (tpl *template) packageIndex(L *lua.LState) int {
+	pkg := L.CheckTable(1)
+	key, _ := L.Get(2).(lua.LString)
+	p := procOf(L)
+	var v lua.LValue = lua.LNil
+	switch key {
+	case "path":
+		v = p.rt.modulePath(p.progDir)
+	case "cpath":
+		v = emptyString
+	case "config":
+		v = packageConfig
+	case "loaded":
+		v = p.modules().loaded
+	case "preload":
+		v = L.CreateTable(0, 0)
+	case "loaders":
+		loaders := L.CreateTable(len(tpl.searchers), 0)
+		for _, s := range tpl.searchers {
+			loaders.Append(s)
+		}
+		v = loaders
+	}
+	if v != lua.LNil {
+		pkg.RawSetString(string(key), v)
+	}
+	L.Push(v)
+	return 1
+}
+
+var (
+	emptyString   lua.LValue = lua.LString("")
+	packageConfig lua.LValue = lua.LString("/\n;\n?\n!\n-") // Lua 5.1's package.config
+)
+
+// modulePath is the default package.path of a program in progDir, boxed
+// once per directory.
+func (rt *Runtime) modulePath(progDir string) lua.LValue {
+	if v, ok := rt.paths.Load(progDir); ok {
+		return v.(lua.LValue)
+	}
 	dir := progDir
 	if dir == "" {
 		dir = "."
 	}
 	def := dir + "/?.lua;" + dir + "/?/init.lua"
-	if rt.luaPath == "" {
-		return def
+	if rt.luaPath != "" {
+		def = strings.ReplaceAll(strings.ReplaceAll(rt.luaPath, ";;", ";\x01;"), "\x01", def)
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(rt.luaPath, ";;", ";\x01;"), "\x01", def)
+	v, _ := rt.paths.LoadOrStore(progDir, lua.LValue(lua.LString(def)))
+	return v.(lua.LValue)
 }
 
 // loadedIndex is package.loaded's __index: a built-in or application
 // module is loaded from the start; it is the global of that name (made
-// now if the script has not read it yet).
+// now if the script has not read it yet). It is not stored in loaded:
+// the global is the cache, and a process that never requires a file
+// module then never fills loaded.
 func (tpl *template) loadedIndex(L *lua.LState) int {
-	t := L.CheckTable(1)
 	name, ok := L.Get(2).(lua.LString)
 	if !ok {
 		L.Push(lua.LNil)
@@ -133,9 +189,6 @@ func (tpl *template) loadedIndex(L *lua.LState) int {
 			v = tpl.globalValue(L, g, string(name))
 		}
 	}
-	if v != lua.LNil {
-		t.RawSetString(string(name), v)
-	}
 	L.Push(v)
 	return 1
 }
@@ -151,7 +204,11 @@ func (tpl *template) isModule(name string) bool {
 func (p *luaProcess) requireTables(L *lua.LState) int {
 	m := p.modules()
 	L.Push(m.loaded)
-	L.Push(m.pkg.RawGetString("loaders"))
+	if loaders := m.pkg.RawGetString("loaders"); loaders != lua.LNil {
+		L.Push(loaders)
+	} else {
+		L.Push(p.tpl.loaders) // the default, which the script has not read
+	}
 	return 2
 }
 
@@ -159,17 +216,17 @@ func (p *luaProcess) requireTables(L *lua.LState) int {
 func (p *luaProcess) requireBegin(L *lua.LState) int {
 	name := L.CheckString(1)
 	m := p.modules()
+	presize(m.loaded, 4) // require.lua sets loaded[name] next
 	m.seq++
-	m.loads[name] = &moduleLoad{name: name, thread: L, task: p.current, seq: m.seq}
+	m.remove(name) // a failed load the script cleared
+	m.loads = append(m.loads, &moduleLoad{name: name, thread: L, task: p.current, seq: m.seq})
 	return 0
 }
 
 // requireFinish records that name has loaded.
 func (p *luaProcess) requireFinish(L *lua.LState) int {
 	name := L.CheckString(1)
-	m := p.modules()
-	if ld := m.loads[name]; ld != nil {
-		delete(m.loads, name)
+	if ld := p.modules().remove(name); ld != nil {
 		p.wakeLoadWaiters(ld)
 	}
 	return 0
@@ -180,7 +237,7 @@ func (p *luaProcess) requireFinish(L *lua.LState) int {
 // (then returns nothing, and require looks again).
 func (p *luaProcess) requireCheck(L *lua.LState) int {
 	name := L.CheckString(1)
-	ld := p.modules().loads[name]
+	ld := p.modules().find(name)
 	switch {
 	case ld == nil:
 		L.Push(lua.LString("loop or previous error loading module '" + name + "'"))
@@ -250,7 +307,7 @@ func (p *luaProcess) cycle(L *lua.LState, ld *moduleLoad) string {
 
 // waitForLoad parks t until the load of name ends (request, reqModule).
 func (p *luaProcess) waitForLoad(t *task, name string) {
-	if ld := p.mods.loads[name]; ld != nil && !ld.failed {
+	if ld := p.mods.find(name); ld != nil && !ld.failed {
 		ld.waiters = append(ld.waiters, t)
 		return
 	}
@@ -279,11 +336,15 @@ func (p *luaProcess) failLoads(th *lua.LState) {
 // searchPreload is package.loaders[1]: package.preload[name].
 func (p *luaProcess) searchPreload(L *lua.LState) int {
 	name := L.CheckString(1)
-	preload, ok := p.modules().pkg.RawGetString("preload").(*lua.LTable)
-	if !ok {
+	var v lua.LValue = lua.LNil
+	switch preload := p.modules().pkg.RawGetString("preload").(type) {
+	case *lua.LTable:
+		v = L.GetField(preload, name)
+	case *lua.LNilType: // not made yet: empty
+	default:
 		L.RaiseError("'package.preload' must be a table")
 	}
-	if v := L.GetField(preload, name); v != lua.LNil {
+	if v != lua.LNil {
 		L.Push(v)
 		return 1
 	}
@@ -312,13 +373,20 @@ func (p *luaProcess) searchApp(L *lua.LState) int {
 // program's directory without fs) raises.
 func (p *luaProcess) searchFiles(L *lua.LState) int {
 	name := L.CheckString(1)
-	path, ok := p.modules().pkg.RawGetString("path").(lua.LString)
-	if !ok {
+	var path string
+	switch v := p.modules().pkg.RawGetString("path").(type) {
+	case lua.LString:
+		path = string(v)
+	case *lua.LNilType: // not read yet: the default
+		path = string(p.rt.modulePath(p.progDir).(lua.LString))
+	default:
 		L.RaiseError("'package.path' must be a string")
 	}
 	file := strings.ReplaceAll(name, ".", "/")
 	var tried strings.Builder
-	for _, tmpl := range strings.Split(string(path), ";") {
+	for rest := path; rest != ""; {
+		var tmpl string
+		tmpl, rest, _ = strings.Cut(rest, ";")
 		if tmpl == "" {
 			continue
 		}
@@ -327,7 +395,7 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			tried.WriteString("\n\tno file '" + cand + "'")
 			continue
 		}
-		s, err := p.rt.files.load(cand, p.rt.checkInside(cand, p.progDir))
+		s, err := p.rt.loadInside(cand, p.progDir)
 		if err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {

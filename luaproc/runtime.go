@@ -59,6 +59,7 @@ type Runtime struct {
 	app appModules // what the application registered (appmodules.go)
 
 	files *scriptFiles // compiled script files (files.go)
+	paths sync.Map     // program directory → its default package.path, boxed
 
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
@@ -97,7 +98,7 @@ func New(opts Options) *Runtime {
 // file (by any path that resolves to it) return the same Script. A
 // syntax error is a *SyntaxError.
 func (rt *Runtime) LoadFile(path string) (*Script, error) {
-	return rt.files.load(path, nil)
+	return rt.files.load(path, "")
 }
 
 // LoadString compiles src; name appears in errors and tracebacks.
@@ -115,7 +116,7 @@ func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 			path = cand
 		}
 	}
-	return rt.files.load(path, rt.checkInside(path, progDir))
+	return rt.loadInside(path, progDir)
 }
 
 func (rt *Runtime) newProcess(s *Script) *luaProcess {

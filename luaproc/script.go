@@ -61,7 +61,18 @@ func Compile(name, src string) (*Script, error) {
 	if err != nil {
 		return nil, &SyntaxError{File: name, Message: err.Error()}
 	}
+	noArgTable(proto)
 	return &Script{name: name, proto: proto}, nil
+}
+
+// noArgTable stops gopher-lua from making an "arg" table each time the
+// chunk proto runs. It keeps Lua 5.0's implicit arg of vararg functions
+// (CompatVarArg) and flags every chunk, which is vararg, as needing one;
+// but a chunk declares no local arg, so the table (with gopher-lua's
+// default hash part, ~5 KB) is garbage the moment it is made, once per
+// process for a script and once per require for a module.
+func noArgTable(chunk *lua.FunctionProto) {
+	chunk.IsVarArg &^= lua.VarArgNeedsArg
 }
 
 // CompileFile reads and compiles the file at path.

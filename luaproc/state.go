@@ -76,6 +76,8 @@ type template struct {
 	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
 	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
 	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
+	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
+	packageMT  *lua.LTable            // the package table's metatable: fields made on first read
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -131,6 +133,10 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchPreload)),
 		fn(bind((*luaProcess).searchApp)),
 		fn(bind((*luaProcess).searchFiles)),
+	}
+	tpl.loaders = L.CreateTable(len(tpl.searchers), 0) // only require.lua reads it
+	for _, s := range tpl.searchers {
+		tpl.loaders.Append(s)
 	}
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
@@ -212,6 +218,9 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.loadedMT = L.CreateTable(0, 2)
 	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
 	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
+	tpl.packageMT = L.CreateTable(0, 2)
+	tpl.packageMT.RawSetString("__index", fn(tpl.packageIndex))
+	tpl.packageMT.RawSetString("__metatable", lua.LString("locked"))
 	return tpl
 }
 

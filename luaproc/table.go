@@ -76,6 +76,19 @@ func (r recordTable) set(key string, v lua.LValue) {
 	r.f.keys = append(r.f.keys, boxed)
 }
 
+// presize gives an empty table's string part room for n keys, if it has
+// none yet: its first RawSetString then does not make gopher-lua's
+// default of 32 slots, over a kilobyte, for a table that holds a few.
+func presize(t *lua.LTable, n int) {
+	f := (*tableFields)(unsafe.Pointer(t))
+	if f.strdict != nil || f.keys != nil {
+		return
+	}
+	f.strdict = make(map[string]lua.LValue, n)
+	f.keys = make([]lua.LValue, 0, n)
+	f.k2i = make(map[lua.LValue]int, n)
+}
+
 // internedKeys are boxed once for all tables: the keys of the built-in
 // commands' results.
 var internedKeys = func() map[string]lua.LValue {

@@ -48,12 +48,14 @@ local function require(name)
   for i = 1, #loaders do
     loader, extra = loaders[i](name)
     if type(loader) == "function" then break end
-    if type(loader) == "string" then tried = tried .. loader end
+    if type(loader) == "string" then
+      tried = tried == "" and loader or tried .. loader
+    end
     loader = nil
   end
   if loader == nil then raise("module '" .. name .. "' not found:" .. tried) end
-  loaded[name] = LOADING
   begin(name)
+  loaded[name] = LOADING
   local result = loader(name, extra)
   if result ~= nil then loaded[name] = result end
   if loaded[name] == LOADING then loaded[name] = true end
