@@ -50,7 +50,8 @@
 // A thief sizes its batch from a bottom it read earlier; the owner may have
 // popped since. A plain Chase-Lev owner pops without a CAS whenever
 // bottom > top, so such a thief can claim a slot the owner already took
-// (DESIGN.md, "The StealHalfInto trap"). Here:
+// (under contention it duplicates some items and loses others; -race does
+// not see it, since every access is atomic). Here:
 //
 //  1. Fast path. The owner stores bottom = i, then reads head (this
 //     store-load order is what Go's sequentially consistent atomics give).

@@ -18,7 +18,7 @@ import (
 var soak = flag.Int("soak", 1, "multiply the stress tests' item counts")
 
 // TestConservation is the proof that StealHalfInto is safe against the
-// owner (DESIGN.md section 9): uniquely numbered items, an owner that pushes
+// owner (docs/architecture.md, "How correctness is shown"): uniquely numbered items, an owner that pushes
 // and pops in bursts deep enough to reach into the thieves' range, thieves
 // that mix Steal and StealHalfInto (from the owner and from each other), a
 // ring that starts at 2 slots so it grows constantly, and an exact count of

@@ -4,7 +4,7 @@
 // Each process is a gopher-lua state whose code runs in coroutines; every
 // blocking call (time.sleep, process.receive, process.wait, a command the
 // application registered) yields, so a handful of scheduler workers run
-// thousands of processes. The Lua API is LUA_API.md; this page is the Go
+// thousands of processes. The Lua API is docs/lua-api.md; this page is the Go
 // side.
 //
 // # Embedding in a few lines
@@ -78,6 +78,23 @@
 // the process's first step (it may block or loop), an unknown entry point
 // is reported as the process's *EntryError, not by Start.
 //
+// The chunk is module initialisation, run again in every process. A
+// process spawned from Lua may not spawn while its chunk runs (the error
+// says so); processes started with Start may. Once a script's chunk has
+// run to its end, its entries are known and process.spawn of one it does
+// not have returns nil and the *EntryError's message.
+//
+// # Modules
+//
+// require works as in Lua 5.1: package.preload, then the application's
+// Lua modules (RegisterLuaModule), then files on package.path — by
+// default "<dir>/?.lua;<dir>/?/init.lua", <dir> being the directory of
+// the script Start was given; Options.LuaPath replaces it (";;" stands
+// for the default). A file is compiled once per Runtime (Stats counts
+// compiles) and run once per process that requires it. Built-in modules,
+// commands (Register) and Go modules (RegisterGoModule) are globals, and
+// require returns them.
+//
 // # Permissions
 //
 // Processes always get base, string, table, math and coroutine, and the
@@ -85,10 +102,9 @@
 // commands fs, http and exec (package commands; dofile and loadfile count
 // as "fs") work only when Options.Allow names them; otherwise using them
 // raises "os is not allowed (run without --sandbox or with --allow os)".
-// Without "fs", process.spawn_file loads only scripts inside the
+// Without "fs", process.spawn_file and require load only files inside the
 // program's directory (that of the script Start was given; symbolic links
-// resolved). require returns the same tables as the globals. Shutdown
-// closes the idle HTTP connections.
+// resolved). Shutdown closes the idle HTTP connections.
 //
 // # Shared built-ins
 //

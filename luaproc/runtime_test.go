@@ -106,7 +106,7 @@ func TestKillBusyLoopFromGo(t *testing.T) {
 
 // TestPermissions: the embedding default allows none of os, io, fs, http
 // and exec; each named in Options.Allow is there, the others still raise
-// LUA_API.md's message (on use, and through require too).
+// docs/lua-api.md's message (on use, and through require too).
 func TestPermissions(t *testing.T) {
 	uses := map[string]string{
 		"os":   "return os.time()",

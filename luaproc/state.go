@@ -331,7 +331,7 @@ func sortedNames[V any](m map[string]V) []string {
 	return names
 }
 
-// notAllowed is the message LUA_API.md gives for a switched-off module.
+// notAllowed is the message docs/lua-api.md gives for a switched-off module.
 func notAllowed(module string) string {
 	return module + " is not allowed (run without --sandbox or with --allow " + module + ")"
 }

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// Idle workers: spinning, sleeping and waking (DESIGN.md section 3).
+// Idle workers: spinning, sleeping and waking (docs/architecture.md, "Workers and queues").
 //
 // A worker that finds no work spins: a few tight retries, then retries
 // with runtime.Gosched, then it sleeps on a condition variable. Producers

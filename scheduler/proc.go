@@ -7,7 +7,7 @@ import (
 	"github.com/luarun/luarun/payload"
 )
 
-// Process states (DESIGN.md section 4). The state word holds one of these
+// Process states (docs/architecture.md, "Process states"). The state word holds one of these
 // in its low bits and the wakeup flags above them; every change is a CAS.
 //
 //	Ready → Running      a worker takes it from a queue (a failed CAS means

@@ -68,5 +68,5 @@ func (q *globalQueue) get(w *worker, workers int) *proc {
 }
 
 // globalBatch is how many extra processes a worker moves from the global
-// queue into its own deque at once (DESIGN.md section 3).
+// queue into its own deque at once (docs/architecture.md, "Workers and queues").
 const globalBatch = 16

@@ -22,9 +22,9 @@
 //	result, err := h.Wait(ctx)
 //	err = s.Shutdown(ctx)
 //
-// The design of record is DESIGN.md: queues and stealing (section 3) are
-// in worker.go and idle.go, the state machine (section 4) in proc.go,
-// completions (section 6) in dispatch.go.
+// docs/architecture.md describes the design: queues and stealing are in
+// worker.go, queues.go and idle.go, the state machine in proc.go,
+// completions in dispatch.go.
 package scheduler
 
 import (

@@ -12,7 +12,7 @@ import (
 
 // A worker is one goroutine running processes (the Go runtime's P).
 //
-// Finding work, in order (DESIGN.md section 3): every 61st look the global
+// Finding work, in order (docs/architecture.md, "Workers and queues"): every 61st look the global
 // queue first, so that a worker busy with local work cannot starve it; its
 // own deque (LIFO, cache-warm); the global queue (taking a batch); half of
 // a random victim's deque.

@@ -108,7 +108,7 @@ func TestCrawl(t *testing.T) {
 }
 
 // TestCrawlErrorsAndPermissions: an unreachable site is a report line and
-// a failed count, not a crash; --sandbox takes http away with LUA_API.md's
+// a failed count, not a crash; --sandbox takes http away with docs/lua-api.md's
 // message, and --allow http gives it back.
 func TestCrawlErrorsAndPermissions(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,237 @@
+---@meta luarun
+-- Definitions of luarun's built-in modules for the Lua language server
+-- (LuaLS, sumneko): completion and type checks of process., fs. etc. in
+-- an editor. Point the language server at this folder (see the README):
+--
+--   .luarc.json: { "runtime.version": "Lua 5.1",
+--                  "workspace.library": ["<luarun>/docs/luals"] }
+--
+-- It is declarations only; luarun never runs it. docs/lua-api.md is the
+-- reference; luaproc/docs_test.go fails when a function the runtime
+-- registers is missing here.
+
+---A process identifier: an integer, never reused in a run.
+---@alias luarun.pid integer
+
+---A value that can cross a process boundary: nil, boolean, number, string,
+---json.null, or a table of those (no functions, coroutines or cycles).
+---@alias luarun.value nil|boolean|number|string|table|userdata
+
+-- process ---------------------------------------------------------------
+
+---Processes: spawn, message, wait, kill.
+process = {}
+
+---This process's PID.
+---@return luarun.pid
+function process.self() end
+
+---Start a process running `entry` of this script with copies of the
+---arguments. Returns nil and a message when the script is known not to
+---have `entry`. Raises when called from the top level of a spawned process.
+---@param entry string
+---@param ... luarun.value
+---@return luarun.pid|nil pid
+---@return string? err
+function process.spawn(entry, ...) end
+
+---Start a process running `entry` (nil: `main`, or the chunk) of the
+---script at `path` (relative to this script's directory first).
+---@param path string
+---@param entry? string
+---@param ... luarun.value
+---@return luarun.pid|nil pid
+---@return string? err
+function process.spawn_file(path, entry, ...) end
+
+---Queue a copy of `msg` for `pid`. Never blocks.
+---@param pid luarun.pid
+---@param msg luarun.value
+---@return true|nil ok
+---@return string? err
+function process.send(pid, msg) end
+
+---The next message and its sender; nil, "timeout" after `timeout` seconds.
+---Yields.
+---@param timeout? number
+---@return luarun.value msg
+---@return luarun.pid|string from
+function process.receive(timeout) end
+
+---Wait for `pid` to end: true and its results, false and its error, or
+---nil, "timeout". Yields.
+---@param pid luarun.pid
+---@param timeout? number
+---@return boolean|nil ok
+---@return any ...
+function process.wait(pid, timeout) end
+
+---Cancel `pid`: it ends with the error "killed: <reason>".
+---@param pid luarun.pid
+---@param reason? string
+---@return true|nil ok
+---@return string? err
+function process.kill(pid, reason) end
+
+---Run the functions concurrently in this process; their first results,
+---in order. Raises the first error after all have finished. Yields.
+---@param ... fun(): any
+---@return any ...
+function process.all(...) end
+
+---The same as time.sleep. Yields.
+---@param seconds number
+function process.sleep(seconds) end
+
+-- time ------------------------------------------------------------------
+
+---Clocks and sleeping.
+time = {}
+
+---Suspend this process (not the worker). Yields.
+---@param seconds number
+function time.sleep(seconds) end
+
+---Wall-clock seconds since the Unix epoch.
+---@return number
+function time.now() end
+
+---Monotonic seconds, for intervals.
+---@return number
+function time.monotonic() end
+
+-- log -------------------------------------------------------------------
+
+---Structured lines on stderr, tagged with the PID.
+log = {}
+
+---@param msg string
+---@param ... any key, value pairs
+function log.debug(msg, ...) end
+
+---@param msg string
+---@param ... any key, value pairs
+function log.info(msg, ...) end
+
+---@param msg string
+---@param ... any key, value pairs
+function log.warn(msg, ...) end
+
+---@param msg string
+---@param ... any key, value pairs
+function log.error(msg, ...) end
+
+-- json ------------------------------------------------------------------
+
+---JSON text and values.
+json = {}
+
+---The JSON text of `value`, or nil and a message.
+---@param value any
+---@return string|nil text
+---@return string? err
+function json.encode(value) end
+
+---The value of JSON `text`, or nil and a message.
+---@param text string
+---@return any value
+---@return string? err
+function json.decode(text) end
+
+---Mark `t` (or a new table) to encode as an object even when empty.
+---@param t? table
+---@return table
+function json.object(t) end
+
+---JSON null.
+---@type userdata
+json.null = nil
+
+-- package ---------------------------------------------------------------
+
+---@class luarun.package
+---@field path string templates of require's file search, ';'-separated
+---@field cpath string always "" (no C modules)
+---@field config string Lua 5.1's separators
+---@field loaded table<string, any> modules this process has loaded
+---@field preload table<string, fun(name: string): any> loaders by name, searched first
+---@field loaders (fun(name: string): any)[] the searchers require tries
+
+---@type luarun.package
+package = {}
+
+-- fs (permission fs) ----------------------------------------------------
+
+---Files, off the workers. Every call yields.
+fs = {}
+
+---The file's contents, or nil and a message.
+---@param path string
+---@return string|nil data
+---@return string? err
+function fs.read(path) end
+
+---Replace the file with `data`, atomically.
+---@param path string
+---@param data string
+---@return true|nil ok
+---@return string? err
+function fs.write(path, data) end
+
+---The names in a directory, sorted.
+---@param dir string
+---@return string[]|nil names
+---@return string? err
+function fs.list(dir) end
+
+-- http (permission http) ------------------------------------------------
+
+---HTTP requests, off the workers. Every call yields.
+http = {}
+
+---@class luarun.http.response
+---@field status integer
+---@field body string
+---@field headers table<string, string> names lowercased
+
+---@class luarun.http.options
+---@field headers? table<string, string>
+---@field timeout? number seconds (default 30; math.huge: none)
+
+---@class luarun.http.request: luarun.http.options
+---@field method? string default "GET"
+---@field url string
+---@field body? string
+
+---@param url string
+---@param opts? luarun.http.options
+---@return luarun.http.response|nil resp
+---@return string? err
+function http.get(url, opts) end
+
+---@param req luarun.http.request
+---@return luarun.http.response|nil resp
+---@return string? err
+function http.request(req) end
+
+-- exec (permission exec) ------------------------------------------------
+
+---Programs, run without a shell, off the workers. Every call yields.
+exec = {}
+
+---@class luarun.exec.result
+---@field code integer
+---@field stdout string
+---@field stderr string
+
+---@class luarun.exec.options
+---@field stdin? string
+---@field dir? string
+---@field timeout? number seconds
+
+---@param cmd string
+---@param args? string[]
+---@param opts? luarun.exec.options
+---@return luarun.exec.result|nil result
+---@return string? err
+function exec.run(cmd, args, opts) end
