@@ -244,7 +244,7 @@ func (p *luaProcess) requireCheck(L *lua.LState) int {
 	case ld.failed:
 		L.Push(lua.LString("module '" + name + "' failed to load earlier in this process " +
 			"(as in Lua 5.1, a failed module stays failed; set package.loaded[\"" + name + "\"] = nil to load it again)"))
-	case inChain(L, ld.thread):
+	case p.encloses(L, ld):
 		L.Push(lua.LString("require cycle: " + p.cycle(L, ld)))
 	case ld.task != p.current && p.taskThreads[ld.task.co]:
 		return p.block(L, "require", request{kind: reqModule, module: name})
@@ -289,11 +289,27 @@ func inChain(L, th *lua.LState) bool {
 	return false
 }
 
+// encloses reports whether the caller, in coroutine L, runs inside the
+// chunk of load ld: ld's coroutine is L or one that resumed L, or ld's
+// task waits in process.all for the caller's task (waiting for that load
+// would never end).
+func (p *luaProcess) encloses(L *lua.LState, ld *moduleLoad) bool {
+	if inChain(L, ld.thread) {
+		return true
+	}
+	for t := p.current.parent; t != nil; t = t.parent {
+		if t == ld.task {
+			return true
+		}
+	}
+	return false
+}
+
 // cycle names the chain of loads from ld back to ld: "a -> b -> a".
 func (p *luaProcess) cycle(L *lua.LState, ld *moduleLoad) string {
 	var chain []*moduleLoad
 	for _, o := range p.mods.loads {
-		if !o.failed && o.seq >= ld.seq && inChain(L, o.thread) {
+		if !o.failed && o.seq >= ld.seq && p.encloses(L, o) {
 			chain = append(chain, o)
 		}
 	}

@@ -255,6 +255,22 @@ end`, "main")
 	assert.Contains(t, res[2], "module 'slow_fail' failed to load earlier in this process")
 }
 
+// TestRequireCycleThroughProcessAll: a module whose chunk requires itself
+// from a process.all task is a cycle, not a task waiting for a load that
+// waits for it.
+func TestRequireCycleThroughProcessAll(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "selfall.lua", `
+package.preload.selfish = function()
+  return process.all(function() return require("selfish") end)
+end
+function main() return pcall(require, "selfish") end`, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	assert.Equal(t, false, res[0])
+	assert.Contains(t, res[1], "require cycle: selfish -> selfish")
+}
+
 // ExampleRuntime_RegisterLuaModule shows both kinds of module an
 // application can give its scripts: one written in Lua, one in Go.
 func ExampleRuntime_RegisterLuaModule() {
