@@ -34,7 +34,8 @@ package luaproc
 // process records which coroutine runs it (begin). Requiring a LOADING
 // module is then either
 //   - a cycle, when that coroutine is the caller's own or one of those
-//     that resumed it: an error naming the chain, "a -> b -> a";
+//     that resumed it, or its task waits in process.all for the caller's
+//     task: an error naming the chain, "a -> b -> a";
 //   - a wait, when another task of the process (process.all) loads it:
 //     the caller blocks until that load ends;
 //   - a failure, when the load raised an error: the coroutine running it
@@ -111,6 +112,15 @@ func (p *luaProcess) modules() *modules {
 	return p.mods
 }
 
+// newLoaders returns a new table of the built-in searchers.
+func (tpl *template) newLoaders(L *lua.LState) *lua.LTable {
+	loaders := L.CreateTable(len(tpl.searchers), 0)
+	for _, s := range tpl.searchers {
+		loaders.Append(s)
+	}
+	return loaders
+}
+
 // packageIndex is the package table's __index: a field the script has not
 // set yet gets its default now, kept in the table from then on.
 func (tpl *template) packageIndex(L *lua.LState) int {
@@ -130,11 +140,7 @@ func (tpl *template) packageIndex(L *lua.LState) int {
 	case "preload":
 		v = L.CreateTable(0, 0)
 	case "loaders":
-		loaders := L.CreateTable(len(tpl.searchers), 0)
-		for _, s := range tpl.searchers {
-			loaders.Append(s)
-		}
-		v = loaders
+		v = tpl.newLoaders(L)
 	}
 	if v != lua.LNil {
 		pkg.RawSetString(string(key), v)
@@ -218,7 +224,9 @@ func (p *luaProcess) requireBegin(L *lua.LState) int {
 	m := p.modules()
 	presize(m.loaded, 4) // require.lua sets loaded[name] next
 	m.seq++
-	m.remove(name) // a failed load the script cleared
+	if old := m.remove(name); old != nil { // the script cleared loaded[name]
+		p.wakeLoadWaiters(old) // they will wait for this load instead
+	}
 	m.loads = append(m.loads, &moduleLoad{name: name, thread: L, task: p.current, seq: m.seq})
 	return 0
 }

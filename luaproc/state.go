@@ -134,10 +134,7 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchApp)),
 		fn(bind((*luaProcess).searchFiles)),
 	}
-	tpl.loaders = L.CreateTable(len(tpl.searchers), 0) // only require.lua reads it
-	for _, s := range tpl.searchers {
-		tpl.loaders.Append(s)
-	}
+	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
