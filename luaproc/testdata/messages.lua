@@ -1,11 +1,7 @@
 -- process.spawn / send / receive, and the values a message may carry.
 local T = {}
 
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local eq = require("lib.check").eq
 
 function T.echo()
   while true do

@@ -1,11 +1,7 @@
 -- time, json, log, require, print and the standard library around them.
 local T = {}
 
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local eq = require("lib.check").eq
 
 function T.test_time()
   local now = time.now()

@@ -3,17 +3,8 @@
 -- modules live in testdata/req/.
 local T = {}
 
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
-
-local function has(s, sub)
-  if type(s) ~= "string" or not s:find(sub, 1, true) then
-    error(string.format("%q does not contain %q", tostring(s), sub), 2)
-  end
-end
+local check = require("lib.check")
+local eq, has = check.eq, check.has
 
 function T.test_dotted_names_and_init_lua()
   local u = require("req.util")

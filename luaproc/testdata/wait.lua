@@ -1,11 +1,7 @@
 -- process.wait and process.kill.
 local T = {}
 
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local eq = require("lib.check").eq
 
 function T.returns(a, b) time.sleep(0.01); return a, b, {x = 1} end
 function T.returns_now(a) return a end
@@ -31,7 +27,7 @@ function T.test_wait_failed()
   local pid = process.spawn("fails")
   local ok, err = process.wait(pid)
   eq(ok, false)
-  assert(err:find("wait.lua:12: boom", 1, true), err)
+  assert(err:find("wait.lua:8: boom", 1, true), err)
 end
 
 function T.test_wait_failed_with_table()

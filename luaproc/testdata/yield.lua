@@ -2,11 +2,7 @@
 -- and the clear errors where gopher-lua cannot yield.
 local T = {}
 
-local function eq(got, want, what)
-  if got ~= want then
-    error(string.format("%s: got %s, want %s", what or "value", tostring(got), tostring(want)), 2)
-  end
-end
+local eq = require("lib.check").eq
 
 function T.test_sleep_in_pcall()
   local ok, a, b = pcall(function(x)
