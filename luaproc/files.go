@@ -30,7 +30,8 @@ type scriptFiles struct {
 	mu      sync.Mutex
 	byName  map[string]*Script     // path as asked for → its script
 	byReal  map[string]*compileJob // resolved path → its compile
-	realDir map[string]string      // directory → resolved (checkInside)
+	realDir map[string]string      // directory → resolved (loadInside)
+	absDir  map[string]string      // directory → absolute (mayTouch)
 
 	// compiled counts compilations (LoadFile, spawn_file, require and
 	// LoadString alike); written by any goroutine, read by Stats.
@@ -45,7 +46,8 @@ type compileJob struct {
 }
 
 func newScriptFiles() *scriptFiles {
-	return &scriptFiles{byName: map[string]*Script{}, byReal: map[string]*compileJob{}, realDir: map[string]string{}}
+	return &scriptFiles{byName: map[string]*Script{}, byReal: map[string]*compileJob{},
+		realDir: map[string]string{}, absDir: map[string]string{}}
 }
 
 // cached returns the script loaded before under this path, if any.
@@ -129,6 +131,26 @@ func (f *scriptFiles) resolved(dir string) (string, error) {
 	return r, nil
 }
 
+// absolute returns dir absolute and cleaned, with a separator at the end
+// (for within), remembering the answer.
+func (f *scriptFiles) absolute(dir string) (string, error) {
+	f.mu.Lock()
+	a, ok := f.absDir[dir]
+	f.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	a = strings.TrimSuffix(a, string(filepath.Separator)) + string(filepath.Separator)
+	f.mu.Lock()
+	f.absDir[dir] = a
+	f.mu.Unlock()
+	return a, nil
+}
+
 // loadInside loads the file at path for a program in progDir. Without fs
 // permission the file must lie inside progDir (the program's directory),
 // so that a sandboxed program can load its own scripts and modules but
@@ -137,8 +159,8 @@ func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
 	if rt.allowed["fs"] {
 		return rt.files.load(path, "")
 	}
-	if progDir == "" {
-		return nil, fmt.Errorf("%s: the program has no directory, and %s", path, notAllowed("fs"))
+	if !rt.mayTouch(path, progDir) {
+		return nil, outsideOrNoDir(path, progDir)
 	}
 	dir, err := rt.files.resolved(progDir)
 	if err == nil {
@@ -148,9 +170,34 @@ func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
 		}
 	}
 	if err == errOutside || dir == "" {
-		return nil, fmt.Errorf("%s: it is outside the program's directory %s, and %s", path, progDir, notAllowed("fs"))
+		return nil, outsideOrNoDir(path, progDir)
 	}
 	return nil, err
+}
+
+// outsideOrNoDir is the error of a file a program without fs may not load.
+func outsideOrNoDir(path, progDir string) error {
+	if progDir == "" {
+		return fmt.Errorf("%s: the program has no directory, and %s", path, notAllowed("fs"))
+	}
+	return fmt.Errorf("%s: it is outside the program's directory %s, and %s", path, progDir, notAllowed("fs"))
+}
+
+// mayTouch reports whether a program in progDir may look at the file
+// path at all — even to learn whether it exists: with fs, any; without,
+// only one whose absolute, cleaned name lies in progDir. (Symbolic links
+// are checked once such a file is found: see load.) A sandboxed script
+// that could stat any path could probe the whole file system.
+func (rt *Runtime) mayTouch(path, progDir string) bool {
+	if rt.allowed["fs"] {
+		return true
+	}
+	if progDir == "" {
+		return false
+	}
+	dir, err1 := rt.files.absolute(progDir)
+	abs, err2 := filepath.Abs(path)
+	return err1 == nil && err2 == nil && within(abs, dir)
 }
 
 // within reports whether the resolved path file lies under dir, a

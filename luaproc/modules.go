@@ -119,10 +119,10 @@ func (p *luaProcess) spawnFile(L *lua.LState) int {
 	return p.start(L, s, entry, args)
 }
 
-// checkTopLevel refuses a spawn from the top level of a spawned process.
-// Every process runs its script's chunk before its entry point, so a
-// chunk that spawns a process of its own script would spawn again in
-// that process, and so on without end.
+// checkTopLevel refuses a spawn from the top level of a process spawned
+// with a named entry. Every process runs its script's chunk before its
+// entry point, so a chunk that spawns a process of its own script would
+// spawn again in that process, and so on without end.
 func (p *luaProcess) checkTopLevel(L *lua.LState, fn string) {
 	if p.topLevel {
 		L.RaiseError("%s: spawning belongs in main or another entry, not at the top level of a script: "+
@@ -140,7 +140,10 @@ func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.
 	}
 	child := p.rt.newProcess(s)
 	child.progDir = p.progDir
-	child.topLevel = true
+	// A child with a named entry runs the script's chunk as module
+	// initialisation (checkTopLevel); one without (spawn_file with no
+	// entry) may have no main, and then its chunk is its program.
+	child.topLevel = entry != ""
 	var h scheduler.Handle
 	var err error
 	if p.out != nil {

@@ -91,6 +91,9 @@ type luaProcess struct {
 	lastFrom  scheduler.PID
 	lastFromV lua.LValue
 
+	// io: the state's io table while io is allowed (opened on first use).
+	io *lua.LTable
+
 	// mods: the package table and the modules loading (require.go); nil
 	// until the process first calls require or reads package.
 	mods *modules
@@ -126,6 +129,11 @@ type task struct {
 	errValue lua.LValue
 	errIndex int
 	running  int
+
+	// children: the tasks of its process.all while it waits for them;
+	// waitingLoad: the module load it waits for in require (require.go).
+	children    []*task
+	waitingLoad *moduleLoad
 
 	// timerTag: the timer of a receive with a timeout (0: none).
 	timerTag uint64
@@ -483,10 +491,12 @@ func (p *luaProcess) request(t *task, r request) {
 			p.allDone(t)
 			return
 		}
+		t.children = make([]*task, len(r.fns))
 		for i, fn := range r.fns {
 			// see prelude.lua's trampoline
 			c := p.newTask(p.tpl.trampoline, []lua.LValue{fn}, nil)
 			c.parent, c.index = t, i
+			t.children[i] = c
 			p.ready = append(p.ready, c)
 		}
 	case reqModule:
@@ -503,9 +513,7 @@ func (p *luaProcess) newTag() uint64 {
 // one result of process.all for the others.
 func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
 	delete(p.taskThreads, t.co)
-	if err != nil {
-		p.failLoads(t.co)
-	}
+	p.failTaskLoads(t)
 	if t.parent == nil {
 		if err != nil {
 			p.end(nil, err)
@@ -545,7 +553,7 @@ func (p *luaProcess) allDone(t *task) {
 	} else {
 		t.args = append([]lua.LValue{lua.LTrue}, t.results...)
 	}
-	t.results, t.errValue = nil, nil
+	t.results, t.errValue, t.children = nil, nil, nil
 	p.ready = append(p.ready, t)
 }
 

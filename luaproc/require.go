@@ -63,6 +63,39 @@ type modules struct {
 	// a slice, searched by name).
 	loads []*moduleLoad
 	seq   int // orders loads, for the chain of a cycle
+	// set: the package fields require reads that have been made or
+	// assigned (packageIndex, packageNewIndex); one of them nil in the
+	// table is then the script's doing, not "not made yet".
+	set packageFields
+}
+
+// packageFields is a set of the package fields require reads.
+type packageFields uint8
+
+const (
+	fieldPath packageFields = 1 << iota
+	fieldPreload
+	fieldLoaders
+)
+
+// fieldOf names the field key, if require reads it.
+func fieldOf(key lua.LString) packageFields {
+	switch key {
+	case "path":
+		return fieldPath
+	case "preload":
+		return fieldPreload
+	case "loaders":
+		return fieldLoaders
+	}
+	return 0
+}
+
+// packageField returns package[key] for require: the value, or nil with
+// removed true if the script set it to nil (else the default applies).
+func (m *modules) packageField(key lua.LString) (v lua.LValue, removed bool) {
+	v = m.pkg.RawGetString(string(key))
+	return v, v == lua.LNil && m.set&fieldOf(key) != 0
 }
 
 // find returns the load of name, or nil.
@@ -112,6 +145,20 @@ func (p *luaProcess) modules() *modules {
 	return p.mods
 }
 
+// packageNewIndex is the package table's __newindex (for a field not in
+// the table): it notes that the script set a field require reads.
+func packageNewIndex(L *lua.LState) int {
+	pkg := L.CheckTable(1)
+	switch key := L.Get(2).(type) {
+	case *lua.LNilType:
+		L.RaiseError("table index is nil")
+	case lua.LString:
+		procOf(L).modules().set |= fieldOf(key)
+	}
+	pkg.RawSet(L.Get(2), L.Get(3))
+	return 0
+}
+
 // newLoaders returns a new table of the built-in searchers.
 func (tpl *template) newLoaders(L *lua.LState) *lua.LTable {
 	loaders := L.CreateTable(len(tpl.searchers), 0)
@@ -127,6 +174,14 @@ func (tpl *template) packageIndex(L *lua.LState) int {
 	pkg := L.CheckTable(1)
 	key, _ := L.Get(2).(lua.LString)
 	p := procOf(L)
+	m := p.modules()
+	if f := fieldOf(key); f != 0 {
+		if m.set&f != 0 { // the script removed it
+			L.Push(lua.LNil)
+			return 1
+		}
+		m.set |= f
+	}
 	var v lua.LValue = lua.LNil
 	switch key {
 	case "path":
@@ -173,11 +228,14 @@ func (rt *Runtime) modulePath(progDir string) lua.LValue {
 }
 
 // loadedIndex is package.loaded's __index: a built-in or application
-// module is loaded from the start; it is the global of that name (made
-// now if the script has not read it yet). It is not stored in loaded:
-// the global is the cache, and a process that never requires a file
-// module then never fills loaded.
+// module is loaded from the start. It is the global of that name while
+// that global is the module (then package.loaded is not filled: the
+// global is the cache). Otherwise — the script has not read the global
+// yet, or has put something else there — a table of the module is made
+// and kept in package.loaded, as Lua's package.loaded keeps the libraries
+// whatever the globals hold; globalValue gives the global that one.
 func (tpl *template) loadedIndex(L *lua.LState) int {
+	loaded := L.CheckTable(1)
 	name, ok := L.Get(2).(lua.LString)
 	if !ok {
 		L.Push(lua.LNil)
@@ -190,19 +248,16 @@ func (tpl *template) loadedIndex(L *lua.LState) int {
 		v = g
 	case name == "package":
 		v = p.modules().pkg
-	case tpl.isModule(string(name)):
-		if v = g.RawGetString(string(name)); v == lua.LNil {
-			v = tpl.globalValue(L, g, string(name))
+	case name == lua.IoLibName && p.io != nil:
+		v = p.io
+	case tpl.moduleMT[string(name)] != nil || tpl.deniedMT[string(name)] != nil:
+		if v = g.RawGetString(string(name)); !tpl.isModuleTable(v, string(name)) {
+			v = tpl.newModule(L, string(name)) // globalValue takes it from here
+			loaded.RawSetString(string(name), v)
 		}
 	}
 	L.Push(v)
 	return 1
-}
-
-// isModule reports whether name is a module every process has as a
-// global (built in, or the application's).
-func (tpl *template) isModule(name string) bool {
-	return tpl.moduleMT[name] != nil || tpl.deniedMT[name] != nil || name == lua.IoLibName
 }
 
 // requireTables answers require's tables(): package.loaded as made, and
@@ -210,10 +265,11 @@ func (tpl *template) isModule(name string) bool {
 func (p *luaProcess) requireTables(L *lua.LState) int {
 	m := p.modules()
 	L.Push(m.loaded)
-	if loaders := m.pkg.RawGetString("loaders"); loaders != lua.LNil {
-		L.Push(loaders)
-	} else {
+	switch loaders, removed := m.packageField("loaders"); {
+	case loaders == lua.LNil && !removed:
 		L.Push(p.tpl.loaders) // the default, which the script has not read
+	default:
+		L.Push(loaders) // require.lua checks it is a table
 	}
 	return 2
 }
@@ -255,6 +311,10 @@ func (p *luaProcess) requireCheck(L *lua.LState) int {
 	case p.encloses(L, ld):
 		L.Push(lua.LString("require cycle: " + p.cycle(L, ld)))
 	case ld.task != p.current && p.taskThreads[ld.task.co]:
+		if p.waitsFor(ld.task, p.current, 0) { // waiting would never end
+			L.Push(lua.LString("require cycle: " + p.taskCycle(ld)))
+			return 1
+		}
 		return p.block(L, "require", request{kind: reqModule, module: name})
 	default:
 		L.Push(lua.LString("module '" + name + "' is being loaded by a coroutine that is suspended"))
@@ -313,6 +373,40 @@ func (p *luaProcess) encloses(L *lua.LState, ld *moduleLoad) bool {
 	return false
 }
 
+// waitsFor reports whether task t waits, directly or through other
+// tasks, for task target: for a module load target holds, or in
+// process.all for tasks that wait for it.
+func (p *luaProcess) waitsFor(t, target *task, depth int) bool {
+	if t == target {
+		return true
+	}
+	if depth > 64 {
+		return false
+	}
+	if ld := t.waitingLoad; ld != nil && p.waitsFor(ld.task, target, depth+1) {
+		return true
+	}
+	for _, c := range t.children {
+		if p.taskThreads[c.co] && p.waitsFor(c, target, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// taskCycle names a cycle of loads across tasks, from ld (which the
+// current task needs) through the loads the tasks holding them wait for.
+func (p *luaProcess) taskCycle(ld *moduleLoad) string {
+	names := []string{ld.name}
+	for t := ld.task; t.waitingLoad != nil && len(names) < 64; t = t.waitingLoad.task {
+		names = append(names, t.waitingLoad.name)
+		if t.waitingLoad.task == p.current {
+			break
+		}
+	}
+	return strings.Join(append(names, ld.name), " -> ")
+}
+
 // cycle names the chain of loads from ld back to ld: "a -> b -> a".
 func (p *luaProcess) cycle(L *lua.LState, ld *moduleLoad) string {
 	var chain []*moduleLoad
@@ -333,12 +427,16 @@ func (p *luaProcess) cycle(L *lua.LState, ld *moduleLoad) string {
 func (p *luaProcess) waitForLoad(t *task, name string) {
 	if ld := p.mods.find(name); ld != nil && !ld.failed {
 		ld.waiters = append(ld.waiters, t)
+		t.waitingLoad = ld
 		return
 	}
 	p.ready = append(p.ready, t) // it ended meanwhile
 }
 
 func (p *luaProcess) wakeLoadWaiters(ld *moduleLoad) {
+	for _, t := range ld.waiters {
+		t.waitingLoad = nil
+	}
 	p.ready = append(p.ready, ld.waiters...)
 	ld.waiters = nil
 }
@@ -357,16 +455,36 @@ func (p *luaProcess) failLoads(th *lua.LState) {
 	}
 }
 
+// failTaskLoads marks the loads of task t as failed: t has ended, so a
+// load it left unfinished (in a coroutine it suspended and dropped, or
+// unwound by its error) will not finish unless something resumes that
+// coroutine, and nothing must wait for it.
+func (p *luaProcess) failTaskLoads(t *task) {
+	if p.mods == nil || len(p.mods.loads) == 0 {
+		return
+	}
+	for _, ld := range p.mods.loads {
+		if ld.task == t && !ld.failed {
+			ld.failed = true
+			p.wakeLoadWaiters(ld)
+		}
+	}
+}
+
 // searchPreload is package.loaders[1]: package.preload[name].
 func (p *luaProcess) searchPreload(L *lua.LState) int {
 	name := L.CheckString(1)
 	var v lua.LValue = lua.LNil
-	switch preload := p.modules().pkg.RawGetString("preload").(type) {
+	preload, removed := p.modules().packageField("preload")
+	switch preload := preload.(type) {
 	case *lua.LTable:
 		v = L.GetField(preload, name)
-	case *lua.LNilType: // not made yet: empty
+	case *lua.LNilType:
+		if removed {
+			raiseAt(L, "'package.preload' must be a table")
+		} // else not made yet: empty
 	default:
-		L.RaiseError("'package.preload' must be a table")
+		raiseAt(L, "'package.preload' must be a table")
 	}
 	if v != lua.LNil {
 		L.Push(v)
@@ -398,13 +516,17 @@ func (p *luaProcess) searchApp(L *lua.LState) int {
 func (p *luaProcess) searchFiles(L *lua.LState) int {
 	name := L.CheckString(1)
 	var path string
-	switch v := p.modules().pkg.RawGetString("path").(type) {
+	v, removed := p.modules().packageField("path")
+	switch v := v.(type) {
 	case lua.LString:
 		path = string(v)
-	case *lua.LNilType: // not read yet: the default
-		path = string(p.rt.modulePath(p.progDir).(lua.LString))
+	case *lua.LNilType:
+		if removed {
+			raiseAt(L, "'package.path' must be a string")
+		}
+		path = string(p.rt.modulePath(p.progDir).(lua.LString)) // not read yet: the default
 	default:
-		L.RaiseError("'package.path' must be a string")
+		raiseAt(L, "'package.path' must be a string")
 	}
 	file := strings.ReplaceAll(name, ".", "/")
 	var tried strings.Builder
@@ -415,9 +537,15 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			continue
 		}
 		cand := strings.ReplaceAll(tmpl, "?", file)
-		if p.rt.files.cached(cand) == nil && !isFile(cand) {
-			tried.WriteString("\n\tno file '" + cand + "'")
-			continue
+		if p.rt.files.cached(cand) == nil {
+			if !p.rt.mayTouch(cand, p.progDir) {
+				// not even a stat: see mayTouch
+				raiseAt(L, fmt.Sprintf("module '%s': %v", name, outsideOrNoDir(cand, p.progDir)))
+			}
+			if !isFile(cand) {
+				tried.WriteString("\n\tno file '" + cand + "'")
+				continue
+			}
 		}
 		s, err := p.rt.loadInside(cand, p.progDir)
 		if err != nil {

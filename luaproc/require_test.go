@@ -96,6 +96,54 @@ function main() return try("lib.inside"), try("secret"), try("link") end`,
 	assert.Contains(t, res[1], outside+"/secret.lua:1:")
 }
 
+// TestSandboxProbesNothingOutside: without fs, require and spawn_file
+// answer the same for a file outside the program's directory whether it
+// exists or not: a sandboxed script cannot probe the file system.
+func TestSandboxProbesNothingOutside(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"exists.lua": "return 1"})
+	writeFiles(t, dir, map[string]string{"main.lua": `
+local function err(f, ...)
+  local ok, e = pcall(f, ...)
+  assert(not ok)
+  return e
+end
+function main(outside)
+  package.path = outside .. "/?.lua"
+  return err(require, "exists"), err(require, "missing"),
+    err(process.spawn_file, outside .. "/exists.lua"), err(process.spawn_file, outside .. "/missing.lua"),
+    err(process.spawn_file, "../" .. outside:match("[^/]+$") .. "/exists.lua"),
+    err(process.spawn_file, "../" .. outside:match("[^/]+$") .. "/missing.lua")
+end`})
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main", outside)
+	require.NoError(t, err)
+	require.Len(t, res, 6)
+	same := func(a, b any) {
+		t.Helper()
+		assert.Equal(t, strings.ReplaceAll(a.(string), "exists", "X"), strings.ReplaceAll(b.(string), "missing", "X"))
+		assert.Contains(t, a, "is outside the program's directory")
+	}
+	same(res[0], res[1])
+	same(res[2], res[3])
+	same(res[4], res[5])
+}
+
+// TestSpawnFileOfAChunkProgram: a script without main, started by
+// spawn_file with no entry, is a program in its chunk, which may spawn.
+func TestSpawnFileOfAChunkProgram(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"top.lua":    `function main() return process.wait(process.spawn_file("coord.lua")) end`,
+		"coord.lua":  `local ok, v = process.wait(process.spawn_file("helper.lua", nil, 5)); return "coord got " .. v`,
+		"helper.lua": `return (...) * 2`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := startFile(t, rt, filepath.Join(dir, "top.lua"), "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true, "coord got 10"}, res)
+}
+
 // TestRequireCompilesOncePerRuntime: 1,000 processes on every worker
 // require the same module at once; it compiles once, runs once in each.
 func TestRequireCompilesOncePerRuntime(t *testing.T) {

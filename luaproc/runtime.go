@@ -112,7 +112,8 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 // fs, only a script inside the program's directory loads.
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
-		if cand := filepath.Join(dir, path); rt.files.cached(cand) != nil || isFile(cand) {
+		cand := filepath.Join(dir, path)
+		if rt.files.cached(cand) != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
 			path = cand
 		}
 	}

@@ -215,8 +215,9 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.loadedMT = L.CreateTable(0, 2)
 	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
 	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
-	tpl.packageMT = L.CreateTable(0, 2)
+	tpl.packageMT = L.CreateTable(0, 3)
 	tpl.packageMT.RawSetString("__index", fn(tpl.packageIndex))
+	tpl.packageMT.RawSetString("__newindex", fn(packageNewIndex))
 	tpl.packageMT.RawSetString("__metatable", lua.LString("locked"))
 	return tpl
 }
@@ -245,12 +246,14 @@ func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.
 		v = g
 	case name == "package":
 		v = procOf(L).modules().pkg
-	case tpl.deniedMT[name] != nil:
-		v = deniedModule(L, tpl, name)
-	case tpl.moduleMT[name] != nil:
-		proxy := L.CreateTable(0, 0)
-		proxy.Metatable = tpl.moduleMT[name]
-		v = proxy
+	case tpl.deniedMT[name] != nil || tpl.moduleMT[name] != nil:
+		if p := procOf(L); p.mods != nil { // the one package.loaded has
+			if m := p.mods.loaded.RawGetString(name); tpl.isModuleTable(m, name) {
+				v = m
+				break
+			}
+		}
+		v = tpl.newModule(L, name)
 	default:
 		v = tpl.base.RawGetString(name)
 	}
@@ -258,6 +261,23 @@ func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.
 		g.RawSetString(name, v)
 	}
 	return v
+}
+
+// newModule makes a process's table for built-in or application module
+// name: a proxy of the shared table, or a stub of a module not allowed.
+func (tpl *template) newModule(L *lua.LState, name string) *lua.LTable {
+	if tpl.deniedMT[name] != nil {
+		return deniedModule(L, tpl, name)
+	}
+	proxy := L.CreateTable(0, 0)
+	proxy.Metatable = tpl.moduleMT[name]
+	return proxy
+}
+
+// isModuleTable reports whether v is a table newModule made for name.
+func (tpl *template) isModuleTable(v lua.LValue, name string) bool {
+	t, ok := v.(*lua.LTable)
+	return ok && t.Metatable != lua.LNil && (t.Metatable == tpl.moduleMT[name] || t.Metatable == tpl.deniedMT[name])
 }
 
 // unshareTables removes the table-valued fields of a shared module (the
@@ -312,7 +332,8 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	g := L.G.Global
 	g.Metatable = tpl.globalsMT
 	if rt.allowed[lua.IoLibName] {
-		g.RawSetString(lua.IoLibName, lazyIo(L, tpl))
+		p.io = lazyIo(L, tpl)
+		g.RawSetString(lua.IoLibName, p.io)
 	}
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	p.setArgs()

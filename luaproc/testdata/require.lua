@@ -145,4 +145,66 @@ function T.test_bad_arguments()
   has(err, "got table")
 end
 
+function T.test_a_cycle_across_tasks_is_named()
+  -- each task loads one module, which then requires the other's
+  package.preload.ping = function() time.sleep(0.01); return {pong = require("pong")} end
+  package.preload.pong = function() time.sleep(0.01); return {ping = require("ping")} end
+  -- whichever task closes the loop gets the cycle; the other then sees
+  -- the module that task was loading fail
+  local a, b = process.all(
+    function() return select(2, pcall(require, "ping")) end,
+    function() return select(2, pcall(require, "pong")) end)
+  local cycle, other = a, b
+  if not tostring(a):find("require cycle: ", 1, true) then cycle, other = b, a end
+  has(cycle, "require cycle: ")
+  has(other, "failed to load earlier in this process")
+end
+
+function T.test_a_load_left_in_a_dropped_coroutine_fails_its_waiters()
+  package.preload.yields = function() coroutine.yield("paused"); return {} end
+  local ok, err = pcall(process.all,
+    function()
+      local co = coroutine.create(function() return require("yields") end)
+      eq(select(2, coroutine.resume(co)), "paused")
+      time.sleep(0.02) -- then ends, leaving co suspended
+    end,
+    function()
+      time.sleep(0.01)
+      return require("yields")
+    end)
+  eq(ok, false)
+  has(err, "module 'yields' failed to load earlier in this process")
+end
+
+function T.test_package_fields_the_script_removes_stay_removed()
+  package.loaders = nil
+  local ok, err = pcall(require, "anything")
+  eq(ok, false)
+  has(err, "'package.loaders' must be a table")
+  eq(package.loaders, nil)
+end
+
+function T.test_package_path_removed()
+  package.path = nil
+  local ok, err = pcall(require, "anything")
+  eq(ok, false)
+  has(err, "'package.path' must be a string")
+  package.preload = nil
+  ok, err = pcall(require, "anything")
+  has(err, "'package.preload' must be a table")
+end
+
+function T.test_built_in_modules_whatever_the_globals_hold()
+  time = 0
+  function log() end
+  eq(type(require("time")), "table")
+  eq(type(require("time").now), "function")
+  eq(type(require("log").info), "function")
+  eq(package.loaded.time, require("time"))
+  json = nil
+  local j = require("json")
+  eq(rawget(_G, "json"), nil) -- require does not bring the global back
+  eq(json, j)                 -- reading it does, as the same table
+end
+
 return T
