@@ -81,6 +81,7 @@ func (s *Scheduler) wakeOne() {
 // scheduler stops (nil). spinning says whether the caller already holds a
 // spinning slot (a woken worker inherits one from wakeOne).
 func (w *worker) findWorkIdle() *proc {
+	w.goingIdle()
 	id := &w.s.idle
 	spinning := false
 	for {

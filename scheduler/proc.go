@@ -54,6 +54,17 @@ type proc struct {
 	// waits for it to drop to 0 before it counts the undelivered messages,
 	// so that every message Send accepted is either stepped or counted.
 	senders atomic.Int32
+	// mailbox: messages accepted by Send and not yet taken by the process
+	// (queued in events, or held in its Backlog); see limits.go. Added to
+	// by senders, subtracted from by the worker running the process.
+	mailbox atomic.Int64
+	// mailboxWarned: the MailboxWarning was given (CAS by a sender).
+	mailboxWarned atomic.Bool
+	// cancelled: the first Kill or Shutdown cancel (set once, by CAS);
+	// finish counts the process's end by it.
+	cancelled atomic.Pointer[cancelInfo]
+	// slowReported: the watchdog reported a slow step (SlowStep), once.
+	slowReported atomic.Bool
 
 	pid  PID
 	s    *Scheduler
@@ -61,8 +72,10 @@ type proc struct {
 	ctx  procContext // cancelled by Kill, the shutdown deadline, or the end
 
 	// Owned by the worker running the process (handed over by the state
-	// CAS): the yields awaiting completion.
+	// CAS): the yields awaiting completion, and the messages the process
+	// said it holds unread after its last step (StepOutput.Backlog).
 	outstanding []*yieldRec
+	backlog     int
 
 	// done: nil until someone asks for the channel (Handle.Done, Wait),
 	// then that channel; closedDone once the process has ended. Most
@@ -73,6 +86,12 @@ type proc struct {
 	// Written once before done becomes closedDone.
 	result payload.Payloads
 	err    error
+}
+
+// cancelInfo is why a process was cancelled.
+type cancelInfo struct {
+	reason     error
+	atShutdown bool // by Shutdown, not Kill
 }
 
 // wake makes p runnable after an event was pushed to its queue. A message

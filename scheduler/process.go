@@ -100,6 +100,12 @@ type StepOutput struct {
 	Status Status
 	Yields []Yield          // dispatched after the step, in order
 	Result payload.Payloads // with StatusDone
+	// Backlog is how many of the messages it was given the process holds
+	// unread after the step (a mailbox of its own), set by every step (it
+	// starts at 0): they still count against Options.MaxMailbox, and as
+	// dropped if the process ends. A process that takes every message as
+	// it comes leaves it 0.
+	Backlog int
 
 	// Set by the worker for the duration of Step (see Send).
 	w    *worker
@@ -137,4 +143,5 @@ func (o *StepOutput) reset() {
 	o.Yields = o.Yields[:0]
 	o.Status = StatusYield
 	o.Result = nil
+	o.Backlog = 0
 }

@@ -42,13 +42,52 @@ import (
 	"github.com/luarun/luarun/payload"
 )
 
-// Options configure a Scheduler.
+// Options configure a Scheduler. The zero value is a working scheduler:
+// GOMAXPROCS workers, the default limits, the watchdog on.
 type Options struct {
 	// Workers is the number of worker goroutines; 0 means GOMAXPROCS.
 	Workers int
 	// Dispatcher receives every yield. nil fails every command as unknown.
 	Dispatcher Dispatcher
+
+	// MaxProcs bounds the live processes: a Submit beyond it fails with
+	// ErrTooManyProcesses. 0 means DefaultMaxProcs; negative, no bound.
+	MaxProcs int
+	// MaxMailbox bounds the messages queued for one process and not yet
+	// taken by it (StepOutput.Backlog): a Send beyond it fails with
+	// ErrMailboxFull. 0 means no bound; then Warn hears once of each
+	// process whose queue passes MailboxWarning. Negative: no bound and
+	// no warning, and messages are not counted at all.
+	MaxMailbox int
+	// MailboxWarning is the queue length that draws the warning when
+	// MaxMailbox is 0; 0 means DefaultMailboxWarning.
+	MailboxWarning int
+
+	// Slice is how long a step may run before the watchdog acts on it
+	// (watchdog.go): the processes queued behind a busy worker are taken
+	// by a free worker, or by a temporary extra one. 0 means
+	// DefaultSlice; negative turns the watchdog off (and with it MaxStep
+	// and SlowStep).
+	Slice time.Duration
+	// MaxStep kills a process whose step runs longer (its error is a
+	// *StepLimitError). 0: no limit.
+	MaxStep time.Duration
+	// SlowStep: a step running longer is reported, once per process
+	// (SlowStepper, else Warn). 0 means DefaultSlowStep; negative: never.
+	SlowStep time.Duration
+	// Warn hears of mailboxes past MailboxWarning and of slow steps of
+	// processes that are not SlowSteppers. It is called from senders'
+	// and the watchdog's goroutines and must not block. nil: silence.
+	Warn func(pid PID, msg string)
 }
+
+// Defaults of Options.
+const (
+	DefaultMaxProcs       = 1 << 20 // Erlang's default process limit
+	DefaultMailboxWarning = 100_000
+	DefaultSlice          = 10 * time.Millisecond // the Go runtime's preemption slice
+	DefaultSlowStep       = time.Second
+)
 
 // Errors reported by the scheduler.
 var (
@@ -63,6 +102,10 @@ var (
 	// ErrProcessEnded is the cause of a process context cancelled because
 	// the process ended normally (a failed process's error is the cause).
 	ErrProcessEnded = errors.New("process ended")
+	// ErrTooManyProcesses: Submit would pass Options.MaxProcs.
+	ErrTooManyProcesses = errors.New("too many processes")
+	// ErrMailboxFull: Send would pass Options.MaxMailbox.
+	ErrMailboxFull = errors.New("mailbox full")
 )
 
 // Scheduler runs processes. Create one with New; it is safe for concurrent
@@ -73,13 +116,22 @@ type Scheduler struct {
 	idle       idle
 	table      table
 	dispatcher Dispatcher
+	limits     limits   // limits.go
+	watch      watchdog // watchdog.go
 
-	nextPID    atomic.Uint64
-	live       atomic.Int64
-	closing    atomic.Bool // no new submissions
-	abandoning atomic.Bool // deadline passed: end processes after their step
-	allDone    chan struct{}
-	doneOnce   sync.Once
+	nextPID atomic.Uint64
+	// live: processes in the table and not yet ended. slots: processes
+	// holding a place under MaxProcs (live, plus those in Submit).
+	live, slots atomic.Int64
+	closing     atomic.Bool // no new submissions
+	abandoning  atomic.Bool // deadline passed: end processes after their step
+	allDone     chan struct{}
+	doneOnce    sync.Once
+	// grace is the context of the commands a process yields after
+	// Shutdown cancelled it (its own context is done by then): cleanup
+	// I/O still runs, until the deadline. Cancelled by abandon.
+	grace       context.Context
+	cancelGrace context.CancelFunc
 
 	workersDone sync.WaitGroup
 	stats       schedStats
@@ -99,21 +151,30 @@ func New(opts Options) *Scheduler {
 		d = new(Registry)
 	}
 	s := &Scheduler{dispatcher: d, allDone: make(chan struct{})}
+	s.grace, s.cancelGrace = context.WithCancel(context.Background())
+	s.limits = newLimits(opts)
 	s.idle.cond.L = &s.idle.mu
 	s.workers = make([]*worker, n)
 	for i := range s.workers {
-		s.workers[i] = &worker{
-			id:    i,
-			s:     s,
-			local: deque.New[*proc](64),
-			rng:   rand.New(rand.NewPCG(uint64(i), uint64(time.Now().UnixNano()))),
-		}
+		s.workers[i] = s.newWorker(i)
 	}
+	active := append([]*worker(nil), s.workers...)
+	s.watch.active.Store(&active) // before the workers start: they steal from it
 	s.workersDone.Add(n)
 	for _, w := range s.workers {
 		go w.loop()
 	}
+	s.startWatchdog(opts)
 	return s
+}
+
+func (s *Scheduler) newWorker(id int) *worker {
+	return &worker{
+		id:    id,
+		s:     s,
+		local: deque.New[*proc](64),
+		rng:   rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))),
+	}
 }
 
 // Handle refers to a submitted process. It is a small value; copy it freely.
@@ -150,22 +211,32 @@ func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Pa
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
 	}
+	if !s.limits.takeSlot(s) {
+		s.stats.refusedProcesses.Add(1)
+		return Handle{}, ErrTooManyProcesses
+	}
 	pr := &proc{s: s, impl: p, pid: PID(s.nextPID.Add(1))}
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if err := p.Init(&pr.ctx, method, input); err != nil {
 		pr.ctx.cancel(err)
 		s.table.release(pr.pid) // its PID is never used
+		s.slots.Add(-1)
 		return Handle{}, err
 	}
 	s.live.Add(1)
 	s.table.put(pr)
-	if s.closing.Load() { // lost the race with Shutdown
-		// End it like any process, but only if abandon has not taken it.
+	// Shutdown stores closing, then lists the table; this put the process
+	// in the table, then loads closing. One of the two sees the other: a
+	// process Shutdown does not see never runs.
+	if s.closing.Load() {
 		if pr.state.CompareAndSwap(stateReady, stateRunning) {
-			s.finish(pr, nil, ErrClosed)
+			s.discard(pr)
+			return Handle{}, ErrClosed
 		}
-		return Handle{}, ErrClosed
+		// abandon took it: it was submitted, and ended abandoned
+		s.stats.submitted.Add(1)
+		return Handle{pr}, nil
 	}
 	s.stats.submitted.Add(1)
 	if w != nil {
@@ -175,6 +246,18 @@ func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Pa
 		s.enqueue(pr)
 	}
 	return Handle{pr}, nil
+}
+
+// discard ends p, which lost its Submit to Shutdown and never ran; no
+// counter but live hears of it (its caller got ErrClosed).
+func (s *Scheduler) discard(p *proc) {
+	p.state.Store(stateDone)
+	closeProcess(p)
+	p.result, p.err = nil, ErrClosed
+	p.ctx.cancel(ErrClosed)
+	s.table.remove(p.pid)
+	s.noteEnded()
+	p.markDone()
 }
 
 type pidKey struct{}
@@ -216,6 +299,11 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		p.senders.Add(-1)
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
+	if !s.limits.admit(s, p) {
+		p.senders.Add(-1)
+		s.stats.refusedMessages.Add(1)
+		return fmt.Errorf("send to %d: %w", to, ErrMailboxFull)
+	}
 	n := getNode()
 	n.Value = Event{Type: EventMessage, From: from, Data: msg}
 	p.events.Push(n)
@@ -237,11 +325,31 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 	if reason == nil {
 		reason = errors.New("killed")
 	}
+	s.cancel(p, reason, false)
+	return nil
+}
+
+// cancel asks p to end with reason, for Kill (atShutdown false) or
+// Shutdown: an EventCancel, and its context cancelled at once, so that a
+// long step stops now (a Lua loop at its next instruction) and the
+// commands in flight are cancelled. The first cancel of a process decides
+// how its end is counted (finish).
+func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
+	p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown})
 	// The event first: whatever the context's cancellation triggers (a
 	// handler failing its call) then reaches the process after it.
 	s.sendCancel(p, reason)
 	p.ctx.cancel(reason)
-	return nil
+}
+
+// commandContext is the context of a command p yields: p's own, or, once
+// Shutdown has cancelled p, the grace context (cleanup goes on until the
+// deadline; the commands p had in flight were cancelled with p's context).
+func (s *Scheduler) commandContext(p *proc) context.Context {
+	if c := p.cancelled.Load(); c != nil && c.atShutdown {
+		return s.grace
+	}
+	return &p.ctx
 }
 
 // sendCancel queues an EventCancel for p and wakes it.
@@ -264,10 +372,12 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	p.state.Store(stateDone)
 	s.voidOutstanding(p)
 	// Messages still queued die with the process; count them, once every
-	// Send that saw the process alive has pushed.
+	// Send that saw the process alive has pushed. So do the messages the
+	// process held unread (its last Backlog).
 	for p.senders.Load() != 0 {
 		runtime.Gosched()
 	}
+	dropped := p.backlog
 	for {
 		ev, n, ok := p.events.Pop()
 		if !ok {
@@ -280,22 +390,42 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		}
 		nodePool.Put(n)
 		if ev.Type == EventMessage {
-			s.stats.droppedMessages.Add(1)
+			dropped++
 		}
 	}
+	s.stats.droppedMessages.Add(uint64(dropped))
 	if cerr := closeProcess(p); cerr != nil && err == nil {
 		err = cerr
 	}
 	p.result, p.err = result, err
+	s.countEnd(p, err)
 	cause := ErrProcessEnded
 	if err != nil {
-		s.stats.failed.Add(1)
 		cause = err
 	}
 	p.ctx.cancel(cause) // commands still in flight are cancelled
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
 	p.markDone()
+}
+
+// countEnd counts how p ended: without an error, by the cancel that
+// reached it first (Kill or Shutdown: its error is that cancel's reason),
+// abandoned, or with an error of its own.
+func (s *Scheduler) countEnd(p *proc, err error) {
+	c := p.cancelled.Load()
+	switch {
+	case err == nil:
+		s.stats.completed.Add(1)
+	case errors.Is(err, ErrAbandoned):
+		s.stats.abandoned.Add(1)
+	case c != nil && errors.Is(err, c.reason) && c.atShutdown:
+		s.stats.cancelled.Add(1)
+	case c != nil && errors.Is(err, c.reason):
+		s.stats.killed.Add(1)
+	default:
+		s.stats.failed.Add(1)
+	}
 }
 
 // voidOutstanding makes every unanswered yield of p unanswerable. A yield
@@ -322,6 +452,7 @@ func closeProcess(p *proc) (err error) {
 }
 
 func (s *Scheduler) noteEnded() {
+	s.slots.Add(-1)
 	if s.live.Add(-1) == 0 && s.closing.Load() {
 		s.doneOnce.Do(func() { close(s.allDone) })
 	}
@@ -336,18 +467,20 @@ func (e *ShutdownError) Error() string {
 	return fmt.Sprintf("shutdown deadline passed: abandoned %d processes %v", len(e.Abandoned), e.Abandoned)
 }
 
-// Shutdown stops taking processes, sends every live process a cancel
-// (reason ErrShutdown), and keeps running them — including the commands
-// they yield while cleaning up, whose contexts stay live — until all have
-// ended or ctx is done. Then it cancels the contexts of the rest, ends them
-// with ErrAbandoned (closing them, and listing them in a *ShutdownError),
-// stops the workers and waits for them to exit. A running step is ended when
-// it returns: a Step that never returns blocks Shutdown. Do not call
-// Shutdown from a Step or a handler (it waits for the workers).
+// Shutdown stops taking processes and cancels every live one (reason
+// ErrShutdown): it gets an EventCancel, and its context is cancelled at
+// once, which stops a long step and cancels its commands in flight. It
+// keeps running them — the commands they yield while cleaning up get a
+// context that lasts until ctx is done — until all have ended or ctx is
+// done. Then it ends the rest with ErrAbandoned (closing them, and listing
+// them in a *ShutdownError), stops the workers and the watchdog, and
+// waits for them to exit. A running step is ended when it returns: a Step
+// that never returns (and ignores its context) blocks Shutdown. Do not
+// call Shutdown from a Step, an Init or a handler (it waits for them).
 func (s *Scheduler) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	for _, p := range s.table.all() {
-		s.sendCancel(p, ErrShutdown)
+		s.cancel(p, ErrShutdown, true)
 	}
 	if s.live.Load() == 0 {
 		s.doneOnce.Do(func() { close(s.allDone) })
@@ -362,6 +495,8 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 			err = s.abandon()
 		}
 	}
+	s.cancelGrace()
+	s.stopWatchdog() // before the workers: it may start helpers, which they wait for
 	s.stopWorkers()
 	s.workersDone.Wait()
 	return err
@@ -371,9 +506,7 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 // here; a running one is ended by its worker when its step returns.
 func (s *Scheduler) abandon() error {
 	s.abandoning.Store(true)
-	for _, p := range s.table.all() {
-		p.ctx.cancel(ErrAbandoned) // lets a long step notice and return
-	}
+	s.cancelGrace() // the cleanup commands; the processes' own contexts were cancelled by Shutdown
 	for s.live.Load() > 0 {
 		for _, p := range s.table.all() {
 			st := p.state.Load()

@@ -4,6 +4,14 @@ import "sync/atomic"
 
 // Stats is a snapshot of a scheduler's counters. Counters only grow;
 // LiveProcesses is the number of processes not yet ended.
+//
+// Every submitted process ends exactly one way, so once none is live:
+//
+//	Submitted = Completed + Failed + Killed + Cancelled + Abandoned
+//
+// and, at any time, Submitted = that sum + LiveProcesses (read at once:
+// Stats is not a snapshot across counters, so a process ending while
+// Stats runs may show in one and not the other).
 type Stats struct {
 	Steps      uint64 // Step calls
 	LocalPops  uint64 // processes a worker took from its own deque
@@ -12,12 +20,30 @@ type Stats struct {
 	Stolen     uint64 // processes moved by them
 	Parks      uint64 // times a worker went to sleep
 	Wakeups    uint64 // times a sleeping worker was woken for work
+	Helpers    uint64 // extra workers the watchdog started (watchdog.go)
 
-	Submitted          uint64 // processes started
-	Failed             uint64 // processes that ended with an error
+	Submitted uint64 // processes started (a Submit that failed is not)
+	Completed uint64 // processes that ended without an error
+	Failed    uint64 // processes that ended with an error of their own
+	Killed    uint64 // processes that ended by Kill (with its reason)
+	Cancelled uint64 // processes that ended by Shutdown's cancel
+	Abandoned uint64 // processes still running at Shutdown's deadline
+
+	// SlowSteps counts processes reported for a step longer than
+	// Options.SlowStep; StepLimited those killed by Options.MaxStep (they
+	// count in Killed too).
+	SlowSteps, StepLimited uint64
+
 	DroppedCompletions uint64 // completions that came late or twice
-	DroppedMessages    uint64 // messages still queued when their process ended
-	LiveProcesses      int64
+	// DroppedMessages: messages accepted by Send that their process never
+	// took: still queued when it ended, or held unread in the process
+	// (StepOutput.Backlog).
+	DroppedMessages uint64
+	// RefusedMessages: sends refused because the mailbox was full
+	// (Options.MaxMailbox); RefusedProcesses: submits refused at
+	// Options.MaxProcs.
+	RefusedMessages, RefusedProcesses uint64
+	LiveProcesses                     int64
 }
 
 // workerStats: written by the owning worker only (atomic so that Stats can
@@ -28,7 +54,11 @@ type workerStats struct {
 
 // schedStats: written by any goroutine.
 type schedStats struct {
-	parks, wakeups, submitted, failed, droppedMessages, droppedCompletions atomic.Uint64
+	parks, wakeups, helpers                                    atomic.Uint64
+	submitted, completed, failed, killed, cancelled, abandoned atomic.Uint64
+	slowSteps, stepLimited                                     atomic.Uint64
+	droppedMessages, droppedCompletions                        atomic.Uint64
+	refusedMessages, refusedProcesses                          atomic.Uint64
 }
 
 // Stats returns the current counters.
@@ -36,13 +66,22 @@ func (s *Scheduler) Stats() Stats {
 	st := Stats{
 		Parks:              s.stats.parks.Load(),
 		Wakeups:            s.stats.wakeups.Load(),
+		Helpers:            s.stats.helpers.Load(),
 		Submitted:          s.stats.submitted.Load(),
+		Completed:          s.stats.completed.Load(),
 		Failed:             s.stats.failed.Load(),
+		Killed:             s.stats.killed.Load(),
+		Cancelled:          s.stats.cancelled.Load(),
+		Abandoned:          s.stats.abandoned.Load(),
+		SlowSteps:          s.stats.slowSteps.Load(),
+		StepLimited:        s.stats.stepLimited.Load(),
 		DroppedCompletions: s.stats.droppedCompletions.Load(),
 		DroppedMessages:    s.stats.droppedMessages.Load(),
+		RefusedMessages:    s.stats.refusedMessages.Load(),
+		RefusedProcesses:   s.stats.refusedProcesses.Load(),
 		LiveProcesses:      s.live.Load(),
 	}
-	for _, w := range s.workers {
+	for _, w := range s.allWorkers() {
 		st.Steps += w.stats.steps.Load()
 		st.LocalPops += w.stats.localPops.Load()
 		st.GlobalPops += w.stats.globalPops.Load()

@@ -40,6 +40,7 @@ type worker struct {
 	nodes []*mpsc.Node[Event]
 
 	stats workerStats
+	watch stepWatch // what the watchdog sees of this worker (watchdog.go)
 }
 
 var (
@@ -110,7 +111,7 @@ func (w *worker) findWork() *proc {
 }
 
 func (w *worker) steal() *proc {
-	ws := w.s.workers
+	ws := *w.s.watch.active.Load() // the workers and the running helpers
 	n := len(ws)
 	if n == 1 {
 		return nil
@@ -135,9 +136,11 @@ func (w *worker) steal() *proc {
 func (w *worker) run(p *proc) {
 	s := w.s
 	for budget := rerunBudget; ; budget-- {
-		broken := w.drain(p)
+		broken, messages := w.drain(p)
+		w.beginStep(p)
 		err := w.step(p)
 		w.stats.steps.Add(1)
+		s.limits.took(p, messages, w.out.Backlog)
 		if err != nil || w.out.Status == StatusDone {
 			w.finish(p, err)
 			return
@@ -164,17 +167,20 @@ func (w *worker) run(p *proc) {
 }
 
 // drain moves p's queued events into w.events, recycling the nodes, and
-// retires the records of the completions among them. It reports whether it
-// stopped at a push still in progress (mpsc's broken chain): events may sit
-// behind it whose wakeups this worker has already consumed, so p must not
-// park waiting for them.
-func (w *worker) drain(p *proc) (broken bool) {
+// retires the records of the completions among them; it counts the
+// messages. It reports whether it stopped at a push still in progress
+// (mpsc's broken chain): events may sit behind it whose wakeups this
+// worker has already consumed, so p must not park waiting for them.
+func (w *worker) drain(p *proc) (broken bool, messages int) {
 	clear(w.events)
 	w.events = w.events[:0]
 	for {
 		ev, n, ok := p.events.Pop()
 		if !ok {
-			return p.events.Pending()
+			return p.events.Pending(), messages
+		}
+		if ev.Type == EventMessage {
+			messages++
 		}
 		if len(w.nodes) < maxFreeNodes {
 			w.nodes = append(w.nodes, n)
@@ -213,7 +219,7 @@ func (w *worker) dispatch(p *proc) {
 			PID:       p.pid,
 			Command:   y.Command,
 			Args:      y.Args,
-			Ctx:       &p.ctx,
+			Ctx:       w.s.commandContext(p),
 		})
 	}
 }

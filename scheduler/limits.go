@@ -1,0 +1,96 @@
+package scheduler
+
+// Limits: how many processes may live (Options.MaxProcs), and how many
+// messages may wait for one process (Options.MaxMailbox), with a warning
+// for a mailbox that grows without a limit (Options.MailboxWarning).
+//
+// # Processes
+//
+// slots counts the processes that hold a place: those live and those in
+// Submit between taking a place and ending or failing Init. A Submit
+// takes its place with one Add and gives it back if that passed the
+// limit, so concurrent Submits never pass it together, and a place is
+// held exactly as long as its process (noteEnded gives it back).
+//
+// # Mailboxes
+//
+// proc.mailbox counts the messages Send accepted that the process has not
+// taken: those in its event queue, and those it holds unread after a step
+// (StepOutput.Backlog, a Lua process's own mailbox). Senders add 1 before
+// they push (and take it back if that passed MaxMailbox); the worker that
+// runs the process subtracts what it drained, and adds the change in the
+// process's backlog after each step. So the count is exact whenever no
+// send or step is in progress, and never below the truth during one: a
+// limit is never passed. With MaxMailbox negative nothing is counted.
+
+import "fmt"
+
+// limits are a Scheduler's Options limits, resolved (read-only).
+type limits struct {
+	maxProcs    int64 // 0: none
+	maxMailbox  int64 // 0: none
+	warnMailbox int64 // 0: no warning
+	counting    bool  // mailboxes are counted
+	warn        func(pid PID, msg string)
+}
+
+func newLimits(opts Options) limits {
+	l := limits{warn: opts.Warn}
+	switch {
+	case opts.MaxProcs == 0:
+		l.maxProcs = DefaultMaxProcs
+	case opts.MaxProcs > 0:
+		l.maxProcs = int64(opts.MaxProcs)
+	}
+	switch {
+	case opts.MaxMailbox > 0:
+		l.maxMailbox, l.counting = int64(opts.MaxMailbox), true
+	case opts.MaxMailbox == 0:
+		l.warnMailbox, l.counting = DefaultMailboxWarning, true
+		if opts.MailboxWarning > 0 {
+			l.warnMailbox = int64(opts.MailboxWarning)
+		}
+	}
+	return l
+}
+
+// takeSlot takes a place for a new process, or reports that MaxProcs
+// would be passed.
+func (l *limits) takeSlot(s *Scheduler) bool {
+	n := s.slots.Add(1)
+	if l.maxProcs > 0 && n > l.maxProcs {
+		s.slots.Add(-1)
+		return false
+	}
+	return true
+}
+
+// admit counts a message for p, or reports that p's mailbox is full. It
+// gives the warning, once per process, when the count reaches
+// warnMailbox.
+func (l *limits) admit(s *Scheduler, p *proc) bool {
+	if !l.counting {
+		return true
+	}
+	n := p.mailbox.Add(1)
+	switch {
+	case l.maxMailbox > 0 && n > l.maxMailbox:
+		p.mailbox.Add(-1)
+		return false
+	case n == l.warnMailbox && l.warn != nil && p.mailboxWarned.CompareAndSwap(false, true):
+		l.warn(p.pid, fmt.Sprintf("%d messages are waiting for process %d, which is not taking them (set a mailbox limit to refuse more)", n, p.pid))
+	}
+	return true
+}
+
+// took records, for the worker that ran p, that the step was given
+// drained messages and left backlog of them unread (with the previous
+// backlog, p.backlog, updated here).
+func (l *limits) took(p *proc, drained, backlog int) {
+	if l.counting {
+		if d := backlog - p.backlog - drained; d != 0 {
+			p.mailbox.Add(int64(d))
+		}
+	}
+	p.backlog = backlog
+}

@@ -1,0 +1,300 @@
+package scheduler
+
+// The watchdog: the scheduler's sysmon.
+//
+// A process's step runs on its worker until it returns, and nothing can
+// preempt it (a Lua process only yields at a blocking call). A step that
+// runs long — a CPU loop — holds its worker, and the processes queued on
+// that worker's deque, or anywhere while every worker is busy, would wait
+// for it. The Go runtime's sysmon has the same problem with a P whose M is
+// stuck in a system call, and solves it by handing the P's work to
+// another M. Here:
+//
+//   - Each worker publishes its step sequence (stepSeq): a new odd value
+//     when a step starts, an even one when the worker goes idle, and the
+//     process it runs (stepProc). Two atomic stores per process run, on
+//     the worker's own cache line; nothing else on the hot path.
+//   - The watchdog goroutine wakes every tick (Slice/2) and compares each
+//     worker's sequence with what it saw last time. The same odd value
+//     means the same step is still running; the time since the watchdog
+//     first saw it is how long (at most one tick less than the truth).
+//   - A worker whose step has run past Slice is stuck. Its queue is
+//     stealable, so a free worker takes it: the watchdog wakes one if any
+//     sleeps. If no worker is free and work is waiting, it starts a
+//     helper: a temporary worker with a deque of its own that runs
+//     whatever it finds and retires as soon as it finds nothing (the next
+//     tick starts another if one is still needed). Helpers are capped at
+//     the number of workers: if they get stuck too, the rest waits (that
+//     is what MaxStep is for).
+//   - A step that has run past SlowStep is reported once per process: to
+//     the process if it is a SlowStepper (a Lua process logs the line its
+//     loop is at), else through Options.Warn.
+//   - A step that has run past MaxStep gets its process killed with a
+//     *StepLimitError: its context is cancelled, which a Lua loop notices
+//     at its next instruction.
+//
+// So a process queued behind a busy one waits about Slice plus a tick
+// (10-15 ms by default) before a helper or a free worker runs it; a step
+// limit takes effect within a tick of the limit. When no step is running
+// the watchdog still ticks (a few microseconds of work each), as sysmon
+// does; Slice < 0 turns it off.
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// SlowStepper is implemented by processes that report their own slow
+// steps (see Options.SlowStep). The watchdog calls SlowStep, from its own
+// goroutine and while the step is still running, at most once per
+// process; it must not block.
+type SlowStepper interface {
+	SlowStep(elapsed time.Duration)
+}
+
+// StepLimitError ends a process whose step ran longer than
+// Options.MaxStep.
+type StepLimitError struct {
+	PID   PID
+	Limit time.Duration
+}
+
+func (e *StepLimitError) Error() string {
+	return fmt.Sprintf("pid %d ran %v without blocking", e.PID, e.Limit)
+}
+
+type watchdog struct {
+	slice, maxStep, slowStep time.Duration
+	stop                     chan struct{}
+	done                     chan struct{}
+
+	// active: the running workers and helpers, the victims steal looks
+	// at. Replaced (copy on write, under mu) when a helper starts or
+	// retires; read by any worker.
+	active atomic.Pointer[[]*worker]
+	mu     sync.Mutex
+	// helpers: every helper ever made (at most len(workers)), idle ones
+	// reused; their counters stay in Stats. Under mu.
+	helpers []*worker
+}
+
+// stepWatch is a worker's state as the watchdog sees it. step fields are
+// written by the worker (Store) and read by the watchdog; the rest belong
+// to the watchdog goroutine.
+type stepWatch struct {
+	stepSeq  atomic.Uint64
+	stepProc atomic.Pointer[proc]
+	seq      uint64 // the worker's own copy of stepSeq
+
+	seenSeq   uint64    // watchdog: the sequence seen last tick
+	seenSince time.Time // watchdog: when it first saw it
+	limited   bool      // watchdog: MaxStep already killed this step
+	helping   bool      // a helper, running (under watchdog.mu)
+}
+
+// beginStep publishes that w starts a step of p.
+func (w *worker) beginStep(p *proc) {
+	if w.watch.stepProc.Load() != p {
+		w.watch.stepProc.Store(p)
+	}
+	if w.watch.seq&1 == 1 {
+		w.watch.seq += 2
+	} else {
+		w.watch.seq++
+	}
+	w.watch.stepSeq.Store(w.watch.seq)
+}
+
+// goingIdle publishes that w runs no step.
+func (w *worker) goingIdle() {
+	if w.watch.seq&1 == 1 {
+		w.watch.seq++
+		w.watch.stepSeq.Store(w.watch.seq)
+	}
+}
+
+func (s *Scheduler) startWatchdog(opts Options) {
+	wd := &s.watch
+	if opts.Slice < 0 {
+		return
+	}
+	wd.slice, wd.maxStep, wd.slowStep = opts.Slice, opts.MaxStep, opts.SlowStep
+	if wd.slice == 0 {
+		wd.slice = DefaultSlice
+	}
+	if wd.slowStep == 0 {
+		wd.slowStep = DefaultSlowStep
+	}
+	wd.stop, wd.done = make(chan struct{}), make(chan struct{})
+	go s.watchLoop()
+}
+
+func (s *Scheduler) stopWatchdog() {
+	if s.watch.stop != nil {
+		close(s.watch.stop)
+		<-s.watch.done
+	}
+}
+
+func (s *Scheduler) watchLoop() {
+	wd := &s.watch
+	defer close(wd.done)
+	tick := time.NewTicker(max(wd.slice/2, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-wd.stop:
+			return
+		case now := <-tick.C:
+			s.watchTick(now)
+		}
+	}
+}
+
+// watchTick looks at every running worker once.
+func (s *Scheduler) watchTick(now time.Time) {
+	wd := &s.watch
+	busy, stuck := 0, 0
+	for _, w := range *wd.active.Load() {
+		st := &w.watch
+		seq := st.stepSeq.Load()
+		if seq != st.seenSeq || seq&1 == 0 {
+			st.seenSeq, st.seenSince, st.limited = seq, now, false
+			continue
+		}
+		busy++
+		p := st.stepProc.Load()
+		if st.stepSeq.Load() != seq || p == nil {
+			continue // the step ended while we looked
+		}
+		ran := now.Sub(st.seenSince)
+		if ran >= wd.slice {
+			stuck++
+		}
+		if wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
+			s.stats.slowSteps.Add(1)
+			s.reportSlow(p, ran)
+		}
+		if wd.maxStep > 0 && ran >= wd.maxStep && !st.limited {
+			st.limited = true
+			if p.state.Load()&stateMask != stateDone {
+				s.stats.stepLimited.Add(1)
+				s.cancel(p, &StepLimitError{PID: p.pid, Limit: wd.maxStep}, false)
+			}
+		}
+	}
+	if stuck > 0 {
+		s.help(stuck)
+	}
+}
+
+func (s *Scheduler) reportSlow(p *proc, ran time.Duration) {
+	if ss, ok := p.impl.(SlowStepper); ok {
+		ss.SlowStep(ran)
+	} else if s.limits.warn != nil {
+		s.limits.warn(p.pid, fmt.Sprintf("process %d has run for %v without blocking", p.pid, ran.Round(time.Millisecond)))
+	}
+}
+
+// help makes sure the work queued behind stuck workers runs: a sleeping
+// worker is woken to steal it, or, if every running worker is stuck, a
+// helper is started.
+func (s *Scheduler) help(stuck int) {
+	wd := &s.watch
+	active := *wd.active.Load()
+	if !s.workWaiting(active) {
+		return
+	}
+	if stuck < len(active) {
+		s.wakeIfNeeded()
+		return
+	}
+	wd.mu.Lock()
+	defer wd.mu.Unlock()
+	if s.closing.Load() && s.abandoning.Load() {
+		return
+	}
+	for _, h := range wd.helpers {
+		if !h.watch.helping {
+			s.startHelper(h)
+			return
+		}
+	}
+	if len(wd.helpers) < len(s.workers) {
+		h := s.newWorker(len(s.workers) + len(wd.helpers))
+		wd.helpers = append(wd.helpers, h)
+		s.startHelper(h)
+	}
+}
+
+// workWaiting reports whether a process is queued anywhere.
+func (s *Scheduler) workWaiting(active []*worker) bool {
+	if s.global.n.Load() > 0 {
+		return true
+	}
+	for _, w := range active {
+		if w.local.Len() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// startHelper runs h as a helper (under watchdog.mu).
+func (s *Scheduler) startHelper(h *worker) {
+	h.watch.helping = true
+	s.setActive(h, true)
+	s.stats.helpers.Add(1)
+	s.workersDone.Add(1)
+	go h.helperLoop()
+}
+
+// setActive adds h to the steal victims, or removes it (under mu).
+func (s *Scheduler) setActive(h *worker, on bool) {
+	old := *s.watch.active.Load()
+	next := make([]*worker, 0, len(old)+1)
+	for _, w := range old {
+		if w != h {
+			next = append(next, w)
+		}
+	}
+	if on {
+		next = append(next, h)
+	}
+	s.watch.active.Store(&next)
+}
+
+// helperLoop runs processes until it finds none, then retires. Its deque
+// is empty then (findWork looks there first), and only it pushes there.
+func (w *worker) helperLoop() {
+	s := w.s
+	defer s.workersDone.Done()
+	for {
+		p := w.findWork()
+		if p == nil {
+			p = w.spin()
+		}
+		if p == nil {
+			break
+		}
+		if p.state.CompareAndSwap(stateReady, stateRunning) {
+			w.run(p)
+		}
+	}
+	w.goingIdle()
+	s.watch.mu.Lock()
+	w.watch.helping = false
+	s.setActive(w, false)
+	s.watch.mu.Unlock()
+	// A process pushed to the global queue between the last look and the
+	// retirement is found by a worker it wakes, or the next tick.
+}
+
+// allWorkers returns the workers and every helper ever made (for Stats).
+func (s *Scheduler) allWorkers() []*worker {
+	s.watch.mu.Lock()
+	defer s.watch.mu.Unlock()
+	return append(append([]*worker(nil), s.workers...), s.watch.helpers...)
+}

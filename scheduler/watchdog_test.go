@@ -1,0 +1,169 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+)
+
+// spinner is a process whose first step is a CPU loop: it runs until its
+// context is done or stop is closed, then returns the context's cause (or
+// ends normally). A second step ends it.
+type spinner struct {
+	ctx     context.Context
+	stop    chan struct{}
+	started chan struct{}
+	steps   int
+	slow    atomic.Int32 // SlowStep calls, when used as a SlowStepper
+}
+
+func newSpinner() *spinner {
+	return &spinner{stop: make(chan struct{}), started: make(chan struct{})}
+}
+
+func (p *spinner) Init(ctx context.Context, _ string, _ payload.Payloads) error {
+	p.ctx = ctx
+	return nil
+}
+
+func (p *spinner) Step(_ []Event, out *StepOutput) error {
+	p.steps++
+	if p.steps > 1 {
+		out.Status = StatusDone
+		return nil
+	}
+	close(p.started)
+	for {
+		select {
+		case <-p.ctx.Done():
+			return context.Cause(p.ctx)
+		case <-p.stop:
+			out.Status = StatusContinue
+			return nil
+		default:
+		}
+	}
+}
+
+func (p *spinner) Close() {}
+
+// slowSpinner is a spinner that reports its own slow steps.
+type slowSpinner struct{ *spinner }
+
+func (p slowSpinner) SlowStep(time.Duration) { p.slow.Add(1) }
+
+// TestBusyStepDoesNotStarveOthers: with one worker busy in a loop that
+// only the test can end, other processes still run to their end — on a
+// helper the watchdog starts.
+func TestBusyStepDoesNotStarveOthers(t *testing.T) {
+	s := newSched(t, 1, map[string]HandlerFunc{"echo": echo})
+	spin := newSpinner()
+	hs, err := s.Submit(spin, "main", nil)
+	require.NoError(t, err)
+	<-spin.started
+	for range 3 {
+		h, err := s.Submit(yielder("echo", 20), "main", nil)
+		require.NoError(t, err)
+		_, err = wait(t, h)
+		require.NoError(t, err, "a process behind the busy one ran")
+	}
+	require.GreaterOrEqual(t, s.Stats().Helpers, uint64(1))
+	close(spin.stop)
+	_, err = wait(t, hs)
+	require.NoError(t, err)
+}
+
+// TestMaxStepKillsTheStep: a step past MaxStep ends its process with a
+// *StepLimitError, counted as killed and step-limited.
+func TestMaxStepKillsTheStep(t *testing.T) {
+	s := New(Options{Workers: 2, MaxStep: 30 * time.Millisecond})
+	defer s.Shutdown(context.Background())
+	spin := newSpinner()
+	h, err := s.Submit(spin, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	var sle *StepLimitError
+	require.ErrorAs(t, err, &sle)
+	require.Equal(t, h.PID(), sle.PID)
+	require.Equal(t, 30*time.Millisecond, sle.Limit)
+	st := s.Stats()
+	require.EqualValues(t, 1, st.StepLimited)
+	require.EqualValues(t, 1, st.Killed)
+	require.Zero(t, st.Failed)
+}
+
+// TestSlowStepReportedOnce: a slow step is reported once per process, to
+// the process if it is a SlowStepper, else through Warn.
+func TestSlowStepReportedOnce(t *testing.T) {
+	var mu sync.Mutex
+	var warned []PID
+	s := New(Options{Workers: 2, SlowStep: 20 * time.Millisecond, Warn: func(pid PID, msg string) {
+		mu.Lock()
+		warned = append(warned, pid)
+		mu.Unlock()
+	}})
+	defer s.Shutdown(context.Background())
+
+	plain, own := newSpinner(), slowSpinner{newSpinner()}
+	hp, err := s.Submit(plain, "main", nil)
+	require.NoError(t, err)
+	ho, err := s.Submit(own, "main", nil)
+	require.NoError(t, err)
+	for s.Stats().SlowSteps < 2 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // more ticks: still once
+	close(plain.stop)
+	close(own.stop)
+	_, err = wait(t, hp)
+	require.NoError(t, err)
+	_, err = wait(t, ho)
+	require.NoError(t, err)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, []PID{hp.PID()}, warned)
+	require.EqualValues(t, 1, own.slow.Load())
+	require.EqualValues(t, 2, s.Stats().SlowSteps)
+}
+
+// TestShutdownStopsABusyStep: Shutdown cancels the context of a process
+// in a long step at once; it ends with ErrShutdown, counted as cancelled,
+// long before the grace period.
+func TestShutdownStopsABusyStep(t *testing.T) {
+	s := New(Options{Workers: 1})
+	spin := newSpinner()
+	h, err := s.Submit(spin, "main", nil)
+	require.NoError(t, err)
+	<-spin.started
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	_, err = h.Result()
+	require.ErrorIs(t, err, ErrShutdown)
+	st := s.Stats()
+	require.EqualValues(t, 1, st.Cancelled)
+	require.Zero(t, st.Failed+st.Abandoned)
+}
+
+// TestWatchdogOff: Slice < 0 runs no watchdog: no helper, no limit.
+func TestWatchdogOff(t *testing.T) {
+	s := New(Options{Workers: 2, Slice: -1, MaxStep: time.Millisecond})
+	spin := newSpinner()
+	h, err := s.Submit(spin, "main", nil)
+	require.NoError(t, err)
+	<-spin.started
+	time.Sleep(20 * time.Millisecond)
+	close(spin.stop)
+	_, err = wait(t, h)
+	require.NoError(t, err)
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.Zero(t, s.Stats().Helpers+s.Stats().StepLimited)
+	require.False(t, errors.Is(err, ErrShutdown))
+}
