@@ -136,7 +136,9 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 	ec.Stdout, ec.Stderr = stdout, stderr
 	ec.WaitDelay = execWaitDelay
 	killGroup(ec)
+	release := holdThread() // the parent-death signal's thread (exec_linux.go)
 	err := ec.Run()
+	release()
 	endGroup(ec)
 	if ctx.Err() != nil && parent.Err() == nil {
 		return nil, context.Cause(ctx) // the timeout, or too much output
