@@ -114,6 +114,9 @@ func runFlags() []cli.Flag {
 		&cli.StringFlag{Name: "log-level", Value: "info", Usage: "debug, info, warn or error"},
 		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "text, json or logfmt"},
 		&cli.BoolFlag{Name: "stats", Usage: "print scheduler statistics and process counts on exit"},
+		&cli.DurationFlag{Name: "max-step", Usage: "kill a process that runs Lua this long without blocking (e.g. 2s; default: no limit, a warning after 1s)"},
+		&cli.IntFlag{Name: "max-mailbox", Usage: "a send to a process with this many messages waiting returns nil, \"mailbox full\" (default: no limit)"},
+		&cli.IntFlag{Name: "max-procs", Value: 1 << 20, Usage: "process.spawn beyond this many live processes returns nil, err"},
 	}
 }
 

@@ -35,10 +35,14 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, cli.Exit(err, exitUsage)
 	}
-	if c.Int("workers") < 1 {
-		return exitUsage, cli.Exit("--workers must be at least 1", exitUsage)
+	opts, err := runtimeOptions(c)
+	if err != nil {
+		return exitUsage, cli.Exit(err, exitUsage)
 	}
-	rt := luaproc.New(luaproc.Options{Workers: c.Int("workers"), Allow: allow, Logger: logger, Stdout: stdout, LuaPath: os.Getenv("LUA_PATH")})
+	exited := make(chan int, 1) // os.exit's status
+	opts.Allow, opts.Logger, opts.Stdout = allow, logger, stdout
+	opts.Exit = func(code int) { exited <- code }
+	rt := luaproc.New(opts)
 	script, err := load(rt, c.Args().First(), stdin)
 	if err != nil {
 		shutdown(rt, 0, stderr)
@@ -54,11 +58,11 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 		return exitError, cli.Exit(err, exitError)
 	}
 
-	status := wait(rt, h, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
+	status, osExit := wait(rt, h, exited, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
 	if c.Bool("stats") {
 		printStats(stderr, rt.Stats())
 	}
-	if status != exitOK {
+	if status != exitOK || osExit {
 		return status, nil
 	}
 	if _, err := h.Result(); err != nil {
@@ -67,10 +71,34 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	return exitOK, nil
 }
 
-// wait waits for the main process, a --timeout or a signal, then shuts
-// the runtime down with the grace period. It returns 124 or 130 for a
-// timeout or a signal, else 0 (the main process's own result decides).
-func wait(rt *luaproc.Runtime, h scheduler.Handle, timeout, grace time.Duration, stderr io.Writer) int {
+// runtimeOptions reads the runtime's flags and environment.
+func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
+	w := c.Int("workers")
+	if w < 1 || w > scheduler.MaxWorkers {
+		return luaproc.Options{}, fmt.Errorf("--workers %d: choose 1 to %d", w, scheduler.MaxWorkers)
+	}
+	for _, name := range []string{"max-mailbox", "max-procs"} {
+		if c.Int(name) < 0 {
+			return luaproc.Options{}, fmt.Errorf("--%s must not be negative (0: the default)", name)
+		}
+	}
+	if c.Duration("max-step") < 0 {
+		return luaproc.Options{}, errors.New("--max-step must not be negative (0: no limit)")
+	}
+	return luaproc.Options{
+		Workers:    w,
+		LuaPath:    os.Getenv("LUA_PATH"),
+		MaxStep:    c.Duration("max-step"),
+		MaxMailbox: c.Int("max-mailbox"),
+		MaxProcs:   c.Int("max-procs"),
+	}, nil
+}
+
+// wait waits for the main process, an os.exit, a --timeout or a signal,
+// then shuts the runtime down with the grace period. It returns 124 or
+// 130 for a timeout or a signal, os.exit's status (osExit true), else 0
+// (the main process's own result decides).
+func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -80,9 +108,16 @@ func wait(rt *luaproc.Runtime, h scheduler.Handle, timeout, grace time.Duration,
 		defer t.Stop()
 		expired = t.C
 	}
-	status := exitOK
+	status = exitOK
 	select {
 	case <-h.Done():
+		select { // the main process's own os.exit ended it
+		case status = <-exited:
+			osExit = true
+		default:
+		}
+	case status = <-exited:
+		osExit = true
 	case <-expired:
 		fmt.Fprintf(stderr, "luarun: timeout: the main process ran longer than %v\n", timeout)
 		rt.Kill(h.PID(), "timeout")
@@ -103,7 +138,7 @@ func wait(rt *luaproc.Runtime, h scheduler.Handle, timeout, grace time.Duration,
 		}
 	}()
 	shutdown(rt, grace, stderr)
-	return status
+	return status, osExit
 }
 
 // shutdown cancels every process and waits up to grace for them.
@@ -181,8 +216,12 @@ func load(rt *luaproc.Runtime, path string, stdin io.Reader) (*luaproc.Script, e
 }
 
 func printStats(w io.Writer, st luaproc.Stats) {
-	fmt.Fprintf(w, "luarun: processes: %d started, %d failed, %d still live; %d scripts compiled\n", st.Submitted, st.Failed, st.LiveProcesses, st.ScriptsCompiled)
+	fmt.Fprintf(w, "luarun: processes: %d started: %d returned, %d failed, %d killed, %d cancelled at exit, %d abandoned, %d still live; %d refused (--max-procs)\n",
+		st.Submitted, st.Completed, st.Failed, st.Killed, st.Cancelled, st.Abandoned, st.LiveProcesses, st.RefusedProcesses)
+	fmt.Fprintf(w, "luarun: steps: %d ran over 1 s, %d killed by --max-step; %d scripts compiled\n", st.SlowSteps, st.StepLimited, st.ScriptsCompiled)
 	fmt.Fprintf(w, "luarun: scheduler: %d steps; work from own deque %d, global queue %d, %d steals of %d processes; %d parks, %d wakeups\n",
 		st.Steps, st.LocalPops, st.GlobalPops, st.Steals, st.Stolen, st.Parks, st.Wakeups)
-	fmt.Fprintf(w, "luarun: dropped: %d messages to ended processes, %d late completions\n", st.DroppedMessages, st.DroppedCompletions)
+	fmt.Fprintf(w, "luarun: scheduler: %d extra workers started for busy ones\n", st.Helpers)
+	fmt.Fprintf(w, "luarun: messages: %d never received (left when their process ended), %d refused (--max-mailbox); %d late completions dropped\n",
+		st.DroppedMessages, st.RefusedMessages, st.DroppedCompletions)
 }

@@ -2,6 +2,7 @@ package luaproc
 
 import (
 	"context"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -14,6 +15,12 @@ type luaCtx struct {
 	context.Context // the process's scheduler context
 	p               *luaProcess
 	done            <-chan struct{}
+
+	// probe: the watchdog asks where the running code is (SlowStep sets
+	// it from the watchdog's goroutine; Done answers on the process's).
+	// slowFor: how long the step had run then, in nanoseconds.
+	probe   atomic.Bool
+	slowFor atomic.Int64
 }
 
 type procKey struct{}
@@ -22,7 +29,14 @@ func newLuaCtx(ctx context.Context, p *luaProcess) *luaCtx {
 	return &luaCtx{Context: ctx, p: p, done: ctx.Done()}
 }
 
-func (c *luaCtx) Done() <-chan struct{} { return c.done }
+// Done is called by gopher-lua before every instruction of the process's
+// coroutines: besides the channel, it answers the watchdog's probe.
+func (c *luaCtx) Done() <-chan struct{} {
+	if c.probe.Load() {
+		c.p.answerProbe()
+	}
+	return c.done
+}
 
 // Value answers procKey (for coroutines a script makes, whose contexts
 // are children of this one) and delegates the rest.
@@ -53,11 +67,18 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 			}
 			L.SetTop(n + 1)
 		}
+		undo, ok := p.nest()
+		if !ok {
+			L.Push(lua.LFalse)
+			L.Push(lua.LString(nestError))
+			return 2
+		}
 		n := rawResume(L)
+		undo()
 		if n >= 2 && L.Get(-n) == lua.LFalse {
 			p.failLoads(th) // th died: its module chunks were unwound
 			at := L.GetTop() - n + 2
-			L.Replace(at, unwhere(L.Get(at)))
+			L.Replace(at, overflowError(th, unwhere(L.Get(at))))
 		}
 		return n
 	}
@@ -148,7 +169,14 @@ func (p *luaProcess) presume(L *lua.LState) int {
 // it for reuse if it returned).
 func (p *luaProcess) pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
 	defer p.releaseThread(co)
+	undo, ok := p.nest()
+	if !ok {
+		L.Push(lua.LNumber(0))
+		L.Push(lua.LString(scriptWhere(L) + " " + nestError))
+		return 2
+	}
 	st, err, vals := L.Resume(co, fn, args...)
+	undo()
 	switch {
 	case err != nil:
 		p.failLoads(co) // the error unwound the module chunks co ran
@@ -157,7 +185,7 @@ func (p *luaProcess) pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua
 		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {
 			obj = ae.Object
 		}
-		L.Push(unwhere(obj))
+		L.Push(overflowError(co, unwhere(obj)))
 		return 2
 	case st == lua.ResumeOK:
 		// The body is prelude.lua's counted trampoline: the number of

@@ -18,9 +18,15 @@ type ScriptError struct {
 	// Value is the error value converted to a payload value when it is not
 	// a string (error({code = 7})), else nil.
 	Value any
+
+	cause error // what stopped the Lua code, if not itself (Unwrap)
 }
 
 func (e *ScriptError) Error() string { return e.Message }
+
+// Unwrap returns what stopped the Lua code when it was not the code
+// itself: the *scheduler.StepLimitError of a step that ran too long.
+func (e *ScriptError) Unwrap() error { return e.cause }
 
 // EntryError: the entry point a process was started with does not exist.
 type EntryError struct {
@@ -166,4 +172,31 @@ func unwhere(v lua.LValue) lua.LValue {
 		return v
 	}
 	return lua.LString(rest[digits+2:])
+}
+
+// scriptWhere is "file:line:" of the innermost frame of the script's own
+// code (not a Go function, not a built-in) in th or the coroutines that
+// resumed it, or "".
+func scriptWhere(th *lua.LState) string {
+	for ; th != nil; th = th.Parent {
+		for f := currentFrame(th); f != nil; f = f.Parent {
+			if f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) {
+				continue
+			}
+			if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
+				return fmt.Sprintf("%s:%d:", f.Fn.Proto.SourceName, lines[f.Pc-1])
+			}
+			return f.Fn.Proto.SourceName + ":"
+		}
+	}
+	return ""
+}
+
+// raiseAt raises msg prefixed with scriptWhere: the position of the
+// script's code that led to this call.
+func raiseAt(L *lua.LState, msg string) {
+	if where := scriptWhere(L); where != "" {
+		msg = where + " " + msg
+	}
+	L.Error(lua.LString(msg), 0)
 }

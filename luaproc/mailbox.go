@@ -17,6 +17,8 @@ type mailbox struct {
 
 func (m *mailbox) push(msg message) { m.items = append(m.items, msg) }
 
+func (m *mailbox) len() int { return len(m.items) - m.head }
+
 func (m *mailbox) pop() (message, bool) {
 	if m.head == len(m.items) {
 		return message{}, false

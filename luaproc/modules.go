@@ -152,6 +152,11 @@ func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.
 		h, err = p.rt.sched.Submit(child, entry, args)
 	}
 	if err != nil {
+		if msg, ok := spawnError(err); ok {
+			L.Push(lua.LNil)
+			L.Push(lua.LString(msg))
+			return 2
+		}
 		L.RaiseError("process.spawn: %v", err)
 	}
 	if p.children == nil {
@@ -223,10 +228,24 @@ func goValue(v any) any {
 }
 
 func sendError(to scheduler.PID, err error) string {
-	if errors.Is(err, scheduler.ErrNoProcess) {
+	switch {
+	case errors.Is(err, scheduler.ErrNoProcess):
 		return fmt.Sprintf("no process %d (it does not exist or has ended)", to)
+	case errors.Is(err, scheduler.ErrMailboxFull):
+		return "mailbox full"
 	}
 	return err.Error()
+}
+
+// spawnError is the message of a spawn the scheduler refused.
+func spawnError(err error) (string, bool) {
+	switch {
+	case errors.Is(err, scheduler.ErrTooManyProcesses):
+		return "process limit reached (see --max-procs, Options.MaxProcs)", true
+	case errors.Is(err, scheduler.ErrClosed):
+		return "the runtime is shutting down", true
+	}
+	return "", false
 }
 
 // optTimeout reads an optional timeout in seconds at n: -1 when absent.

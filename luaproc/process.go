@@ -102,6 +102,10 @@ type luaProcess struct {
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
 
+	// depth: resumes, pcalls and xpcalls nested on the Go stack now
+	// (runaway.go).
+	depth int
+
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
@@ -249,6 +253,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 		p.ready = p.ready[:n]
 		p.run(t)
 	}
+	out.Backlog = p.mailbox.len() // messages no receive has taken yet
 	switch {
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
@@ -449,7 +454,11 @@ func fitValues(vs []lua.LValue, n int) []lua.LValue {
 // scriptError turns a failed resume into the process's error.
 func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if p.ctx.Err() != nil {
-		return cancelError(context.Cause(p.ctx))
+		cause := context.Cause(p.ctx)
+		if sle, ok := cause.(*scheduler.StepLimitError); ok {
+			return p.stepLimitError(t, sle, rerr)
+		}
+		return cancelError(cause)
 	}
 	if t == p.root && p.entryErr != nil {
 		return p.entryErr
@@ -459,12 +468,19 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if errors.As(rerr, &apiErr) && apiErr.Object != nil {
 		obj = apiErr.Object
 	}
+	overflowed := obj == lua.LString(callstackOverflow)
+	if overflowed {
+		obj = overflowError(t.co, obj)
+	}
 	se := &ScriptError{Message: errorMessage(obj)}
 	if _, isString := obj.(lua.LString); !isString {
 		se.Value, _ = toPayload(obj, "error")
 	}
 	if t == p.root {
 		se.Traceback, p.trace = p.trace, ""
+		if overflowed { // a Go panic: the traceback hook did not run
+			se.Traceback = traceback(t.co, p.entryName())
+		}
 	}
 	return se
 }

@@ -328,24 +328,6 @@ func raiseAtScript(L *lua.LState) int {
 	return 0
 }
 
-// raiseAt raises msg prefixed with the position of the innermost frame of
-// the script's own code (not a Go function, not a built-in) that led to
-// this call, looking through the coroutines that resumed L.
-func raiseAt(L *lua.LState, msg string) {
-	for th := L; th != nil; th = th.Parent {
-		for f := currentFrame(th); f != nil; f = f.Parent {
-			if f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) {
-				continue
-			}
-			if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
-				msg = fmt.Sprintf("%s:%d: %s", f.Fn.Proto.SourceName, lines[f.Pc-1], msg)
-			}
-			L.Error(lua.LString(msg), 0)
-		}
-	}
-	L.Error(lua.LString(msg), 0)
-}
-
 // inChain reports whether th is L or one of the coroutines that resumed
 // it and wait for it (gopher-lua clears Parent when a coroutine yields).
 func inChain(L, th *lua.LState) bool {

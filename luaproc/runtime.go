@@ -38,6 +38,28 @@ type Options struct {
 	// which '?' stands for the module name with its dots made '/', and
 	// ";;" for the default. The luarun command passes $LUA_PATH.
 	LuaPath string
+
+	// MaxStep kills a process whose step — Lua code running without a
+	// blocking call — runs longer, with an error naming the line it was
+	// at ("pid 42 spin.lua:17: ran 2s without blocking"). 0: no limit;
+	// without one, such a step is logged once per process after 1 s.
+	MaxStep time.Duration
+	// MaxMailbox bounds the messages waiting for one process: a send
+	// beyond it returns nil, "mailbox full". 0: no bound (a warning is
+	// logged once for a process that has 100,000 waiting).
+	MaxMailbox int
+	// MaxProcs bounds the live processes: a spawn beyond it returns nil
+	// and an error (Start fails). 0: 1,048,576; negative: no bound.
+	MaxProcs int
+	// Exit is called, once, with the status of the first os.exit a
+	// process calls (on the goroutine running it; it must not block).
+	// The luarun command shuts down and exits with it. nil: os.exit only
+	// ends the calling process (with an *ExitError).
+	Exit func(code int)
+	// NoWatchdog turns the scheduler's watchdog off: nothing helps the
+	// processes queued behind a busy one, and MaxStep and the slow-step
+	// warning do nothing. For measuring what the watchdog costs.
+	NoWatchdog bool
 }
 
 // Runtime runs Lua processes on a work-stealing scheduler. Make one with
@@ -62,6 +84,8 @@ type Runtime struct {
 	paths sync.Map     // program directory → its default package.path, boxed
 
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
+
+	exit exitRequest // the first os.exit (runaway.go)
 
 	tplMu sync.Mutex // guards tpl; never taken inside mu
 	tpl   *template  // what every state copies (state.go); nil: to build
@@ -90,7 +114,16 @@ func New(opts Options) *Runtime {
 	commands.Register(rt.reg)
 	rt.io = commands.NewIO()
 	rt.io.Register(rt.reg)
-	rt.sched = scheduler.New(scheduler.Options{Workers: opts.Workers, Dispatcher: rt.reg})
+	rt.exit.fn = opts.Exit
+	so := scheduler.Options{
+		Workers: opts.Workers, Dispatcher: rt.reg,
+		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MaxProcs: opts.MaxProcs,
+		Warn: func(pid scheduler.PID, msg string) { rt.logger.Warn(msg, "pid", int64(pid)) },
+	}
+	if opts.NoWatchdog {
+		so.Slice = -1
+	}
+	rt.sched = scheduler.New(so)
 	return rt
 }
 

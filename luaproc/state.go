@@ -74,6 +74,7 @@ type template struct {
 	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
 	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
 	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
+	rawCreate  lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
 	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
 	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
 	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
@@ -164,10 +165,12 @@ func (rt *Runtime) buildTemplate() *template {
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
+	tpl.rawCreate = L.GetField(co, "create").(*lua.LFunction).GFunction
+	L.GetGlobal(lua.OsLibName).(*lua.LTable).RawSetString("exit", fn(bind((*luaProcess).osExit)))
 	co.RawSetString("running", fn(bind((*luaProcess).running)))
 	L.Push(L.NewFunctionFromProto(builtinProto("prelude")))
 	L.Push(cmdMarker)
-	L.Push(L.GetField(co, "create"))
+	L.Push(fn(bind((*luaProcess).coCreate)))
 	L.Push(L.GetField(co, "yield"))
 	L.Push(L.GetField(co, "status"))
 	L.Push(fn(paddedResume(L.GetField(co, "resume").(*lua.LFunction).GFunction)))
@@ -479,14 +482,18 @@ func (p *luaProcess) setArgs() {
 // in the root coroutine record its traceback before the stack unwinds.
 func (p *luaProcess) arm(L *lua.LState) int {
 	L.Panic = func(L *lua.LState) {
-		entry := p.entry
-		if entry == "" {
-			entry = "main"
-		}
-		p.trace = traceback(L, entry)
+		p.trace = traceback(L, p.entryName())
 		panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 	}
 	return 0
+}
+
+// entryName is the name tracebacks give the entry point.
+func (p *luaProcess) entryName() string {
+	if p.entry == "" {
+		return "main"
+	}
+	return p.entry
 }
 
 // resolve finds the entry point once the chunk has run: first is the

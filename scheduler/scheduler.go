@@ -81,6 +81,11 @@ type Options struct {
 	Warn func(pid PID, msg string)
 }
 
+// MaxWorkers is the most workers a Scheduler runs (Options.Workers above
+// it means MaxWorkers): past a thousand, starting, waking and stopping
+// them costs more than they can give on any machine.
+const MaxWorkers = 1024
+
 // Defaults of Options.
 const (
 	DefaultMaxProcs       = 1 << 20 // Erlang's default process limit
@@ -146,6 +151,7 @@ func New(opts Options) *Scheduler {
 	if n <= 0 {
 		n = runtime.GOMAXPROCS(0)
 	}
+	n = min(n, MaxWorkers)
 	d := opts.Dispatcher
 	if d == nil {
 		d = new(Registry)

@@ -303,7 +303,7 @@ func TestStdinShebangArgsAndStats(t *testing.T) {
 
 	r = runLuarun(t, "", "--stats", "scripts/hello.lua")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `luarun: processes: 2 started, 0 failed, 0 still live`, r.stderr)
+	assert.Regexp(t, `luarun: processes: 2 started: 2 returned, 0 failed, 0 killed, 0 cancelled at exit, 0 abandoned, 0 still live; 0 refused`, r.stderr)
 	assert.Regexp(t, `luarun: scheduler: \d+ steps`, r.stderr)
 
 	r = runLuarun(t, "", "--version")

@@ -112,7 +112,7 @@ end
 	want := "false\t" + path + ":2: process.spawn: spawning belongs in main or another entry, not at the top level of a script: " +
 		"every spawned process runs the top level again (as module initialisation) before its entry\n"
 	assert.Equal(t, want+want+want+want, r.stdout)
-	assert.Contains(t, r.stderr, "luarun: processes: 5 started, 4 failed, 0 still live", "no grandchild")
+	assert.Contains(t, r.stderr, "luarun: processes: 5 started: 1 returned, 4 failed, 0 killed", "no grandchild")
 	t.Logf("the fork bomb ended in %v", r.took)
 }
 
@@ -135,5 +135,6 @@ end`,
 	r := runLuarun(t, "", "--stats", filepath.Join(prog, "main.lua"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "1001000\n", r.stdout)
-	assert.Contains(t, r.stderr, "luarun: processes: 1001 started, 0 failed, 0 still live; 2 scripts compiled\n")
+	assert.Contains(t, r.stderr, "luarun: processes: 1001 started: 1001 returned, 0 failed")
+	assert.Contains(t, r.stderr, "; 2 scripts compiled\n")
 }

@@ -1,0 +1,223 @@
+package luaproc
+
+import (
+	"context"
+	"errors"
+	"io"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+const busyLua = `
+function busy()
+  local n = 0
+  while true do n = n + 1 end
+end
+function main()
+  local pid = process.spawn("busy")
+  local t0 = time.monotonic()
+  for i = 1, 5 do time.sleep(0.01) end
+  process.kill(pid)
+  return "done beside the loop"
+end`
+
+// TestBusyLoopDoesNotStopOthers: with one worker, a process in an endless
+// loop does not stop main, which sleeps and kills it.
+func TestBusyLoopDoesNotStopOthers(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	res, err := runLua(t, rt, "busy.lua", busyLua, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"done beside the loop"}, res)
+	assert.GreaterOrEqual(t, rt.Stats().Helpers, uint64(1))
+}
+
+// TestMaxStepKillsWithTheLine: a step past MaxStep ends the process with
+// an error naming it and the line its loop was at.
+func TestMaxStepKillsWithTheLine(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 2, MaxStep: 100 * time.Millisecond})
+	res, err := runLua(t, rt, "busy.lua", busyLua+`
+function watch()
+  local pid = process.spawn("busy")
+  return pid, process.wait(pid)
+end`, "watch")
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Equal(t, false, res[1])
+	assert.Regexp(t, `^pid `+regexp.QuoteMeta(itoa(scheduler.PID(res[0].(int64))))+` busy.lua:4: ran 100ms without blocking$`, res[2])
+
+	// the main process itself: a *ScriptError wrapping the limit
+	_, err = runLua(t, rt, "spin.lua", "local n = 0\nwhile true do\n  n = n + 1\nend\n", "")
+	var se *ScriptError
+	require.ErrorAs(t, err, &se)
+	var sle *scheduler.StepLimitError
+	require.ErrorAs(t, err, &sle)
+	assert.Regexp(t, `^pid \d+ spin.lua:[234]: ran 100ms without blocking$`, se.Message)
+	assert.Contains(t, se.Traceback, "spin.lua:")
+	assert.EqualValues(t, 2, rt.Stats().StepLimited)
+}
+
+// TestSlowStepWarnsOnceWithTheLine: without MaxStep, a step past a second
+// is logged once per process, with the line its loop is at.
+func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{Workers: 2})
+	s, err := rt.LoadString("busy.lua", busyLua)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "busy")
+	require.NoError(t, err)
+	for !strings.Contains(logs.String(), "without blocking") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // more watchdog ticks: still once
+	require.NoError(t, rt.Kill(h.PID(), "enough"))
+	_, err = h.Wait(context.Background())
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "without blocking"), logs.String())
+	assert.Regexp(t, `pid \d+ busy.lua:4: has run for 1(\.\d+)?s without blocking`, logs.String())
+}
+
+// TestShutdownStopsABusyLoop: Shutdown ends a process in an endless loop
+// at once, not at the end of the grace period.
+func TestShutdownStopsABusyLoop(t *testing.T) {
+	rt := New(Options{Workers: 1, Logger: log.New(io.Discard)})
+	s, err := rt.LoadString("busy.lua", `
+function busy(inbox)
+  process.send(inbox, "spinning")
+  local n = 0
+  while true do n = n + 1 end
+end`)
+	require.NoError(t, err)
+	inbox, err := rt.NewInbox()
+	require.NoError(t, err)
+	h, err := rt.Start(s, "busy", int64(inbox.PID()))
+	require.NoError(t, err)
+	_, err = inbox.Receive(context.Background())
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(ctx), "nothing abandoned")
+	_, err = h.Result()
+	require.ErrorIs(t, err, scheduler.ErrShutdown)
+	assert.EqualValues(t, 1, rt.Stats().Cancelled, "the inbox ends without an error")
+}
+
+// TestOsExit: os.exit reports its status through Options.Exit once and
+// ends the calling process, which pcall cannot keep going.
+func TestOsExit(t *testing.T) {
+	var codes []int
+	var calls atomic.Int32
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"os"}, Exit: func(code int) { calls.Add(1); codes = append(codes, code) }})
+	_, err := runLua(t, rt, "exit.lua", `
+function main()
+  pcall(os.exit, 7)
+  while true do end -- never finishes: the pcall did not keep it going
+end`, "main")
+	var ee *ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 7, ee.Code)
+	_, err = runLua(t, rt, "exit2.lua", `os.exit(false)`, "")
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 1, ee.Code)
+	assert.Equal(t, []int{7}, codes, "only the first is reported")
+	assert.EqualValues(t, 1, calls.Load())
+}
+
+// TestMailboxLimitAndWarning: sends to a full mailbox return nil,
+// "mailbox full"; without a limit, a mailbox of 100,000 is logged once.
+func TestMailboxLimitAndWarning(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{MaxMailbox: 5})
+	res, err := runLua(t, rt, "flood.lua", `
+function deaf() time.sleep(math.huge) end
+function main()
+  local pid = process.spawn("deaf")
+  local ok = 0
+  for i = 1, 8 do
+    local r, err = process.send(pid, i)
+    if r then ok = ok + 1 else last = err end
+  end
+  process.kill(pid)
+  return ok, last
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(5), "mailbox full"}, res)
+	assert.EqualValues(t, 3, rt.Stats().RefusedMessages)
+
+	rt2, _, logs := newTestRuntime(t, Options{})
+	res, err = runLua(t, rt2, "flood.lua", `
+function deaf() time.sleep(math.huge) end
+function main()
+  local pid = process.spawn("deaf")
+  for i = 1, 100001 do assert(process.send(pid, i)) end
+  process.kill(pid)
+  return true
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, 1, strings.Count(logs.String(), "100000 messages are waiting for process"), logs.String())
+}
+
+// TestMaxProcsFromLua: a spawn beyond MaxProcs returns nil and says why.
+func TestMaxProcsFromLua(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{MaxProcs: 10})
+	res, err := runLua(t, rt, "storm.lua", `
+function idle() process.receive() end
+function main()
+  local pids, err = {}
+  while true do
+    local pid, e = process.spawn("idle")
+    if not pid then err = e break end
+    pids[#pids + 1] = pid
+  end
+  for _, pid in ipairs(pids) do process.kill(pid) end
+  return #pids, err
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(9), "process limit reached (see --max-procs, Options.MaxProcs)"}, res)
+}
+
+// TestMessagesLeftUnreadAreCounted: messages a process received into its
+// mailbox but never took count as dropped when it ends.
+func TestMessagesLeftUnreadAreCounted(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "unread.lua", `
+function takes_one(boss)
+  process.send(boss, "ready")
+  time.sleep(0.05) -- messages arrive meanwhile
+  process.receive() -- takes one; the other four stay in its mailbox
+  process.send(boss, "took one")
+end
+function main()
+  local pid = process.spawn("takes_one", process.self())
+  process.receive()
+  for i = 1, 5 do process.send(pid, i) end
+  process.receive()
+  return process.wait(pid)
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res)
+	assert.EqualValues(t, 4, rt.Stats().DroppedMessages)
+}
+
+// TestStackOverflowHasFileLine: unbounded recursion raises
+// file:line: stack overflow, with a traceback when it ends the process.
+func TestStackOverflowHasFileLine(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	src := "local function f(n)\n  return 1 + f(n + 1)\nend\nfunction caught() return pcall(f, 1) end\nfunction main() f(1) end\n"
+	res, err := runLua(t, rt, "deep.lua", src, "caught")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{false, "deep.lua:2: stack overflow"}, res)
+	_, err = runLua(t, rt, "deep.lua", src, "main")
+	var se *ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "deep.lua:2: stack overflow", se.Message)
+	assert.True(t, strings.HasPrefix(se.Traceback, "stack traceback:\n\tdeep.lua:2: in function 'f'"), se.Traceback)
+	assert.False(t, errors.Is(err, context.Canceled))
+}
