@@ -221,3 +221,40 @@ func TestStackOverflowHasFileLine(t *testing.T) {
 	assert.True(t, strings.HasPrefix(se.Traceback, "stack traceback:\n\tdeep.lua:2: in function 'f'"), se.Traceback)
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+// TestSpawnStormAccounting: a storm of processes that return, fail, sleep
+// or wait forever, cut off by Shutdown with a short deadline: every
+// process is counted exactly once by how it ended.
+func TestSpawnStormAccounting(t *testing.T) {
+	for round := range 3 {
+		rt := New(Options{Workers: 4, Logger: log.New(io.Discard)})
+		s, err := rt.LoadString("storm.lua", `
+function child(i)
+  if i % 4 == 0 then error("child fails") end
+  if i % 4 == 1 then time.sleep(0.001) end
+  if i % 4 == 2 then process.receive() end
+  return i
+end
+function main()
+  local i = 0
+  while true do
+    i = i + 1
+    if not process.spawn("child", i) then return i end
+    if i % 100 == 0 then time.sleep(0) end
+  end
+end`)
+		require.NoError(t, err)
+		_, err = rt.Start(s, "main")
+		require.NoError(t, err)
+		time.Sleep(30 * time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		rt.Shutdown(ctx)
+		cancel()
+		st := rt.Stats()
+		ended := st.Completed + st.Failed + st.Killed + st.Cancelled + st.Abandoned
+		require.Equal(t, st.Submitted, ended, "round %d: %+v", round, st.Stats)
+		require.Zero(t, st.LiveProcesses)
+		require.Greater(t, st.Failed, uint64(0))
+		require.Greater(t, st.Cancelled, uint64(0))
+	}
+}
