@@ -91,6 +91,9 @@ func workloads() []workload {
 		{"fanout", fanOut},
 		{"throughput", throughput},
 		{"http", fetch},
+		{"guards", guards},
+		{"busy", behindBusy},
+		{"flood", flood},
 	}
 }
 

@@ -46,8 +46,12 @@ type Options struct {
 	MaxStep time.Duration
 	// MaxMailbox bounds the messages waiting for one process: a send
 	// beyond it returns nil, "mailbox full". 0: no bound (a warning is
-	// logged once for a process that has 100,000 waiting).
+	// logged once for a process that has 100,000 waiting). Negative: no
+	// bound, no warning, and messages are not counted at all.
 	MaxMailbox int
+	// MailboxWarning is the number of waiting messages that draws that
+	// warning; 0 means 100,000.
+	MailboxWarning int
 	// MaxProcs bounds the live processes: a spawn beyond it returns nil
 	// and an error (Start fails). 0: 1,048,576; negative: no bound.
 	MaxProcs int
@@ -117,7 +121,7 @@ func New(opts Options) *Runtime {
 	rt.exit.fn = opts.Exit
 	so := scheduler.Options{
 		Workers: opts.Workers, Dispatcher: rt.reg,
-		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MaxProcs: opts.MaxProcs,
+		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MailboxWarning: opts.MailboxWarning, MaxProcs: opts.MaxProcs,
 		Warn: func(pid scheduler.PID, msg string) { rt.logger.Warn(msg, "pid", int64(pid)) },
 	}
 	if opts.NoWatchdog {
