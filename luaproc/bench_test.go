@@ -121,6 +121,14 @@ func BenchmarkMessageHop(b *testing.B) {
 		b.ResetTimer()
 		runBench(b, rt, pingPongLua, "main", int64(b.N/2+1))
 	})
+	// The same without the watchdog and the mailbox counting: what they cost.
+	b.Run("luarun-unguarded", func(b *testing.B) {
+		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, NoWatchdog: true, MaxMailbox: -1})
+		b.Cleanup(func() { rt.Shutdown(context.Background()) })
+		b.ReportAllocs()
+		b.ResetTimer()
+		runBench(b, rt, pingPongLua, "main", int64(b.N/2+1))
+	})
 	b.Run("goroutines+LState", func(b *testing.B) {
 		ping, pong := make(chan lua.LValue), make(chan lua.LValue)
 		mk := func(in, out chan lua.LValue) *lua.LState {

@@ -192,12 +192,20 @@ func (p *luaProcess) send(L *lua.LState) int {
 	}
 	if err != nil {
 		L.Push(lua.LNil)
-		L.Push(lua.LString(sendError(to, err)))
+		if err == scheduler.ErrMailboxFull {
+			L.Push(mailboxFull)
+		} else {
+			L.Push(lua.LString(sendError(to, err)))
+		}
 		return 2
 	}
 	L.Push(lua.LTrue)
 	return 1
 }
+
+// mailboxFull is process.send's error for a full mailbox, boxed once: a
+// flood meets it millions of times.
+var mailboxFull lua.LValue = lua.LString("mailbox full")
 
 // messageValue is what a message carries between processes. A number,
 // string or boolean travels as the Lua value itself: those are immutable,

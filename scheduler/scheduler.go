@@ -308,7 +308,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if !s.limits.admit(s, p) {
 		p.senders.Add(-1)
 		s.stats.refusedMessages.Add(1)
-		return fmt.Errorf("send to %d: %w", to, ErrMailboxFull)
+		return ErrMailboxFull // as it is: a flood meets it millions of times
 	}
 	n := getNode()
 	n.Value = Event{Type: EventMessage, From: from, Data: msg}
