@@ -126,8 +126,12 @@
 //
 // A process's coroutines never run on two goroutines at once; any worker
 // may resume a suspended process. A CPU-bound Lua loop holds its worker
-// until it blocks (gopher-lua has no preemption), but Kill stops it: every
+// until it blocks (gopher-lua has no preemption); the scheduler's
+// watchdog then runs the other processes elsewhere, Options.MaxStep
+// kills such a loop, and Kill and Shutdown stop it at once: every
 // coroutine checks the process's context between instructions.
+// Options.MaxMailbox and MaxProcs bound what a script can take; os.exit
+// calls Options.Exit.
 // process.spawn keeps a handle to each child so process.wait works after
 // the child ended; a handle is released when a wait observes the end.
 // Timers (time.sleep, receive timeouts) hold no goroutine while waiting;
