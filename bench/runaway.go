@@ -36,59 +36,55 @@ func guards() []row {
 	const rounds = 5
 	n, m := 1000, size(300000, 30000)
 	msgs := size(1000000, 100000)
-	var ringOn, ringOff, streamOn, streamOff []time.Duration
-	var ringRatio, streamRatio []float64
+	ringOn, ringOff, ringRatio := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
+		res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
+		return time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
+	})
+	streamOn, streamOff, streamRatio := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
+		res := runMain(rt, "stream.lua", streamLua, int64(msgs))
+		return time.Duration(res[0].(float64) * float64(time.Second) / float64(msgs))
+	})
+	return []row{
+		{
+			workload: fmt.Sprintf("guards: ring of %d, %d hops, watchdog and mailbox counting on vs off (per hop, medians of %d)", n, m, rounds),
+			luarun:   fmtDur(ringOn), baseline: fmtDur(ringOff) + " (off)", floor: "—",
+			ratio:  ratioRange(ringRatio),
+			target: "nothing measurable",
+		},
+		{
+			workload: fmt.Sprintf("guards: 2 processes stream %d messages, on vs off (per message, medians of %d)", msgs, rounds),
+			luarun:   fmtDur(streamOn), baseline: fmtDur(streamOff) + " (off)", floor: "—",
+			ratio:  ratioRange(streamRatio),
+			target: "nothing measurable",
+		},
+	}
+}
+
+// onOff runs work on a default runtime and on an unguarded one, each
+// round starting with the other side, and returns the medians and each
+// round's on/off ratio.
+func onOff(rounds int, work func(*luaproc.Runtime) time.Duration) (on, off time.Duration, ratios []float64) {
+	var ons, offs []time.Duration
 	for r := range rounds {
-		var on, off time.Duration
-		for side := range 2 { // alternate which side goes first
-			guarded := (side+r)%2 == 0
-			rt := unguarded(*workers)
-			if guarded {
-				rt = newRuntime(*workers)
-			}
-			res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
-			shutdown(rt)
-			d := time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
-			if guarded {
-				on = d
-			} else {
-				off = d
-			}
-		}
-		ringOn, ringOff = append(ringOn, on), append(ringOff, off)
-		ringRatio = append(ringRatio, float64(on)/float64(off))
+		var d [2]time.Duration // [guarded, unguarded]
 		for side := range 2 {
 			guarded := (side+r)%2 == 0
 			rt := unguarded(*workers)
 			if guarded {
 				rt = newRuntime(*workers)
 			}
-			res := runMain(rt, "stream.lua", streamLua, int64(msgs))
+			t := work(rt)
 			shutdown(rt)
-			d := time.Duration(res[0].(float64) * float64(time.Second) / float64(msgs))
 			if guarded {
-				on = d
+				d[0] = t
 			} else {
-				off = d
+				d[1] = t
 			}
 		}
-		streamOn, streamOff = append(streamOn, on), append(streamOff, off)
-		streamRatio = append(streamRatio, float64(on)/float64(off))
+		ons, offs = append(ons, d[0]), append(offs, d[1])
+		ratios = append(ratios, float64(d[0])/float64(d[1]))
 	}
-	return []row{
-		{
-			workload: fmt.Sprintf("guards: ring of %d, %d hops, watchdog and mailbox counting on vs off (per hop, medians of %d)", n, m, rounds),
-			luarun:   fmtDur(median(ringOn)), baseline: fmtDur(median(ringOff)) + " (off)", floor: "—",
-			ratio:  ratioRange(ringRatio),
-			target: "nothing measurable",
-		},
-		{
-			workload: fmt.Sprintf("guards: 2 processes stream %d messages, on vs off (per message, medians of %d)", msgs, rounds),
-			luarun:   fmtDur(median(streamOn)), baseline: fmtDur(median(streamOff)) + " (off)", floor: "—",
-			ratio:  ratioRange(streamRatio),
-			target: "nothing measurable",
-		},
-	}
+	return median(ons), median(offs), ratios
 }
 
 // ratioRange is "on/off 1.01× (0.97–1.04)": the median of the rounds'
