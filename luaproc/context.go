@@ -38,6 +38,18 @@ func (c *luaCtx) Done() <-chan struct{} {
 	return c.done
 }
 
+// Err is gopher-lua's message when it stops at a cancelled context:
+// the first time, it also records where the process's code stopped (the
+// coroutine running then), before pcall or a coroutine boundary turns
+// the error into another raised further out.
+func (c *luaCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && c.p.stoppedAt == "" && c.p.L != nil {
+		c.p.stoppedAt = scriptWhere(c.p.L.G.CurrentThread)
+	}
+	return err
+}
+
 // Value answers procKey (for coroutines a script makes, whose contexts
 // are children of this one) and delegates the rest.
 func (c *luaCtx) Value(key any) any {
@@ -99,6 +111,12 @@ func (p *luaProcess) pstart(L *lua.LState) int {
 		args[i] = L.Get(i + 1)
 	}
 	fn := p.tpl.counted
+	if p.depth >= maxNest { // refused before a coroutine is taken for it
+		L.Push(lua.LNil)
+		L.Push(lua.LNumber(0))
+		L.Push(lua.LString(scriptWhere(L) + " " + nestError))
+		return 3
+	}
 	co := p.takeThread()
 	L.Push(co)
 	n := p.pushResume(L, co, fn, args)
@@ -170,7 +188,8 @@ func (p *luaProcess) presume(L *lua.LState) int {
 func (p *luaProcess) pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua.LValue) int {
 	defer p.releaseThread(co)
 	undo, ok := p.nest()
-	if !ok {
+	if !ok { // co is never resumed again: forget it
+		delete(p.pthreads, co)
 		L.Push(lua.LNumber(0))
 		L.Push(lua.LString(scriptWhere(L) + " " + nestError))
 		return 2

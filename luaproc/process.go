@@ -103,8 +103,10 @@ type luaProcess struct {
 	topLevel bool
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
-	// (runaway.go).
-	depth int
+	// (runaway.go). stoppedAt: where the code was when a cancelled
+	// context stopped it (luaCtx.Err).
+	depth     int
+	stoppedAt string
 
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.

@@ -33,6 +33,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -75,7 +76,10 @@ func (p *luaProcess) answerProbe() {
 // gopher-lua raised at the instruction it stopped at.
 func (p *luaProcess) stepLimitError(t *task, sle *scheduler.StepLimitError, rerr error) error {
 	where := ""
-	if msg := errorText(rerr); strings.HasSuffix(msg, ": "+context.Canceled.Error()) {
+	switch msg := errorText(rerr); {
+	case p.stoppedAt != "": // the innermost coroutine's line (luaCtx.Err)
+		where = " " + p.stoppedAt
+	case strings.HasSuffix(msg, ": "+context.Canceled.Error()):
 		where = " " + strings.TrimSuffix(msg, " "+context.Canceled.Error())
 	}
 	se := &ScriptError{Message: fmt.Sprintf("pid %d%s ran %v without blocking", p.pid, where, sle.Limit), cause: sle}
@@ -153,15 +157,19 @@ func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 func (p *luaProcess) osExit(L *lua.LState) int {
 	code := 0
 	switch v := L.Get(1).(type) {
-	case lua.LNumber:
-		code = int(v)
 	case lua.LBool:
 		if !v {
 			code = 1
 		}
 	case *lua.LNilType:
-	default:
-		L.ArgError(1, "number expected, got "+v.Type().String())
+	case lua.LNumber:
+		code = int(v)
+	default: // a string of a number, as in Lua 5.1
+		n, err := strconv.ParseFloat(strings.TrimSpace(lua.LVAsString(v)), 64)
+		if err != nil {
+			L.ArgError(1, "number expected, got "+v.Type().String())
+		}
+		code = int(n)
 	}
 	p.rt.requestExit(code)
 	p.rt.sched.Kill(p.pid, &ExitError{Code: code})

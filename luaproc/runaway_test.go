@@ -260,3 +260,57 @@ end`)
 		require.Greater(t, st.Cancelled, uint64(0))
 	}
 }
+
+// TestWorkBehindABusyStepIsHandedOff: with one worker kept busy by two
+// chatty processes, a process that a busy loop woke (so queued on the
+// loop's worker) still runs while the loop goes on: the watchdog moves it
+// to the global queue. (It used to wait for the loop to end.)
+func TestWorkBehindABusyStepIsHandedOff(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	res, err := runLua(t, rt, "handoff.lua", `
+function x(main) process.receive(); process.send(main, "x ran") end
+function ping() local peer = process.receive() while true do process.send(peer, 1) process.receive() end end
+function pong() local peer = process.receive() while true do process.receive() process.send(peer, 1) end end
+function spinner(xpid)
+  process.send(xpid, "go") -- x goes onto this worker's deque
+  while true do end        -- until main kills it, once x has run
+end
+function main()
+  local me = process.self()
+  local xp = process.spawn("x", me)
+  local a, b = process.spawn("ping"), process.spawn("pong")
+  process.send(a, b); process.send(b, a)
+  time.sleep(0.05)
+  local sp = process.spawn("spinner", xp)
+  local got = process.receive()
+  for _, pid in ipairs({sp, a, b}) do process.kill(pid) end
+  return got
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"x ran"}, res)
+}
+
+// TestPcallAtTheLimitIsRefused: inside 200 nested pcalls, another pcall
+// is refused with C stack overflow, as often as it is tried (each refusal
+// takes no coroutine: it used to keep one per refusal).
+func TestPcallAtTheLimitIsRefused(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "deep.lua", `
+local refused, msg = 0
+local function nest(d)
+  if d == 0 then
+    for i = 1, 50 do
+      local ok, err = pcall(function() end)
+      if not ok then refused, msg = refused + 1, err end
+    end
+    return
+  end
+  pcall(nest, d - 1)
+end
+function main()
+  nest(200)
+  return refused, msg
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(50), "deep.lua:6: C stack overflow (coroutines, pcalls and xpcalls nested more than 200 deep)"}, res)
+}

@@ -47,7 +47,8 @@ type Options struct {
 	// MaxMailbox bounds the messages waiting for one process: a send
 	// beyond it returns nil, "mailbox full". 0: no bound (a warning is
 	// logged once for a process that has 100,000 waiting). Negative: no
-	// bound, no warning, and messages are not counted at all.
+	// bound, no warning, and messages are not counted at all. An Inbox's
+	// queue is the application's to read: it is not bounded.
 	MaxMailbox int
 	// MailboxWarning is the number of waiting messages that draws that
 	// warning; 0 means 100,000.

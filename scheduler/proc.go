@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"sync/atomic"
 
 	"github.com/luarun/luarun/mpsc"
@@ -61,8 +62,15 @@ type proc struct {
 	// mailboxWarned: the MailboxWarning was given (CAS by a sender).
 	mailboxWarned atomic.Bool
 	// cancelled: the first Kill or Shutdown cancel (set once, by CAS);
-	// finish counts the process's end by it.
+	// finish counts the process's end by it. killed: a Kill came, first
+	// or after Shutdown's cancel (it ends the grace of the commands).
 	cancelled atomic.Pointer[cancelInfo]
+	killed    atomic.Bool
+	// grace: the context of the commands the process yields after
+	// Shutdown cancelled it (commandContext), made on first use; a child
+	// of the scheduler's grace, cancelled when the process ends or is
+	// killed.
+	grace atomic.Pointer[graceContext]
 	// slowReported: the watchdog reported a slow step (SlowStep), once.
 	slowReported atomic.Bool
 
@@ -86,6 +94,12 @@ type proc struct {
 	// Written once before done becomes closedDone.
 	result payload.Payloads
 	err    error
+}
+
+// graceContext is a process's grace context and its cancel.
+type graceContext struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
 }
 
 // cancelInfo is why a process was cancelled.

@@ -261,6 +261,7 @@ func (s *Scheduler) discard(p *proc) {
 	closeProcess(p)
 	p.result, p.err = nil, ErrClosed
 	p.ctx.cancel(ErrClosed)
+	p.endGrace(ErrClosed)
 	s.table.remove(p.pid)
 	s.noteEnded()
 	p.markDone()
@@ -340,8 +341,18 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 // long step stops now (a Lua loop at its next instruction) and the
 // commands in flight are cancelled. The first cancel of a process decides
 // how its end is counted (finish).
+//
+// Only the first cancel sends the event and cancels the context: the
+// reason the process ends with is then the one it is counted by. A Kill
+// after Shutdown's cancel still ends the process's cleanup commands.
 func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
-	p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown})
+	if !atShutdown {
+		p.killed.Store(true)
+		p.endGrace(reason)
+	}
+	if !p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown}) {
+		return
+	}
 	// The event first: whatever the context's cancellation triggers (a
 	// handler failing its call) then reaches the process after it.
 	s.sendCancel(p, reason)
@@ -349,13 +360,31 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 }
 
 // commandContext is the context of a command p yields: p's own, or, once
-// Shutdown has cancelled p, the grace context (cleanup goes on until the
-// deadline; the commands p had in flight were cancelled with p's context).
+// Shutdown has cancelled p, p's grace context (cleanup goes on until the
+// deadline, or until p ends or is killed; the commands p had in flight
+// were cancelled with p's context). Only the worker running p calls it.
 func (s *Scheduler) commandContext(p *proc) context.Context {
-	if c := p.cancelled.Load(); c != nil && c.atShutdown {
-		return s.grace
+	c := p.cancelled.Load()
+	if c == nil || !c.atShutdown || p.killed.Load() {
+		return &p.ctx
 	}
-	return &p.ctx
+	if g := p.grace.Load(); g != nil {
+		return g.ctx
+	}
+	ctx, cancel := context.WithCancelCause(s.grace)
+	g := &graceContext{ctx: context.WithValue(ctx, pidKey{}, p.pid), cancel: cancel}
+	p.grace.Store(g)
+	if p.killed.Load() { // Kill looked before the Store: end it here
+		cancel(context.Cause(&p.ctx))
+	}
+	return g.ctx
+}
+
+// endGrace cancels p's grace context, if it has one.
+func (p *proc) endGrace(cause error) {
+	if g := p.grace.Load(); g != nil {
+		g.cancel(cause)
+	}
 }
 
 // sendCancel queues an EventCancel for p and wakes it.
@@ -410,6 +439,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		cause = err
 	}
 	p.ctx.cancel(cause) // commands still in flight are cancelled
+	p.endGrace(cause)
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
 	p.markDone()

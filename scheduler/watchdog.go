@@ -18,14 +18,17 @@ package scheduler
 //     worker's sequence with what it saw last time. The same odd value
 //     means the same step is still running; the time since the watchdog
 //     first saw it is how long (at most one tick less than the truth).
-//   - A worker whose step has run past Slice is stuck. Its queue is
-//     stealable, so a free worker takes it: the watchdog wakes one if any
-//     sleeps. If no worker is free and work is waiting, it starts a
-//     helper: a temporary worker with a deque of its own that runs
-//     whatever it finds and retires as soon as it finds nothing (the next
-//     tick starts another if one is still needed). Helpers are capped at
-//     the number of workers: if they get stuck too, the rest waits (that
-//     is what MaxStep is for).
+//   - A worker whose step has run past Slice is stuck. As sysmon hands a
+//     stuck P's run queue to another M, the watchdog moves the processes
+//     queued on the stuck worker's deque to the global queue (stealing
+//     them, which any goroutine may), where every worker looks at least
+//     every 61st time it looks for work, however busy. It wakes a
+//     sleeping worker if there is one; if every running worker is stuck,
+//     it starts a helper: a temporary worker with a deque of its own that
+//     runs whatever it finds and retires as soon as it finds nothing (the
+//     next tick starts another if one is still needed). At most
+//     maxHelpers run: if they all get stuck too, the rest waits (that is
+//     what MaxStep is for).
 //   - A step that has run past SlowStep is reported once per process: to
 //     the process if it is a SlowStepper (a Lua process logs the line its
 //     loop is at), else through Options.Warn.
@@ -35,15 +38,18 @@ package scheduler
 //
 // So a process queued behind a busy one waits about Slice plus a tick
 // (10-15 ms by default) before a helper or a free worker runs it; a step
-// limit takes effect within a tick of the limit. When no step is running
-// the watchdog still ticks (a few microseconds of work each), as sysmon
-// does; Slice < 0 turns it off.
+// limit takes effect within a tick of the limit. The watchdog ticks
+// every Slice/2 while any process lives (a few microseconds of work
+// each), as sysmon does, and every idleTick when none does; Slice < 0
+// turns it off.
 
 import (
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/luarun/luarun/deque"
 )
 
 // SlowStepper is implemented by processes that report their own slow
@@ -65,17 +71,27 @@ func (e *StepLimitError) Error() string {
 	return fmt.Sprintf("pid %d ran %v without blocking", e.PID, e.Limit)
 }
 
+// maxHelpers bounds the helpers running at once.
+const maxHelpers = 256
+
+// idleTick is the watchdog's period while no process lives.
+const idleTick = 100 * time.Millisecond
+
 type watchdog struct {
 	slice, maxStep, slowStep time.Duration
 	stop                     chan struct{}
 	done                     chan struct{}
+	stopOnce                 sync.Once
+	// spare is the watchdog goroutine's own deque, to steal a stuck
+	// worker's processes into on their way to the global queue.
+	spare *deque.Deque[*proc]
 
 	// active: the running workers and helpers, the victims steal looks
 	// at. Replaced (copy on write, under mu) when a helper starts or
 	// retires; read by any worker.
 	active atomic.Pointer[[]*worker]
 	mu     sync.Mutex
-	// helpers: every helper ever made (at most len(workers)), idle ones
+	// helpers: every helper ever made (at most maxHelpers), idle ones
 	// reused; their counters stay in Stats. Under mu.
 	helpers []*worker
 }
@@ -127,13 +143,16 @@ func (s *Scheduler) startWatchdog(opts Options) {
 	if wd.slowStep == 0 {
 		wd.slowStep = DefaultSlowStep
 	}
+	wd.spare = deque.New[*proc](64)
 	wd.stop, wd.done = make(chan struct{}), make(chan struct{})
 	go s.watchLoop()
 }
 
+// stopWatchdog stops the watchdog and waits for it (once; Shutdown may be
+// called again).
 func (s *Scheduler) stopWatchdog() {
 	if s.watch.stop != nil {
-		close(s.watch.stop)
+		s.watch.stopOnce.Do(func() { close(s.watch.stop) })
 		<-s.watch.done
 	}
 }
@@ -141,14 +160,20 @@ func (s *Scheduler) stopWatchdog() {
 func (s *Scheduler) watchLoop() {
 	wd := &s.watch
 	defer close(wd.done)
-	tick := time.NewTicker(max(wd.slice/2, time.Millisecond))
-	defer tick.Stop()
+	period := max(wd.slice/2, time.Millisecond)
+	timer := time.NewTimer(period)
+	defer timer.Stop()
 	for {
 		select {
 		case <-wd.stop:
 			return
-		case now := <-tick.C:
+		case now := <-timer.C:
 			s.watchTick(now)
+		}
+		if s.live.Load() == 0 {
+			timer.Reset(idleTick)
+		} else {
+			timer.Reset(period)
 		}
 	}
 }
@@ -172,6 +197,7 @@ func (s *Scheduler) watchTick(now time.Time) {
 		ran := now.Sub(st.seenSince)
 		if ran >= wd.slice {
 			stuck++
+			s.handOff(w)
 		}
 		if wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
 			s.stats.slowSteps.Add(1)
@@ -198,9 +224,25 @@ func (s *Scheduler) reportSlow(p *proc, ran time.Duration) {
 	}
 }
 
+// handOff moves the processes queued on stuck worker w's deque to the
+// global queue. A steal that finds a thief mid-copy takes nothing; the
+// next tick tries again.
+func (s *Scheduler) handOff(w *worker) {
+	spare := s.watch.spare
+	for w.local.Len() > 0 && w.local.StealHalfInto(spare) > 0 {
+		for {
+			p, ok := spare.PopBottom()
+			if !ok {
+				break
+			}
+			s.global.push(p)
+		}
+	}
+}
+
 // help makes sure the work queued behind stuck workers runs: a sleeping
-// worker is woken to steal it, or, if every running worker is stuck, a
-// helper is started.
+// worker is woken to take it, or, if every running worker is stuck, a
+// helper is started. (Busy workers look at the global queue anyway.)
 func (s *Scheduler) help(stuck int) {
 	wd := &s.watch
 	active := *wd.active.Load()
@@ -222,7 +264,7 @@ func (s *Scheduler) help(stuck int) {
 			return
 		}
 	}
-	if len(wd.helpers) < len(s.workers) {
+	if len(wd.helpers) < maxHelpers {
 		h := s.newWorker(len(s.workers) + len(wd.helpers))
 		wd.helpers = append(wd.helpers, h)
 		s.startHelper(h)

@@ -167,3 +167,101 @@ func TestWatchdogOff(t *testing.T) {
 	require.Zero(t, s.Stats().Helpers+s.Stats().StepLimited)
 	require.False(t, errors.Is(err, ErrShutdown))
 }
+
+// TestShutdownTwice: a second Shutdown (a deferred one after an explicit
+// one) returns at once.
+func TestShutdownTwice(t *testing.T) {
+	s := New(Options{Workers: 2})
+	require.NoError(t, s.Shutdown(context.Background()))
+	require.NoError(t, s.Shutdown(context.Background()))
+}
+
+// TestKillRacingShutdownCountedOnce: a process that gets Kill's cancel
+// and Shutdown's at once is counted by the one it ended with (only the
+// first cancel reaches it), never as failed.
+func TestKillRacingShutdownCountedOnce(t *testing.T) {
+	for round := range 100 {
+		s := New(Options{Workers: 2})
+		var hs []Handle
+		for range 50 {
+			h, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+				for _, ev := range evs {
+					if ev.Type == EventCancel {
+						return ev.Error
+					}
+				}
+				out.Status = StatusReceive
+				return nil
+			}}, "", nil)
+			require.NoError(t, err)
+			hs = append(hs, h)
+		}
+		kill := errors.New("kill")
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, h := range hs {
+				s.Kill(h.PID(), kill)
+			}
+		}()
+		require.NoError(t, s.Shutdown(context.Background()))
+		wg.Wait()
+		st := s.Stats()
+		require.Zero(t, st.Failed, "round %d: %+v", round, st)
+		require.EqualValues(t, 50, st.Killed+st.Cancelled, "round %d: %+v", round, st)
+	}
+}
+
+// TestCleanupCommandsEndWithTheProcess: the commands a process yields to
+// clean up after Shutdown's cancel get a context of its own, which ends
+// when the process is killed (or ends), not only at the deadline; and
+// PIDFrom still finds the process in it.
+func TestCleanupCommandsEndWithTheProcess(t *testing.T) {
+	calls := make(holder, 4)
+	reg := new(Registry)
+	reg.Register("hold", calls.handle)
+	s := New(Options{Workers: 2, Dispatcher: reg})
+	h, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		for _, ev := range evs {
+			switch {
+			case ev.Type == EventCancel && errors.Is(ev.Error, ErrShutdown):
+				out.Yield(1, "hold") // its cleanup
+				return nil
+			case ev.Type == EventYieldComplete:
+				return ev.Error
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "", nil)
+	require.NoError(t, err)
+	// another process that takes its time to stop keeps Shutdown going
+	slow := make(chan struct{})
+	_, err = s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		for _, ev := range evs {
+			if ev.Type == EventCancel {
+				<-slow
+				out.Status = StatusDone
+				return nil
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "", nil)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { s.Shutdown(context.Background()); close(done) }()
+	c := calls.next(t)
+	require.NoError(t, c.Ctx.Err(), "cleanup runs")
+	require.Equal(t, h.PID(), PIDFrom(c.Ctx))
+	killed := errors.New("killed during cleanup")
+	require.NoError(t, s.Kill(h.PID(), killed))
+	<-c.Ctx.Done()
+	require.ErrorIs(t, context.Cause(c.Ctx), killed)
+	c.Fail(context.Cause(c.Ctx))
+	_, err = wait(t, h)
+	require.ErrorIs(t, err, killed)
+	close(slow)
+	<-done
+}
