@@ -53,11 +53,16 @@ const (
 	spinGosched = 16 // retries (tight ones included) before sleeping
 )
 
-// wakeIfNeeded wakes a sleeping worker if nobody is spinning. Call it after
-// publishing work.
+// wakeIfNeeded wakes a sleeping worker if nobody is spinning, or, if no
+// worker sleeps, a helper the watchdog has parked (watchdog.go). Call it
+// after publishing work.
 func (s *Scheduler) wakeIfNeeded() {
-	if s.idle.nspinning.Load() == 0 && s.idle.nsleeping.Load() > 0 {
-		s.wakeOne()
+	if s.idle.nspinning.Load() == 0 {
+		if s.idle.nsleeping.Load() > 0 {
+			s.wakeOne()
+		} else if s.watch.parked.Load() > 0 {
+			s.kickHelper()
+		}
 	}
 }
 

@@ -37,8 +37,11 @@ package scheduler
 //     at its next instruction.
 //
 // So a process queued behind a busy one waits about Slice plus a tick
-// (10-15 ms by default) before a helper or a free worker runs it; a step
-// limit takes effect within a tick of the limit. The watchdog ticks
+// (10-15 ms by default) before a helper or a free worker runs it the
+// first time; while the worker stays stuck, a helper stays at hand
+// (parked, and kicked by the next producer: see helperLoop), and later
+// work runs at once. A step limit takes effect within a tick of the
+// limit. The watchdog ticks
 // every Slice/2 while any process lives (a few microseconds of work
 // each), as sysmon does, and every idleTick when none does; Slice < 0
 // turns it off.
@@ -94,6 +97,14 @@ type watchdog struct {
 	// helpers: every helper ever made (at most maxHelpers), idle ones
 	// reused; their counters stay in Stats. Under mu.
 	helpers []*worker
+
+	// stuck: the workers the last tick found stuck (written by the
+	// watchdog, read by helpers). parked: idle helpers waiting for a kick
+	// (written by helpers, read by producers in wakeIfNeeded). kick: a
+	// token for one of them.
+	stuck  atomic.Int32
+	parked atomic.Int32
+	kick   chan struct{}
 }
 
 // stepWatch is a worker's state as the watchdog sees it. step fields are
@@ -144,6 +155,7 @@ func (s *Scheduler) startWatchdog(opts Options) {
 		wd.slowStep = DefaultSlowStep
 	}
 	wd.spare = deque.New[*proc](64)
+	wd.kick = make(chan struct{}, 1)
 	wd.stop, wd.done = make(chan struct{}), make(chan struct{})
 	go s.watchLoop()
 }
@@ -211,8 +223,17 @@ func (s *Scheduler) watchTick(now time.Time) {
 			}
 		}
 	}
+	wd.stuck.Store(int32(stuck))
 	if stuck > 0 {
 		s.help(stuck)
+	}
+}
+
+// kickHelper wakes a parked helper, if one parks.
+func (s *Scheduler) kickHelper() {
+	select {
+	case s.watch.kick <- struct{}{}:
+	default: // a kick is pending already
 	}
 }
 
@@ -310,13 +331,29 @@ func (s *Scheduler) setActive(h *worker, on bool) {
 
 // helperLoop runs processes until it finds none, then retires. Its deque
 // is empty then (findWork looks there first), and only it pushes there.
+//
+// While the watchdog last saw a stuck worker, an idle helper does not
+// retire at once: it parks (parked), and a producer that finds no worker
+// to wake kicks it (wakeIfNeeded), so that work arriving behind the
+// stuck one — a timer, a reply — runs now rather than at the next tick.
 func (w *worker) helperLoop() {
 	s := w.s
+	wd := &s.watch
 	defer s.workersDone.Done()
 	for {
 		p := w.findWork()
 		if p == nil {
 			p = w.spin()
+		}
+		if p == nil && wd.stuck.Load() > 0 && !s.closing.Load() {
+			w.goingIdle()
+			wd.parked.Add(1)
+			select {
+			case <-wd.kick:
+			case <-time.After(wd.slice):
+			}
+			wd.parked.Add(-1)
+			continue
 		}
 		if p == nil {
 			break
