@@ -193,7 +193,7 @@ func (s *Scheduler) watchLoop() {
 // watchTick looks at every running worker once.
 func (s *Scheduler) watchTick(now time.Time) {
 	wd := &s.watch
-	busy, stuck := 0, 0
+	stuck := 0
 	for _, w := range *wd.active.Load() {
 		st := &w.watch
 		seq := st.stepSeq.Load()
@@ -201,7 +201,6 @@ func (s *Scheduler) watchTick(now time.Time) {
 			st.seenSeq, st.seenSince, st.limited = seq, now, false
 			continue
 		}
-		busy++
 		p := st.stepProc.Load()
 		if st.stepSeq.Load() != seq || p == nil {
 			continue // the step ended while we looked
