@@ -73,6 +73,8 @@ type proc struct {
 	grace atomic.Pointer[graceContext]
 	// slowReported: the watchdog reported a slow step (SlowStep), once.
 	slowReported atomic.Bool
+	// rel: its monitors, links and names (links.go); nil until first used.
+	rel atomic.Pointer[relations]
 
 	pid  PID
 	s    *Scheduler

@@ -46,6 +46,17 @@ const (
 	// reason) or the scheduler is shutting down. The process may still yield
 	// commands while it cleans up.
 	EventCancel
+	// EventDown: a process this one monitors has ended (links.go). Tag is
+	// the monitor's reference, From the process, Error how it ended: nil
+	// if it returned, its error, or ErrNoProcess if it had ended (or never
+	// existed) when the monitor was made. Like a message, it does not wake
+	// a process waiting for a completion.
+	EventDown
+	// EventExit: a process linked to this one has ended (links.go); From
+	// and Error as for EventDown. It wakes the process whatever it waits
+	// for: the process decides whether to end (Erlang's exit signal) or
+	// to take it as an event (trapping exits).
+	EventExit
 )
 
 func (t EventType) String() string {
@@ -56,6 +67,10 @@ func (t EventType) String() string {
 		return "message"
 	case EventCancel:
 		return "cancel"
+	case EventDown:
+		return "down"
+	case EventExit:
+		return "exit"
 	}
 	return "invalid"
 }
@@ -63,8 +78,8 @@ func (t EventType) String() string {
 // Event is one input to Step.
 type Event struct {
 	Type  EventType
-	Tag   uint64 // the yield this completes (EventYieldComplete)
-	From  PID    // the sender (EventMessage); 0 for a message from Go
+	Tag   uint64 // the yield this completes (EventYieldComplete); the monitor (EventDown)
+	From  PID    // the sender (EventMessage), the ended process (EventDown, EventExit); 0: Go
 	Data  any    // the result, or the message payload
 	Error error  // set when the yield failed, or the reason for a cancel
 
@@ -131,6 +146,15 @@ func (o *StepOutput) Spawn(p Process, method string, input payload.Payloads) (Ha
 		return Handle{}, errSpawnOutsideStep
 	}
 	return o.w.s.submit(o.w, p, method, input)
+}
+
+// SpawnWith is Scheduler.SubmitWith from this process, for use inside
+// Step only (see Spawn).
+func (o *StepOutput) SpawnWith(p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
+	if o.w == nil {
+		return Handle{}, 0, errSpawnOutsideStep
+	}
+	return o.w.s.submitWith(o.w, p, method, input, opts)
 }
 
 // Yield appends a yield to the output.

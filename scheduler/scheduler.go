@@ -79,6 +79,11 @@ type Options struct {
 	// processes that are not SlowSteppers. It is called from senders'
 	// and the watchdog's goroutines and must not block. nil: silence.
 	Warn func(pid PID, msg string)
+	// OnCrash hears of a process that failed with an error of its own
+	// while nothing links it, monitors it or waits on its handle (nobody
+	// else would know), from the goroutine ending it, before its handle
+	// is done. nil: nothing.
+	OnCrash func(pid PID, err error)
 }
 
 // MaxWorkers is the most workers a Scheduler runs (Options.Workers above
@@ -123,8 +128,11 @@ type Scheduler struct {
 	dispatcher Dispatcher
 	limits     limits   // limits.go
 	watch      watchdog // watchdog.go
+	names      names    // names.go
+	onCrash    func(pid PID, err error)
 
 	nextPID atomic.Uint64
+	nextRef atomic.Uint64 // monitor references (links.go)
 	// live: processes in the table and not yet ended. slots: processes
 	// holding a place under MaxProcs (live, plus those in Submit).
 	live, slots atomic.Int64
@@ -159,6 +167,7 @@ func New(opts Options) *Scheduler {
 	s := &Scheduler{dispatcher: d, allDone: make(chan struct{})}
 	s.grace, s.cancelGrace = context.WithCancel(context.Background())
 	s.limits = newLimits(opts)
+	s.onCrash = opts.OnCrash
 	s.idle.cond.L = &s.idle.mu
 	s.workers = make([]*worker, n)
 	for i := range s.workers {
@@ -214,6 +223,13 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 
 // submit is Submit; w is the calling worker if the caller runs on one.
 func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Payloads) (Handle, error) {
+	return s.submitRelated(w, p, method, input, nil)
+}
+
+// submitRelated is submit, calling rel (if not nil) on the new process
+// once it is in the table and before it is queued: if rel fails, the
+// process never runs and Submit fails with rel's error.
+func (s *Scheduler) submitRelated(w *worker, p Process, method string, input payload.Payloads, rel relate) (Handle, error) {
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
 	}
@@ -244,6 +260,16 @@ func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Pa
 		s.stats.submitted.Add(1)
 		return Handle{pr}, nil
 	}
+	if rel != nil {
+		if err := rel(pr); err != nil {
+			if pr.state.CompareAndSwap(stateReady, stateRunning) {
+				s.discard(pr)
+				return Handle{}, err
+			}
+			s.stats.submitted.Add(1) // abandon took it meanwhile
+			return Handle{pr}, nil
+		}
+	}
 	s.stats.submitted.Add(1)
 	if w != nil {
 		w.local.PushBottom(pr)
@@ -262,6 +288,7 @@ func (s *Scheduler) discard(p *proc) {
 	p.result, p.err = nil, ErrClosed
 	p.ctx.cancel(ErrClosed)
 	p.endGrace(ErrClosed)
+	s.endRelations(p, ErrClosed)
 	s.table.remove(p.pid)
 	s.noteEnded()
 	p.markDone()
@@ -434,6 +461,10 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	}
 	p.result, p.err = result, err
 	s.countEnd(p, err)
+	if s.onCrash != nil && err != nil && !p.watched() && p.cancelled.Load() == nil && !errors.Is(err, ErrAbandoned) {
+		s.onCrash(p.pid, err) // before endRelations clears what watched() looks at
+	}
+	s.endRelations(p, err)
 	cause := ErrProcessEnded
 	if err != nil {
 		cause = err

@@ -1,0 +1,252 @@
+package scheduler
+
+// Links, monitors and names: what a process's end tells others.
+//
+// Each process may have relations, made on first use and guarded by
+// their own mutex: the monitors other processes hold on it (reference →
+// watcher), the processes linked to it, and the names registered for it.
+// When the process ends, finish closes its relations under that mutex and
+// then
+//
+//   - pushes an EventDown to every watcher and an EventExit to every
+//     linked process, exactly once each. The ended process's messages were
+//     pushed to their receivers' queues during its steps, before this, so
+//     a receiver's queue holds them ahead of the down or exit (each event
+//     queue keeps the order of its pushes: mpsc).
+//   - releases its names.
+//
+// Monitor, Link and Register take the same mutex: they either find the
+// relations open (and finish will deliver) or closed (and answer at once:
+// a down or exit with ErrNoProcess, or an error). So nothing is delivered
+// twice, and nothing is lost.
+//
+// Demonitor removes the monitor from its target. A down event that finish
+// pushed before may still be queued: the watcher drops downs of monitors
+// it no longer holds (it knows its own), which is why Demonitor leaves
+// that to it.
+//
+// SubmitWith makes a process and links or monitors it before it is
+// queued: it cannot have ended, so there is no gap in which it could end
+// unnoticed (Erlang's spawn_link and spawn_monitor).
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/luarun/luarun/payload"
+)
+
+// Errors of names.
+var (
+	// ErrNameTaken: Register of a name another process holds.
+	ErrNameTaken = errors.New("name is taken")
+)
+
+// relations are a process's monitors, links and names (under mu).
+type relations struct {
+	mu       sync.Mutex
+	closed   bool           // the process has ended
+	watchers map[uint64]PID // monitor reference → the watcher
+	links    map[PID]struct{}
+	names    []string
+}
+
+// rels returns p's relations, making them on first use.
+func (p *proc) rels() *relations {
+	if r := p.rel.Load(); r != nil {
+		return r
+	}
+	r := &relations{}
+	if p.rel.CompareAndSwap(nil, r) {
+		return r
+	}
+	return p.rel.Load()
+}
+
+// Monitor makes watcher receive an EventDown when target ends, and returns
+// the monitor's reference (its Tag). If target does not exist or has
+// ended, the down comes at once, with ErrNoProcess as its Error.
+func (s *Scheduler) Monitor(watcher, target PID) uint64 {
+	ref := s.nextRef.Add(1)
+	if p := s.table.get(target); p != nil {
+		r := p.rels()
+		r.mu.Lock()
+		if !r.closed {
+			if r.watchers == nil {
+				r.watchers = map[uint64]PID{}
+			}
+			r.watchers[ref] = watcher
+			r.mu.Unlock()
+			return ref
+		}
+		r.mu.Unlock()
+	}
+	s.deliver(watcher, Event{Type: EventDown, Tag: ref, From: target, Error: ErrNoProcess})
+	return ref
+}
+
+// Demonitor removes monitor ref from target, if target still has it. A
+// down event already on its way is the watcher's to drop.
+func (s *Scheduler) Demonitor(target PID, ref uint64) {
+	if p := s.table.get(target); p != nil {
+		if r := p.rel.Load(); r != nil {
+			r.mu.Lock()
+			delete(r.watchers, ref)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// Link links processes a and b: when either ends, the other gets an
+// EventExit. If b does not exist or has ended, a gets it at once (with
+// ErrNoProcess); if a has, Link fails with ErrNoProcess.
+func (s *Scheduler) Link(a, b PID) error {
+	pa := s.table.get(a)
+	if pa == nil || !pa.addLink(b) {
+		return fmt.Errorf("link %d: %w", a, ErrNoProcess)
+	}
+	if pb := s.table.get(b); pb != nil && pb.addLink(a) {
+		return nil
+	}
+	pa.removeLink(b)
+	s.deliver(a, Event{Type: EventExit, From: b, Error: ErrNoProcess})
+	return nil
+}
+
+// Unlink removes the link between a and b, both ways.
+func (s *Scheduler) Unlink(a, b PID) {
+	if pa := s.table.get(a); pa != nil {
+		pa.removeLink(b)
+	}
+	if pb := s.table.get(b); pb != nil {
+		pb.removeLink(a)
+	}
+}
+
+// addLink records a link of p to other, unless p has ended.
+func (p *proc) addLink(other PID) bool {
+	r := p.rels()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	if r.links == nil {
+		r.links = map[PID]struct{}{}
+	}
+	r.links[other] = struct{}{}
+	return true
+}
+
+func (p *proc) removeLink(other PID) {
+	if r := p.rel.Load(); r != nil {
+		r.mu.Lock()
+		delete(r.links, other)
+		r.mu.Unlock()
+	}
+}
+
+// SubmitOptions relate a new process to an existing one (SubmitWith).
+type SubmitOptions struct {
+	Link    PID // link the new process to this one (0: none)
+	Monitor PID // this process monitors the new one (0: none)
+}
+
+// SubmitWith is Submit, then Link and Monitor as opts say, done before
+// the new process can run. It returns the monitor's reference (0 without
+// one).
+func (s *Scheduler) SubmitWith(p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
+	return s.submitWith(nil, p, method, input, opts)
+}
+
+// submitWith is SubmitWith; w is the calling worker if the caller runs on
+// one.
+func (s *Scheduler) submitWith(w *worker, p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
+	var ref uint64
+	h, err := s.submitRelated(w, p, method, input, func(pr *proc) error {
+		if opts.Link != 0 {
+			owner := s.table.get(opts.Link)
+			if owner == nil || !owner.addLink(pr.pid) {
+				return fmt.Errorf("link %d: %w", opts.Link, ErrNoProcess)
+			}
+			pr.addLink(opts.Link)
+		}
+		if opts.Monitor != 0 {
+			ref = s.nextRef.Add(1)
+			r := pr.rels()
+			r.mu.Lock()
+			if r.watchers == nil {
+				r.watchers = map[uint64]PID{}
+			}
+			r.watchers[ref] = opts.Monitor
+			r.mu.Unlock()
+		}
+		return nil
+	})
+	return h, ref, err
+}
+
+// relate is what submitRelated does to a new process before it is
+// queued.
+type relate func(*proc) error
+
+// endRelations closes p's relations (under their mutex: from here on
+// Monitor, Link and Register see p ended) and tells the watchers and the
+// linked processes, and releases p's names. err is how p ended.
+func (s *Scheduler) endRelations(p *proc, err error) {
+	r := p.rel.Load()
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.closed = true
+	watchers, links, names := r.watchers, r.links, r.names
+	r.watchers, r.links, r.names = nil, nil, nil
+	r.mu.Unlock()
+	for ref, w := range watchers {
+		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
+	}
+	for l := range links {
+		if lp := s.table.get(l); lp != nil {
+			lp.removeLink(p.pid)
+		}
+		s.deliver(l, Event{Type: EventExit, From: p.pid, Error: err})
+	}
+	s.names.release(p, names)
+}
+
+// watched reports whether anything will hear of p's end: a monitor, a
+// link, or someone waiting on its handle (for crash reports).
+func (p *proc) watched() bool {
+	if p.done.Load() != nil {
+		return true
+	}
+	r := p.rel.Load()
+	if r == nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.watchers) > 0 || len(r.links) > 0
+}
+
+// deliver pushes ev to process to and wakes it: an exit as a completion
+// would (whatever it waits for), a down as a message. It reports whether
+// to was there to take it.
+func (s *Scheduler) deliver(to PID, ev Event) bool {
+	p := s.table.get(to)
+	if p == nil {
+		return false
+	}
+	p.senders.Add(1) // finish counts what it drops once senders are out
+	defer p.senders.Add(-1)
+	if p.state.Load()&stateMask == stateDone {
+		return false
+	}
+	n := getNode()
+	n.Value = ev
+	p.events.Push(n)
+	s.wake(p, ev.Type == EventDown, nil)
+	return true
+}
