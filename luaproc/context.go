@@ -16,11 +16,33 @@ type luaCtx struct {
 	p               *luaProcess
 	done            <-chan struct{}
 
-	// probe: the watchdog asks where the running code is (SlowStep sets
-	// it from the watchdog's goroutine; Done answers on the process's).
-	// slowFor: how long the step had run then, in nanoseconds.
-	probe   atomic.Bool
-	slowFor atomic.Int64
+	// flags: probeFlag — the watchdog asks where the running code is
+	// (SlowStep sets it from the watchdog's goroutine; Done answers on the
+	// process's); raiseFlag — raise raiseErr at the next instruction (set
+	// and cleared on the process's goroutine). One atomic word, so that
+	// the per-instruction check is one load. slowFor: how long the step
+	// had run when probed, in nanoseconds.
+	flags    atomic.Uint32
+	slowFor  atomic.Int64
+	raiseErr error
+	raiseIn  *lua.LState // the coroutine that is to raise it
+}
+
+const (
+	probeFlag uint32 = 1 << iota
+	raiseFlag
+)
+
+// closedChan is a channel that is closed.
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// raiseAtNext makes the next instruction coroutine th runs raise err
+// (gopher-lua raises at a done context: Done says so, Err gives err).
+// The coroutines that resumed th run first (the prelude passing the
+// resume in): they must not raise it.
+func (c *luaCtx) raiseAtNext(err error, th *lua.LState) {
+	c.raiseErr, c.raiseIn = err, th
+	c.flags.Or(raiseFlag)
 }
 
 type procKey struct{}
@@ -32,8 +54,13 @@ func newLuaCtx(ctx context.Context, p *luaProcess) *luaCtx {
 // Done is called by gopher-lua before every instruction of the process's
 // coroutines: besides the channel, it answers the watchdog's probe.
 func (c *luaCtx) Done() <-chan struct{} {
-	if c.probe.Load() {
-		c.p.answerProbe()
+	if f := c.flags.Load(); f != 0 {
+		if f&probeFlag != 0 {
+			c.p.answerProbe()
+		}
+		if f&raiseFlag != 0 && c.p.L.G.CurrentThread == c.raiseIn {
+			return closedChan
+		}
 	}
 	return c.done
 }
@@ -43,6 +70,12 @@ func (c *luaCtx) Done() <-chan struct{} {
 // coroutine running then), before pcall or a coroutine boundary turns
 // the error into another raised further out.
 func (c *luaCtx) Err() error {
+	if c.flags.Load()&raiseFlag != 0 && c.p.L.G.CurrentThread == c.raiseIn {
+		c.flags.And(^raiseFlag)
+		err := c.raiseErr
+		c.raiseErr, c.raiseIn = nil, nil
+		return err
+	}
 	err := c.Context.Err()
 	if err != nil && c.p.stoppedAt == "" && c.p.L != nil {
 		c.p.stoppedAt = scriptWhere(c.p.L.G.CurrentThread)
@@ -144,6 +177,16 @@ func (p *luaProcess) takeThread() *lua.LState {
 	}
 	p.pthreads[co] = true
 	return co
+}
+
+// dropThread gives back a coroutine takeThread gave, used only for a
+// call from Go (CallByParam), never resumed.
+func (p *luaProcess) dropThread(co *lua.LState) {
+	delete(p.pthreads, co)
+	co.SetTop(0)
+	if currentFrame(co) == nil && len(p.freeThreads) < maxFreeThreads {
+		p.freeThreads = append(p.freeThreads, co)
+	}
 }
 
 // releaseThread forgets co once it is dead, and keeps it for reuse if it

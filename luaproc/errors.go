@@ -134,23 +134,45 @@ func calledName(f *callFrame) string {
 	return ""
 }
 
-// errorMessage renders a Lua error value as text.
-func errorMessage(v lua.LValue) string {
+// errorMessage renders a Lua error value as text: a table's __tostring
+// (called in p's spare coroutine: it must not block, and its own error is
+// not the message), "nil error" for error(nil).
+func (p *luaProcess) errorMessage(v lua.LValue) string {
 	switch x := v.(type) {
 	case lua.LString:
 		return string(x)
-	case nil:
-		return "nil"
+	case nil, *lua.LNilType:
+		return "nil error"
 	case *lua.LTable:
 		if mt, ok := x.Metatable.(*lua.LTable); ok {
-			if ts := mt.RawGetString("__tostring"); ts != lua.LNil {
-				return "(error object with __tostring)"
+			if ts, ok := mt.RawGetString("__tostring").(*lua.LFunction); ok {
+				if s, ok := p.callAside(ts, x); ok {
+					return s
+				}
+				return "(error object with a failing __tostring)"
 			}
 		}
 		return "(error object is a table value)"
 	default:
 		return v.String()
 	}
+}
+
+// callAside calls f(arg) in a spare coroutine of the process, outside any
+// task, and returns its result as a string.
+func (p *luaProcess) callAside(f *lua.LFunction, arg lua.LValue) (s string, ok bool) {
+	co := p.takeThread()
+	defer p.dropThread(co)
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	if err := co.CallByParam(lua.P{Fn: f, NRet: 1, Protect: true}, arg); err != nil {
+		return "", false
+	}
+	s = lua.LVAsString(co.Get(-1))
+	return s, true
 }
 
 // unwhere removes the position of a built-in frame from an error message:

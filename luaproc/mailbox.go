@@ -1,31 +1,85 @@
 package luaproc
 
-import "github.com/luarun/luarun/scheduler"
+import (
+	lua "github.com/yuin/gopher-lua"
 
-// message is one message waiting in a process's mailbox.
-type message struct {
-	from  scheduler.PID
-	value any
+	"github.com/luarun/luarun/scheduler"
+)
+
+// kind is what a mailbox entry is: what process.receive returns third.
+type kind uint8
+
+const (
+	kindMessage kind = iota // process.send's (and send_after's)
+	kindCall                // process.call's: the fourth value is its handle
+	kindDown                // a monitored process ended
+	kindExit                // a linked process ended, or the shutdown, while trapping exits
+)
+
+// kindValues are the kinds as Lua strings, boxed once.
+var kindValues = [...]lua.LValue{
+	kindMessage: lua.LString("message"),
+	kindCall:    lua.LString("call"),
+	kindDown:    lua.LString("down"),
+	kindExit:    lua.LString("exit"),
 }
 
+// message is one entry waiting in a process's mailbox.
+type message struct {
+	from  scheduler.PID
+	value any // a payload value, or a Lua scalar (messageValue)
+	kind  kind
+	call  *callRequest // kindCall
+	lv    lua.LValue   // value as a Lua value, once a match function saw it
+}
+
+// sent reports whether the entry came through Send (and so counts
+// against the mailbox limit: StepOutput.Backlog).
+func (m *message) sent() bool { return m.kind == kindMessage || m.kind == kindCall }
+
 // mailbox is a FIFO of messages (a slice used as a queue, compacted as it
-// drains, so a busy mailbox does not grow without bound).
+// drains, so a busy mailbox does not grow without bound). Selective
+// receive takes entries from the middle (take).
 type mailbox struct {
 	items []message
 	head  int
+	sent  int // entries that came through Send
 }
 
-func (m *mailbox) push(msg message) { m.items = append(m.items, msg) }
+func (m *mailbox) push(msg message) {
+	m.items = append(m.items, msg)
+	if msg.sent() {
+		m.sent++
+	}
+}
 
 func (m *mailbox) len() int { return len(m.items) - m.head }
+
+// at returns the i-th waiting entry (0: the oldest).
+func (m *mailbox) at(i int) *message { return &m.items[m.head+i] }
 
 func (m *mailbox) pop() (message, bool) {
 	if m.head == len(m.items) {
 		return message{}, false
 	}
-	msg := m.items[m.head]
-	m.items[m.head] = message{}
-	m.head++
+	return m.take(0), true
+}
+
+// take removes and returns the i-th waiting entry.
+func (m *mailbox) take(i int) message {
+	j := m.head + i
+	msg := m.items[j]
+	if msg.sent() {
+		m.sent--
+	}
+	if i == 0 {
+		m.items[j] = message{}
+		m.head++
+	} else {
+		copy(m.items[j:], m.items[j+1:])
+		m.items[len(m.items)-1] = message{}
+		m.items = m.items[:len(m.items)-1]
+	}
 	switch {
 	case m.head == len(m.items):
 		m.items, m.head = m.items[:0], 0
@@ -34,5 +88,5 @@ func (m *mailbox) pop() (message, bool) {
 		clear(m.items[n:])
 		m.items, m.head = m.items[:n], 0
 	}
-	return msg, true
+	return msg
 }

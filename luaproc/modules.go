@@ -34,6 +34,21 @@ var (
 		"wait":       bind((*luaProcess).wait),
 		"kill":       bind((*luaProcess).kill),
 		"sleep":      bind((*luaProcess).sleep),
+		// failure handling (relations.go, calls.go)
+		"monitor":       bind((*luaProcess).monitor),
+		"demonitor":     bind((*luaProcess).demonitor),
+		"link":          bind((*luaProcess).link),
+		"unlink":        bind((*luaProcess).unlink),
+		"trap_exits":    bind((*luaProcess).trapExits),
+		"spawn_link":    bind((*luaProcess).spawnLink),
+		"spawn_monitor": bind((*luaProcess).spawnMonitor),
+		"register":      bind((*luaProcess).register),
+		"unregister":    bind((*luaProcess).unregister),
+		"whereis":       bind((*luaProcess).whereis),
+		"call":          bind((*luaProcess).call),
+		"reply":         bind((*luaProcess).reply),
+		"send_after":    bind((*luaProcess).sendAfter),
+		"cancel_timer":  bind((*luaProcess).cancelTimer),
 		// "all" is set by prelude.lua
 	}
 	timeFuncs = map[string]lua.LGFunction{
@@ -133,10 +148,17 @@ func (p *luaProcess) checkTopLevel(L *lua.LState, fn string) {
 // start spawns a process running entry of s. An entry the script is
 // known not to have (its chunk has run once: resolve) is nil, err.
 func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.Payloads) int {
+	n, _ := p.startWith(L, s, entry, args, scheduler.SubmitOptions{})
+	return n
+}
+
+// startWith is start, linking or monitoring the child as opts say; it
+// also returns the monitor's reference.
+func (p *luaProcess) startWith(L *lua.LState, s *Script, entry string, args payload.Payloads, opts scheduler.SubmitOptions) (int, uint64) {
 	if entries := s.entries.Load(); entries != nil && entry != "" && !slices.Contains(*entries, entry) {
 		L.Push(lua.LNil)
 		L.Push(lua.LString((&EntryError{Script: s.name, Entry: entry, Entries: *entries}).Error()))
-		return 2
+		return 2, 0
 	}
 	child := p.rt.newProcess(s)
 	child.progDir = p.progDir
@@ -145,17 +167,18 @@ func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.
 	// entry) may have no main, and then its chunk is its program.
 	child.topLevel = entry != ""
 	var h scheduler.Handle
+	var ref uint64
 	var err error
 	if p.out != nil {
-		h, err = p.out.Spawn(child, entry, args)
+		h, ref, err = p.out.SpawnWith(child, entry, args, opts)
 	} else {
-		h, err = p.rt.sched.Submit(child, entry, args)
+		h, ref, err = p.rt.sched.SubmitWith(child, entry, args, opts)
 	}
 	if err != nil {
 		if msg, ok := spawnError(err); ok {
 			L.Push(lua.LNil)
 			L.Push(lua.LString(msg))
-			return 2
+			return 2, 0
 		}
 		L.RaiseError("process.spawn: %v", err)
 	}
@@ -164,7 +187,7 @@ func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.
 	}
 	p.children[h.PID()] = h
 	L.Push(lua.LNumber(h.PID()))
-	return 1
+	return 1, ref
 }
 
 func checkPID(L *lua.LState, n int) scheduler.PID {
@@ -176,7 +199,7 @@ func checkPID(L *lua.LState, n int) scheduler.PID {
 }
 
 func (p *luaProcess) send(L *lua.LState) int {
-	to := checkPID(L, 1)
+	to, found := p.target(L, 1)
 	msg := L.Get(2)
 	if msg == lua.LNil {
 		L.ArgError(2, "message must not be nil")
@@ -184,6 +207,9 @@ func (p *luaProcess) send(L *lua.LState) int {
 	v, err := messageValue(msg)
 	if err != nil {
 		L.RaiseError("process.send: %v", err)
+	}
+	if !found {
+		return pushNoProcess(L, L.Get(1))
 	}
 	if p.out != nil {
 		err = p.out.Send(to, v)
@@ -275,21 +301,6 @@ func optTimeout(L *lua.LState, n int) float64 {
 
 // maxTimeout is the first number of seconds a time.Duration cannot hold.
 const maxTimeout = float64(math.MaxInt64 / int64(time.Second))
-
-func (p *luaProcess) receive(L *lua.LState) int {
-	timeout := optTimeout(L, 1)
-	if m, ok := p.mailbox.pop(); ok {
-		L.Push(toLuaValue(L, m.value))
-		L.Push(p.pidValue(m.from))
-		return 2
-	}
-	if timeout == 0 {
-		L.Push(lua.LNil)
-		L.Push(lua.LString("timeout"))
-		return 2
-	}
-	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout})
-}
 
 func (p *luaProcess) wait(L *lua.LState) int {
 	pid := checkPID(L, 1)

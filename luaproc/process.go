@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -108,6 +109,17 @@ type luaProcess struct {
 	depth     int
 	stoppedAt string
 
+	// calls: the calls this process waits on, by their monitor (calls.go);
+	// monitors: its monitors, reference → target (relations.go);
+	// trapping: it traps exits (read by Shutdown's goroutine:
+	// TrapsShutdown); timers: send_after's, by id.
+	calls      map[uint64]*pendingCall
+	monitors   map[uint64]scheduler.PID
+	trapping   atomic.Bool
+	timers     map[int64]*sendTimer
+	timerID    int64
+	timersKept int
+
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
@@ -141,13 +153,25 @@ type task struct {
 	children    []*task
 	waitingLoad *moduleLoad
 
-	// timerTag: the timer of a receive with a timeout (0: none).
+	// timerTag: the timer of a receive or call with a timeout (0: none).
 	timerTag uint64
+	// match, scanned: a selective receive's function and how many
+	// entries from the mailbox's head it has refused (receive.go).
+	match   *lua.LFunction
+	scanned int
+	// raise: an error to raise in the task when it resumes (its match
+	// function failed while it waited), in blockedIn: the coroutine that
+	// made its blocking call.
+	raise     error
+	blockedIn *lua.LState
+	// callRef: the call it waits on (calls.go), 0 if none.
+	callRef uint64
 	// wants: how many values the blocking call it is suspended in wants
 	// back (-1: all of them).
 	wants int
-	// argBuf backs args for the common resumes (a message and its sender).
-	argBuf [2]lua.LValue
+	// argBuf backs args for the common resumes (a message, its sender,
+	// its kind, a call's handle).
+	argBuf [4]lua.LValue
 }
 
 type waiter struct {
@@ -177,6 +201,7 @@ const (
 	reqReceive
 	reqAll
 	reqModule
+	reqCall
 )
 
 type request struct {
@@ -185,7 +210,10 @@ type request struct {
 	args    []any
 	timeout float64 // receive: seconds; < 0: none
 	fns     []*lua.LFunction
-	module  string // reqModule: the module another task is loading
+	module  string         // reqModule: the module another task is loading
+	match   *lua.LFunction // reqReceive: a selective receive's function
+	scanned int            // reqReceive: the entries match has refused
+	ref     uint64         // reqCall: the call's monitor
 }
 
 // cmdMarker is the first value of every yield that carries a request.
@@ -237,11 +265,15 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 		ev := &events[i]
 		switch ev.Type {
 		case scheduler.EventCancel:
-			p.end(nil, cancelError(ev.Error))
-		case scheduler.EventMessage:
-			p.mailbox.push(message{from: ev.From, value: ev.Data})
+			if p.trapping.Load() && errors.Is(ev.Error, scheduler.ErrShutdown) {
+				p.trappedShutdown()
+			} else {
+				p.end(nil, cancelError(ev.Error))
+			}
 		case scheduler.EventYieldComplete:
 			p.completed(ev)
+		default:
+			p.intake(ev)
 		}
 	}
 	for !p.done {
@@ -255,12 +287,13 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 		p.ready = p.ready[:n]
 		p.run(t)
 	}
-	out.Backlog = p.mailbox.len() // messages no receive has taken yet
+	out.Backlog = p.mailbox.sent // messages no receive has taken yet
 	switch {
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
 		return p.err
-	case len(p.receivers) > 0:
+	case len(p.receivers) > 0 || len(p.calls) > 0:
+		// a receive, or a call whose reply or down is a message
 		out.Status = scheduler.StatusReceive
 	default:
 		out.Status = scheduler.StatusYield
@@ -292,8 +325,13 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 	t := w.t
 	if w.timer {
 		t.timerTag = 0
+		if t.callRef != 0 {
+			p.endCall(t, []lua.LValue{lua.LNil, timeoutValue})
+			return
+		}
 		p.removeReceiver(t)
-		t.args = []lua.LValue{lua.LNil, lua.LString("timeout")}
+		t.match = nil
+		t.args = []lua.LValue{lua.LNil, timeoutValue}
 		p.ready = append(p.ready, t)
 		return
 	}
@@ -322,26 +360,6 @@ func (p *luaProcess) resultValues(data any) []lua.LValue {
 	}
 }
 
-// deliverMessages hands queued messages to waiting receivers.
-func (p *luaProcess) deliverMessages() {
-	for len(p.receivers) > 0 {
-		m, ok := p.mailbox.pop()
-		if !ok {
-			return
-		}
-		t := p.receivers[0]
-		n := copy(p.receivers, p.receivers[1:]) // in place: no reallocation
-		p.receivers[n] = nil
-		p.receivers = p.receivers[:n]
-		if t.timerTag != 0 {
-			p.takeWaiter(t.timerTag) // its completion will be ignored
-			t.timerTag = 0
-		}
-		t.args = append(t.argBuf[:0], toLuaValue(p.L, m.value), p.pidValue(m.from))
-		p.ready = append(p.ready, t)
-	}
-}
-
 // pidValue is pid as a Lua number.
 func (p *luaProcess) pidValue(pid scheduler.PID) lua.LValue {
 	if pid != p.lastFrom || p.lastFromV == nil {
@@ -361,6 +379,10 @@ func (p *luaProcess) removeReceiver(t *task) {
 
 // run resumes t once and acts on how it stopped.
 func (p *luaProcess) run(t *task) {
+	if t.raise != nil { // its match function failed while it waited
+		p.lctx.raiseAtNext(t.raise, t.blockedIn)
+		t.raise = nil
+	}
 	p.current, p.hasReq = t, false
 	st, vals, err := p.resume(t)
 	p.current = nil
@@ -474,7 +496,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if overflowed {
 		obj = overflowError(t.co, obj)
 	}
-	se := &ScriptError{Message: errorMessage(obj)}
+	se := &ScriptError{Message: p.errorMessage(obj)}
 	if _, isString := obj.(lua.LString); !isString {
 		se.Value, _ = toPayload(obj, "error")
 	}
@@ -495,6 +517,7 @@ func (p *luaProcess) request(t *task, r request) {
 		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
 		p.out.Yield(tag, r.command, r.args...)
 	case reqReceive:
+		t.match, t.scanned = r.match, r.scanned
 		p.receivers = append(p.receivers, t)
 		if r.timeout > 0 {
 			tag := p.newTag()
@@ -519,6 +542,8 @@ func (p *luaProcess) request(t *task, r request) {
 		}
 	case reqModule:
 		p.waitForLoad(t, r.module)
+	case reqCall:
+		p.waitForReply(t, r)
 	}
 }
 
@@ -618,5 +643,6 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 		p.current.wants = callerWants(f)
 	}
 	p.req, p.hasReq = r, true
+	p.current.blockedIn = L
 	return L.Yield(cmdMarker)
 }

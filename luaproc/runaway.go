@@ -54,14 +54,14 @@ const nestError = "C stack overflow (coroutines, pcalls and xpcalls nested more 
 // it is at its next instruction (answerProbe).
 func (p *luaProcess) SlowStep(elapsed time.Duration) {
 	p.lctx.slowFor.Store(int64(elapsed))
-	p.lctx.probe.Store(true)
+	p.lctx.flags.Or(probeFlag)
 }
 
 // answerProbe logs where the process's running code is. It runs on the
 // goroutine running the process (from luaCtx.Done).
 func (p *luaProcess) answerProbe() {
-	if !p.lctx.probe.CompareAndSwap(true, false) {
-		return
+	if p.lctx.flags.And(^probeFlag)&probeFlag == 0 {
+		return // answered already
 	}
 	where := scriptWhere(p.L.G.CurrentThread)
 	if where == "" {

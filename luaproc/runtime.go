@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -91,6 +92,10 @@ type Runtime struct {
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
 	exit exitRequest // the first os.exit (runaway.go)
+
+	// droppedReplies counts replies that came after their call gave up
+	// (calls.go); any process's goroutine adds to it.
+	droppedReplies atomic.Int64
 
 	tplMu sync.Mutex // guards tpl; never taken inside mu
 	tpl   *template  // what every state copies (state.go); nil: to build
@@ -212,11 +217,14 @@ type Stats struct {
 	// LoadFile, process.spawn_file or require compiled (once per file;
 	// a compile that failed is tried again next time, and counted again).
 	ScriptsCompiled int64
+	// DroppedReplies counts process.reply answers that came after their
+	// call had given up (its timeout).
+	DroppedReplies int64
 }
 
 // Stats returns the runtime's counters.
 func (rt *Runtime) Stats() Stats {
-	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load()}
+	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load(), DroppedReplies: rt.droppedReplies.Load()}
 }
 
 // Shutdown stops taking new processes, cancels every live one (each ends

@@ -383,7 +383,20 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 	// The event first: whatever the context's cancellation triggers (a
 	// handler failing its call) then reaches the process after it.
 	s.sendCancel(p, reason)
+	if st, ok := p.impl.(ShutdownTrapper); ok && atShutdown && st.TrapsShutdown() {
+		return // it may run on until the deadline (abandon cancels it then)
+	}
 	p.ctx.cancel(reason)
+}
+
+// ShutdownTrapper is implemented by processes that may take Shutdown's
+// cancel as news rather than as an order: while TrapsShutdown says so,
+// Shutdown sends them the EventCancel but leaves their context (and their
+// commands) running, and they may run on until Shutdown's deadline.
+// TrapsShutdown is called from Shutdown's goroutine, concurrently with
+// Step.
+type ShutdownTrapper interface {
+	TrapsShutdown() bool
 }
 
 // commandContext is the context of a command p yields: p's own, or, once
@@ -573,7 +586,10 @@ func (s *Scheduler) Shutdown(ctx context.Context) error {
 // here; a running one is ended by its worker when its step returns.
 func (s *Scheduler) abandon() error {
 	s.abandoning.Store(true)
-	s.cancelGrace() // the cleanup commands; the processes' own contexts were cancelled by Shutdown
+	s.cancelGrace() // the cleanup commands
+	for _, p := range s.table.all() {
+		p.ctx.cancel(ErrAbandoned) // those that trapped the shutdown: a long step stops
+	}
 	for s.live.Load() > 0 {
 		for _, p := range s.table.all() {
 			st := p.state.Load()

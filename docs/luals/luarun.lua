@@ -44,19 +44,115 @@ function process.spawn(entry, ...) end
 ---@return string? err
 function process.spawn_file(path, entry, ...) end
 
----Queue a copy of `msg` for `pid`. Never blocks.
----@param pid luarun.pid
+---Queue a copy of `msg` for `pid` (or a registered name). Never blocks.
+---@param pid luarun.pid|string
 ---@param msg luarun.value
 ---@return true|nil ok
 ---@return string? err
 function process.send(pid, msg) end
 
----The next message and its sender; nil, "timeout" after `timeout` seconds.
----Yields.
----@param timeout? number
+---@alias luarun.kind "message"|"call"|"down"|"exit"
+
+---@class luarun.receive.options
+---@field match fun(msg: any, from: luarun.pid, kind: luarun.kind): boolean
+---@field timeout? number
+
+---The next message, its sender and its kind (and a call's handle), or the
+---first that `match` accepts when given a table; nil, "timeout" after
+---`timeout` seconds. Yields.
+---@param timeout? number|luarun.receive.options
 ---@return luarun.value msg
 ---@return luarun.pid|string from
+---@return luarun.kind? kind
+---@return userdata? call
 function process.receive(timeout) end
+
+---A PID, or a registered name.
+---@alias luarun.target luarun.pid|string
+
+---Be told (a "down" event) when `target` ends. Returns the reference.
+---@param target luarun.target
+---@return integer ref
+function process.monitor(target) end
+
+---No down event for `ref` after this returns.
+---@param ref integer
+---@return boolean
+function process.demonitor(ref) end
+
+---Link this process and `target`: a failure of either ends the other.
+---@param target luarun.target
+---@return true
+function process.link(target) end
+
+---Remove the link, both ways.
+---@param target luarun.target
+---@return true
+function process.unlink(target) end
+
+---Take linked processes' ends (and the shutdown) as "exit" events.
+---@param on boolean
+---@return boolean previous
+function process.trap_exits(on) end
+
+---spawn and link in one step.
+---@param entry string
+---@param ... luarun.value
+---@return luarun.pid|nil pid
+---@return string? err
+function process.spawn_link(entry, ...) end
+
+---spawn and monitor in one step: the PID and the reference.
+---@param entry string
+---@param ... luarun.value
+---@return luarun.pid|nil pid
+---@return integer|string ref_or_err
+function process.spawn_monitor(entry, ...) end
+
+---Give `pid` (default: this process) a name.
+---@param name string
+---@param pid? luarun.pid
+---@return true|nil ok
+---@return string? err
+function process.register(name, pid) end
+
+---Release a name.
+---@param name string
+---@return boolean
+function process.unregister(name) end
+
+---The PID registered under `name`, or nil.
+---@param name string
+---@return luarun.pid|nil
+function process.whereis(name) end
+
+---Send `msg` as a call and wait for the reply (nil, err: "timeout", or
+---the target ended). Yields.
+---@param target luarun.target
+---@param msg luarun.value
+---@param timeout? number seconds, default 5
+---@return luarun.value|nil reply
+---@return string? err
+function process.call(target, msg, timeout) end
+
+---Answer a call (the fourth value of receive).
+---@param call userdata
+---@param value luarun.value
+---@return true|nil ok
+---@return string? err
+function process.reply(call, value) end
+
+---Send `msg` to `target` after `seconds`. Returns a timer id.
+---@param seconds number
+---@param target luarun.target
+---@param msg luarun.value
+---@return integer id
+function process.send_after(seconds, target, msg) end
+
+---Cancel a timer of send_after: true if it had not fired.
+---@param id integer
+---@return boolean
+function process.cancel_timer(id) end
 
 ---Wait for `pid` to end: true and its results, false and its error, or
 ---nil, "timeout". Yields.

@@ -1,0 +1,276 @@
+package luaproc
+
+// What arrives in a process, and process.receive.
+//
+// Every event a step gets that is not a completion ends up in the
+// mailbox as an entry of a kind: a message, a call, a down (a monitored
+// process ended), an exit (a linked process ended, or the shutdown, while
+// the process traps exits). Replies to the process's own calls never do:
+// they go straight to the task waiting in process.call (calls.go). An
+// exit signal of a process that does not trap exits ends it instead.
+//
+// Receivers — tasks blocked in process.receive — take entries in order,
+// first come first served. A selective receiver (receive{match = f})
+// takes the first entry f accepts; the others stay, in order. Its cursor
+// (task.scanned) counts the entries from the head that f has already
+// refused, so each entry is shown to f once per receive however many
+// arrive while it waits: a receive is linear in the mailbox, not
+// quadratic. f runs in the receiving task's coroutine when receive is
+// called, and in a spare coroutine of the process when an entry arrives
+// for a blocked receiver; an error it raises there is raised in the task
+// when it resumes (luaCtx.raise), as if receive had raised it.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/scheduler"
+)
+
+// intake files an event that is not a completion or a cancel.
+func (p *luaProcess) intake(ev *scheduler.Event) {
+	switch ev.Type {
+	case scheduler.EventMessage:
+		switch d := ev.Data.(type) {
+		case *callReply:
+			p.replied(d)
+		case *callRequest:
+			p.mailbox.push(message{from: ev.From, value: d.msg, kind: kindCall, call: d})
+		default:
+			p.mailbox.push(message{from: ev.From, value: ev.Data})
+		}
+	case scheduler.EventDown:
+		p.down(ev)
+	case scheduler.EventExit:
+		switch {
+		case p.trapping.Load():
+			p.mailbox.push(message{from: ev.From, kind: kindExit,
+				value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}})
+		case ev.Error != nil: // an exit signal: end with it
+			p.end(nil, linkedError(ev.From, ev.Error))
+		}
+	}
+}
+
+// trappedShutdown files the shutdown as an exit event (a process that
+// traps exits keeps running until the grace period ends).
+func (p *luaProcess) trappedShutdown() {
+	p.mailbox.push(message{kind: kindExit, value: map[string]any{"pid": int64(0), "reason": "shutdown"}})
+}
+
+// reasonValue is how a process ended, as down and exit events carry it:
+// "normal", "noproc", "shutdown", "killed: <reason>", or the error — its
+// value if it was one that can be sent (a table), else its message.
+func reasonValue(err error) any {
+	var se *ScriptError
+	switch {
+	case err == nil:
+		return "normal"
+	case errors.Is(err, scheduler.ErrNoProcess):
+		return "noproc"
+	case errors.Is(err, scheduler.ErrShutdown):
+		return "shutdown"
+	case errors.As(err, &se) && se.Value != nil:
+		return se.Value
+	}
+	return err.Error()
+}
+
+// reasonText is reasonValue as text.
+func reasonText(err error) string {
+	if s, ok := reasonValue(err).(string); ok {
+		return s
+	}
+	var se *ScriptError
+	if errors.As(err, &se) {
+		return se.Message
+	}
+	return err.Error()
+}
+
+// LinkedError ends a process that does not trap exits when a process
+// linked to it ends with an error.
+type LinkedError struct {
+	PID    scheduler.PID // the process that ended
+	Reason string        // its reason, as text
+}
+
+func (e *LinkedError) Error() string {
+	if strings.HasPrefix(e.Reason, "linked process ") {
+		return e.Reason // a chain does not nest it
+	}
+	return fmt.Sprintf("linked process %d failed: %s", e.PID, e.Reason)
+}
+
+func linkedError(pid scheduler.PID, reason error) error {
+	return &LinkedError{PID: pid, Reason: reasonText(reason)}
+}
+
+// receive is process.receive([timeout]) and process.receive{match=,
+// timeout=}: msg, from, kind, and the call handle for a call.
+func (p *luaProcess) receive(L *lua.LState) int {
+	if opts, ok := L.Get(1).(*lua.LTable); ok {
+		return p.receiveMatch(L, opts)
+	}
+	timeout := optTimeout(L, 1)
+	if m, ok := p.mailbox.pop(); ok {
+		return p.pushMessage(L, &m)
+	}
+	if timeout == 0 {
+		return pushTimeout(L)
+	}
+	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout})
+}
+
+func pushTimeout(L *lua.LState) int {
+	L.Push(lua.LNil)
+	L.Push(timeoutValue)
+	return 2
+}
+
+var timeoutValue lua.LValue = lua.LString("timeout")
+
+// receiveMatch is the selective receive: it takes the first entry match
+// accepts, or waits for one.
+func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
+	f, ok := opts.RawGetString("match").(*lua.LFunction)
+	if !ok {
+		L.ArgError(1, "match: a function expected")
+	}
+	L.Push(opts.RawGetString("timeout"))
+	timeout := optTimeout(L, L.GetTop())
+	for i := 0; i < p.mailbox.len(); i++ {
+		if p.accepts(L, f, p.mailbox.at(i)) {
+			m := p.take(i)
+			return p.pushMessage(L, &m)
+		}
+	}
+	if timeout == 0 {
+		return pushTimeout(L)
+	}
+	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout, match: f, scanned: p.mailbox.len()})
+}
+
+// accepts calls match(msg, from, kind) in L and reports whether it
+// returned true (an error it raises propagates).
+func (p *luaProcess) accepts(L *lua.LState, match *lua.LFunction, m *message) bool {
+	if m.lv == nil {
+		m.lv = toLuaValue(p.L, m.value)
+	}
+	L.Push(match)
+	L.Push(m.lv)
+	L.Push(p.pidValue(m.from))
+	L.Push(kindValues[m.kind])
+	L.Call(3, 1)
+	ok := lua.LVAsBool(L.Get(-1))
+	L.Pop(1)
+	return ok
+}
+
+// take removes entry i from the mailbox and moves the cursors of the
+// selective receivers past it back by one.
+func (p *luaProcess) take(i int) message {
+	for _, r := range p.receivers {
+		if r.match != nil && r.scanned > i {
+			r.scanned--
+		}
+	}
+	return p.mailbox.take(i)
+}
+
+// pushMessage pushes what receive returns for m.
+func (p *luaProcess) pushMessage(L *lua.LState, m *message) int {
+	if m.lv != nil {
+		L.Push(m.lv)
+	} else {
+		L.Push(toLuaValue(L, m.value))
+	}
+	L.Push(p.pidValue(m.from))
+	L.Push(kindValues[m.kind])
+	if m.kind == kindCall {
+		L.Push(p.callHandle(m.call))
+		return 4
+	}
+	return 3
+}
+
+// deliverMessages hands queued entries to waiting receivers.
+func (p *luaProcess) deliverMessages() {
+	for i := 0; i < len(p.receivers) && p.mailbox.len() > 0; {
+		t := p.receivers[i]
+		idx, err := p.findFor(t)
+		if idx < 0 && err == nil {
+			i++
+			continue
+		}
+		p.receivers = append(p.receivers[:i], p.receivers[i+1:]...)
+		if t.timerTag != 0 {
+			p.takeWaiter(t.timerTag) // its completion will be ignored
+			t.timerTag = 0
+		}
+		t.match = nil
+		if err != nil { // match raised: raise it in the task (luaCtx.raise)
+			t.raise = err
+			t.args = nil
+		} else {
+			m := p.take(idx)
+			t.args = p.messageArgs(t, &m)
+		}
+		p.ready = append(p.ready, t)
+	}
+}
+
+// findFor returns the index of the first entry receiver t takes, or -1.
+func (p *luaProcess) findFor(t *task) (int, error) {
+	if t.match == nil {
+		return 0, nil // the caller saw the mailbox is not empty
+	}
+	for ; t.scanned < p.mailbox.len(); t.scanned++ {
+		ok, err := p.acceptsAside(t.match, p.mailbox.at(t.scanned))
+		if err != nil {
+			return -1, err
+		}
+		if ok {
+			return t.scanned, nil
+		}
+	}
+	return -1, nil
+}
+
+// acceptsAside is accepts in a spare coroutine, outside any task.
+func (p *luaProcess) acceptsAside(match *lua.LFunction, m *message) (ok bool, err error) {
+	co := p.takeThread()
+	defer p.dropThread(co)
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%v", v)
+		}
+	}()
+	if m.lv == nil {
+		m.lv = toLuaValue(p.L, m.value)
+	}
+	err = co.CallByParam(lua.P{Fn: match, NRet: 1, Protect: true}, m.lv, p.pidValue(m.from), kindValues[m.kind])
+	if err != nil {
+		return false, errors.New(errorText(err))
+	}
+	ok = lua.LVAsBool(co.Get(-1))
+	co.SetTop(0)
+	return ok, nil
+}
+
+// messageArgs are the values a receiver resumes with for m (into the
+// task's own buffer when they fit).
+func (p *luaProcess) messageArgs(t *task, m *message) []lua.LValue {
+	v := m.lv
+	if v == nil {
+		v = toLuaValue(p.L, m.value)
+	}
+	args := append(t.argBuf[:0], v, p.pidValue(m.from), kindValues[m.kind])
+	if m.kind == kindCall {
+		args = append(args, p.callHandle(m.call))
+	}
+	return args
+}
