@@ -117,6 +117,7 @@ func runFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "max-step", Usage: "kill a process that runs Lua this long without blocking (e.g. 2s; default: no limit, a warning after 1s)"},
 		&cli.IntFlag{Name: "max-mailbox", Usage: "a send to a process with this many messages waiting returns nil, \"mailbox full\" (default: no limit)"},
 		&cli.IntFlag{Name: "max-procs", Value: 1 << 20, Usage: "process.spawn beyond this many live processes returns nil, err"},
+		&cli.BoolFlag{Name: "quiet-crashes", Usage: "do not log processes that fail while nothing links, monitors or waits on them"},
 	}
 }
 

@@ -86,11 +86,12 @@ func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
 		return luaproc.Options{}, errors.New("--max-step must not be negative (0: no limit)")
 	}
 	return luaproc.Options{
-		Workers:    w,
-		LuaPath:    os.Getenv("LUA_PATH"),
-		MaxStep:    c.Duration("max-step"),
-		MaxMailbox: c.Int("max-mailbox"),
-		MaxProcs:   c.Int("max-procs"),
+		Workers:      w,
+		LuaPath:      os.Getenv("LUA_PATH"),
+		MaxStep:      c.Duration("max-step"),
+		MaxMailbox:   c.Int("max-mailbox"),
+		MaxProcs:     c.Int("max-procs"),
+		QuietCrashes: c.Bool("quiet-crashes"),
 	}, nil
 }
 

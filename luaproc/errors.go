@@ -19,7 +19,8 @@ type ScriptError struct {
 	// a string (error({code = 7})), else nil.
 	Value any
 
-	cause error // what stopped the Lua code, if not itself (Unwrap)
+	cause error  // what stopped the Lua code, if not itself (Unwrap)
+	entry string // the process's entry point (crash reports)
 }
 
 func (e *ScriptError) Error() string { return e.Message }

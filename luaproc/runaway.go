@@ -176,6 +176,37 @@ func (p *luaProcess) osExit(L *lua.LState) int {
 	return 0
 }
 
+// crashReport logs a process that failed while nothing would hear of it
+// (scheduler.Options.OnCrash): one error line, as Erlang's logger does.
+// A process that a linked failure ended is not reported: the failure that
+// started it is, once.
+func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
+	var le *LinkedError
+	if errors.As(err, &le) {
+		return
+	}
+	entry, where := "?", ""
+	var se *ScriptError
+	if errors.As(err, &se) {
+		entry = se.entry
+		for _, line := range strings.Split(se.Traceback, "\n\t")[1:] {
+			if !strings.HasPrefix(line, "[G]") { // the script's own frame
+				where, _, _ = strings.Cut(line, "\n")
+				break
+			}
+		}
+	}
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		entry = ee.Entry
+	}
+	kv := []any{"pid", int64(pid), "entry", entry}
+	if where != "" {
+		kv = append(kv, "at", where)
+	}
+	rt.logger.Error("process crashed: "+reasonText(err), kv...)
+}
+
 // exitRequest is the first os.exit of a Runtime's processes.
 type exitRequest struct {
 	once sync.Once

@@ -62,6 +62,11 @@ type Options struct {
 	// The luarun command shuts down and exits with it. nil: os.exit only
 	// ends the calling process (with an *ExitError).
 	Exit func(code int)
+	// QuietCrashes turns crash reports off: without it, a process that
+	// fails with an error of its own while nothing links it, monitors it
+	// or waits on it is logged at error level (its PID, entry, error and
+	// where), since nothing else would tell.
+	QuietCrashes bool
 	// NoWatchdog turns the scheduler's watchdog off: nothing helps the
 	// processes queued behind a busy one, and MaxStep and the slow-step
 	// warning do nothing. For measuring what the watchdog costs.
@@ -129,6 +134,9 @@ func New(opts Options) *Runtime {
 		Workers: opts.Workers, Dispatcher: rt.reg,
 		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MailboxWarning: opts.MailboxWarning, MaxProcs: opts.MaxProcs,
 		Warn: func(pid scheduler.PID, msg string) { rt.logger.Warn(msg, "pid", int64(pid)) },
+	}
+	if !opts.QuietCrashes {
+		so.OnCrash = rt.crashReport
 	}
 	if opts.NoWatchdog {
 		so.Slice = -1
