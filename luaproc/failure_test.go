@@ -1,6 +1,7 @@
 package luaproc
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -50,4 +51,55 @@ end`, "main")
 	_, err = runLua(t, quiet, "crash.lua", `function b() error("x") end function main() process.spawn("b") time.sleep(0.05) end`, "main")
 	require.NoError(t, err)
 	assert.NotContains(t, qlogs.String(), "crashed")
+}
+
+// TestInboxFailureHandling: the Go side monitors a Lua process and gets
+// its down on an Inbox, calls it and gets the reply, answers its calls,
+// and finds it by name.
+func TestInboxFailureHandling(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("svc.lua", `
+function serve(inbox)
+  process.register("svc")
+  -- call the Go side, then serve calls until told to fail
+  local answer = process.call(inbox, "question")
+  while true do
+    local msg, from, kind, call = process.receive()
+    if kind == "call" then
+      if msg == "fail" then error({why = "asked to"}) end
+      process.reply(call, answer .. " " .. msg)
+    end
+  end
+end`)
+	require.NoError(t, err)
+	inbox, err := rt.NewInbox()
+	require.NoError(t, err)
+	h, err := rt.Start(s, "serve", int64(inbox.PID()))
+	require.NoError(t, err)
+	ctx := context.Background()
+
+	q, err := inbox.Receive(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "call", q.Kind)
+	require.Equal(t, "question", q.Value)
+	require.NoError(t, inbox.Reply(q, "forty-two"))
+	require.Error(t, inbox.Reply(q, "again"), "a call is answered once")
+
+	pid, ok := rt.Whereis("svc")
+	require.True(t, ok)
+	require.Equal(t, h.PID(), pid)
+	ref := inbox.Monitor(pid)
+	got, err := inbox.Call(ctx, pid, "is it")
+	require.NoError(t, err)
+	assert.Equal(t, "forty-two is it", got)
+
+	_, err = inbox.Call(ctx, pid, "fail")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ended before replying")
+	down, err := inbox.Receive(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "down", down.Kind)
+	assert.Equal(t, map[string]any{"pid": int64(pid), "ref": int64(ref), "reason": map[string]any{"why": "asked to"}}, down.Value)
+	_, ok = rt.Whereis("svc")
+	assert.False(t, ok, "the name went with it")
 }

@@ -2,33 +2,50 @@ package luaproc
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
-// Message is a message a Lua process sent to an Inbox.
+// Message is what a Lua process sent to an Inbox, or an event about one.
 type Message struct {
-	From  scheduler.PID
-	Value any // a payload value
+	From scheduler.PID
+	// Kind is "message" (process.send), "call" (process.call: answer it
+	// with Reply), "down" (a process the inbox monitors ended) or "exit"
+	// (a process linked to the inbox ended: an inbox always takes that
+	// as an event).
+	Kind  string
+	Value any // a payload value; for down and exit: {pid=, ref=, reason=}
+
+	call *callRequest
 }
 
 // Inbox is the Go side's own process: Lua sends to its PID with
 // process.send, and Go reads with Receive. Messages sent with Inbox.Send
-// come from its PID, so a Lua process can reply to it.
+// come from its PID, so a Lua process can reply to it. An inbox can
+// monitor and link processes, call them and answer their calls.
 type Inbox struct {
 	rt *Runtime
 	h  scheduler.Handle
 
 	mu     sync.Mutex
 	queue  []Message
-	signal chan struct{} // one token while queue may be non-empty
+	signal chan struct{}            // one token while queue may be non-empty
+	calls  map[uint64]chan callDone // Call's waiting for their reply
+}
+
+// callDone ends one of an inbox's calls.
+type callDone struct {
+	value any
+	err   error
 }
 
 // NewInbox starts an inbox process.
 func (rt *Runtime) NewInbox() (*Inbox, error) {
-	in := &Inbox{rt: rt, signal: make(chan struct{}, 1)}
+	in := &Inbox{rt: rt, signal: make(chan struct{}, 1), calls: map[uint64]chan callDone{}}
 	h, err := rt.sched.Submit(inboxProcess{in}, "", nil)
 	if err != nil {
 		return nil, err
@@ -43,6 +60,64 @@ func (in *Inbox) PID() scheduler.PID { return in.h.PID() }
 // Send sends msg to process to, from this inbox.
 func (in *Inbox) Send(to scheduler.PID, msg any) error {
 	return in.rt.sendFrom(in.PID(), to, msg)
+}
+
+// Monitor makes the inbox receive a "down" Message when process pid ends
+// (at once if it has: reason "noproc"); it returns the monitor's ref.
+func (in *Inbox) Monitor(pid scheduler.PID) uint64 { return in.rt.sched.Monitor(in.PID(), pid) }
+
+// Demonitor removes a monitor of pid; a down already queued may still
+// be received.
+func (in *Inbox) Demonitor(pid scheduler.PID, ref uint64) { in.rt.sched.Demonitor(pid, ref) }
+
+// Link links the inbox and process pid: its end comes as an "exit"
+// Message; the inbox's end kills it (unless it traps exits).
+func (in *Inbox) Link(pid scheduler.PID) error { return in.rt.sched.Link(in.PID(), pid) }
+
+// Call sends msg to process to as a call and waits for the reply, the
+// process's end (an error with its reason), or ctx.
+func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, error) {
+	if err := payload.Check(msg); err != nil {
+		return nil, fmt.Errorf("call %d: %w", to, err)
+	}
+	done := make(chan callDone, 1)
+	in.mu.Lock()
+	ref := in.rt.sched.Monitor(in.PID(), to) // under mu: its down finds the call
+	in.calls[ref] = done
+	in.mu.Unlock()
+	defer func() {
+		in.mu.Lock()
+		delete(in.calls, ref)
+		in.mu.Unlock()
+		in.rt.sched.Demonitor(to, ref)
+	}()
+	if err := in.rt.sched.Send(in.PID(), to, &callRequest{ref: ref, from: in.PID(), msg: msg}); err != nil {
+		return nil, fmt.Errorf("call %d: %w", to, err)
+	}
+	select {
+	case d := <-done:
+		return d.value, d.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Reply answers a Message of kind "call" with value.
+func (in *Inbox) Reply(m Message, value any) error {
+	if m.call == nil {
+		return errors.New("reply: not a call")
+	}
+	if err := payload.Check(value); err != nil {
+		return fmt.Errorf("reply: %w", err)
+	}
+	in.mu.Lock()
+	replied := m.call.replied
+	m.call.replied = true
+	in.mu.Unlock()
+	if replied {
+		return errors.New("reply: this call has been answered already")
+	}
+	return in.rt.sched.Send(in.PID(), m.call.from, &callReply{ref: m.call.ref, value: value})
 }
 
 // Receive returns the next message, waiting for one until ctx is done.
@@ -87,7 +162,8 @@ func (in *Inbox) notify() {
 	}
 }
 
-// inboxProcess moves the inbox's messages into its queue.
+// inboxProcess moves the inbox's messages into its queue, and its
+// replies and calls' downs to its calls.
 type inboxProcess struct{ in *Inbox }
 
 func (inboxProcess) Init(context.Context, string, payload.Payloads) error { return nil }
@@ -95,11 +171,10 @@ func (inboxProcess) Init(context.Context, string, payload.Payloads) error { retu
 func (ip inboxProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
 	in := ip.in
 	in.mu.Lock()
-	for _, ev := range events {
-		switch ev.Type {
-		case scheduler.EventMessage:
-			in.queue = append(in.queue, Message{From: ev.From, Value: goValue(ev.Data)})
-		case scheduler.EventCancel:
+	for i := range events {
+		if m, ok := in.take(&events[i]); ok {
+			in.queue = append(in.queue, m)
+		} else if events[i].Type == scheduler.EventCancel {
 			out.Status = scheduler.StatusDone
 		}
 	}
@@ -113,4 +188,50 @@ func (ip inboxProcess) Step(events []scheduler.Event, out *scheduler.StepOutput)
 	return nil
 }
 
+// take turns an event into a queued Message (under mu), or answers a
+// call with it; false if it is neither.
+func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
+	switch ev.Type {
+	case scheduler.EventMessage:
+		switch d := ev.Data.(type) {
+		case *callReply:
+			if done, ok := in.calls[d.ref]; ok {
+				done <- callDone{value: goValue(d.value)}
+			} else {
+				in.rt.droppedReplies.Add(1)
+			}
+			return Message{}, false
+		case *callRequest:
+			return Message{From: ev.From, Kind: "call", Value: goValue(d.msg), call: d}, true
+		}
+		return Message{From: ev.From, Kind: "message", Value: goValue(ev.Data)}, true
+	case scheduler.EventDown:
+		if done, ok := in.calls[ev.Tag]; ok {
+			done <- callDone{err: fmt.Errorf("call %d: the process ended before replying: %s", ev.From, reasonText(ev.Error))}
+			return Message{}, false
+		}
+		return Message{From: ev.From, Kind: "down",
+			Value: map[string]any{"pid": int64(ev.From), "ref": int64(ev.Tag), "reason": reasonValue(ev.Error)}}, true
+	case scheduler.EventExit:
+		return Message{From: ev.From, Kind: "exit",
+			Value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}}, true
+	}
+	return Message{}, false
+}
+
 func (inboxProcess) Close() {}
+
+// RegisterName gives process pid a name that Lua's process.send, call,
+// monitor and link accept (as process.register does).
+func (rt *Runtime) RegisterName(name string, pid scheduler.PID) error {
+	if name == "" {
+		return errors.New("register: a name must not be empty")
+	}
+	return rt.sched.Register(name, pid)
+}
+
+// UnregisterName releases a name; it reports whether a process held it.
+func (rt *Runtime) UnregisterName(name string) bool { return rt.sched.Unregister(name) }
+
+// Whereis returns the process registered under name.
+func (rt *Runtime) Whereis(name string) (scheduler.PID, bool) { return rt.sched.Whereis(name) }

@@ -209,7 +209,7 @@ end`)
 	for _, want := range []any{int64(42), 2.5, true, "ready"} { // scalars arrive as payload values
 		m, err := in.Receive(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, Message{From: h.PID(), Value: want}, m)
+		assert.Equal(t, Message{From: h.PID(), Kind: "message", Value: want}, m)
 	}
 	for i := range int64(20) {
 		require.NoError(t, in.Send(h.PID(), map[string]any{"op": "add", "a": i, "b": int64(1)}))
