@@ -155,7 +155,7 @@ func (p *luaProcess) start(L *lua.LState, s *Script, entry string, args payload.
 // startWith is start, linking or monitoring the child as opts say; it
 // also returns the monitor's reference.
 func (p *luaProcess) startWith(L *lua.LState, s *Script, entry string, args payload.Payloads, opts scheduler.SubmitOptions) (int, uint64) {
-	if entries := s.entries.Load(); entries != nil && entry != "" && !slices.Contains(*entries, entry) {
+	if entries := s.entries.Load(); entries != nil && entry != "" && entry != supervisorEntry && !slices.Contains(*entries, entry) {
 		L.Push(lua.LNil)
 		L.Push(lua.LString((&EntryError{Script: s.name, Entry: entry, Entries: *entries}).Error()))
 		return 2, 0

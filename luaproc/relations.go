@@ -270,3 +270,38 @@ func secondsDuration(s float64) time.Duration {
 	}
 	return time.Duration(s * float64(time.Second))
 }
+
+// supervisorEntry is the entry of a supervisor process: resolve runs
+// supervisor.lua's supervise for it, whatever the script defines.
+const supervisorEntry = "\x00supervise"
+
+// loadSupervisor runs supervisor.lua in the template state and returns
+// the module's table; its supervise function becomes tpl.supervise.
+func (tpl *template) loadSupervisor(L *lua.LState, processT *lua.LTable, spawn *lua.LFunction) *lua.LTable {
+	L.Push(L.NewFunctionFromProto(builtinProto("supervisor")))
+	L.Push(processT)
+	L.Push(spawn)
+	L.Call(2, 1)
+	m := L.Get(-1).(*lua.LTable)
+	L.Pop(1)
+	tpl.supervise = m.RawGetString("supervise").(*lua.LFunction)
+	m.RawSetString("supervise", lua.LNil) // not the script's to call
+	return m
+}
+
+// spawnSupervisor is supervisor.lua's spawn_supervisor(spec, link): a
+// process of this script running the supervisor, with spec as its
+// argument, linked to this one if link.
+func (p *luaProcess) spawnSupervisor(L *lua.LState) int {
+	p.checkTopLevel(L, "supervisor.start")
+	spec, err := toPayload(L.CheckTable(1), "spec")
+	if err != nil {
+		L.RaiseError("supervisor.start: %v", err)
+	}
+	var opts scheduler.SubmitOptions
+	if L.ToBool(2) {
+		opts.Link = p.pid
+	}
+	n, _ := p.startWith(L, p.script, supervisorEntry, []any{spec}, opts)
+	return n
+}

@@ -75,6 +75,7 @@ type template struct {
 	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
 	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
 	rawCreate  lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
+	supervise  *lua.LFunction         // a supervisor process's entry (supervisor.lua)
 	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
 	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
 	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
@@ -186,6 +187,9 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.trampoline = L.Get(-2).(*lua.LFunction)
 	tpl.counted = L.Get(-1).(*lua.LFunction)
 	L.Pop(3)
+
+	supT := tpl.loadSupervisor(L, processT, fn(bind((*luaProcess).spawnSupervisor)))
+	g.RawSetString("supervisor", supT)
 
 	tpl.deniedMT = map[string]*lua.LTable{}
 	for _, name := range Permissions {
@@ -401,7 +405,7 @@ func lazyIo(L *lua.LState, tpl *template) *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor"}
 
 // Permissions are the modules Options.Allow switches on (all of them in
 // the command-line runner unless --sandbox).
@@ -490,8 +494,11 @@ func (p *luaProcess) arm(L *lua.LState) int {
 
 // entryName is the name tracebacks give the entry point.
 func (p *luaProcess) entryName() string {
-	if p.entry == "" {
+	switch p.entry {
+	case "":
 		return "main"
+	case supervisorEntry:
+		return "supervisor"
 	}
 	return p.entry
 }
@@ -527,6 +534,10 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	if p.script.entries.Load() == nil {
 		names := sortedNames(entries)
 		p.script.entries.CompareAndSwap(nil, &names)
+	}
+	if entry == supervisorEntry {
+		L.Push(p.tpl.supervise)
+		return 1
 	}
 	name := entry
 	if name == "" {

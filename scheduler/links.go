@@ -8,12 +8,13 @@ package scheduler
 // When the process ends, finish closes its relations under that mutex and
 // then
 //
+//   - releases its names (first, so that whoever hears of the end finds
+//     them free);
 //   - pushes an EventDown to every watcher and an EventExit to every
 //     linked process, exactly once each. The ended process's messages were
 //     pushed to their receivers' queues during its steps, before this, so
 //     a receiver's queue holds them ahead of the down or exit (each event
 //     queue keeps the order of its pushes: mpsc).
-//   - releases its names.
 //
 // Monitor, Link and Register take the same mutex: they either find the
 // relations open (and finish will deliver) or closed (and answer at once:
@@ -204,6 +205,7 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 	watchers, links, names := r.watchers, r.links, r.names
 	r.watchers, r.links, r.names = nil, nil, nil
 	r.mu.Unlock()
+	s.names.release(p, names) // first: whoever hears of the end finds the name free
 	for ref, w := range watchers {
 		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
 	}
@@ -213,7 +215,6 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 		}
 		s.deliver(l, Event{Type: EventExit, From: p.pid, Error: err})
 	}
-	s.names.release(p, names)
 }
 
 // watched reports whether anything will hear of p's end: a monitor, a

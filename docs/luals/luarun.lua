@@ -179,6 +179,42 @@ function process.all(...) end
 ---@param seconds number
 function process.sleep(seconds) end
 
+-- supervisor ------------------------------------------------------------
+
+---Supervisors: processes that start children and restart them.
+supervisor = {}
+
+---@class luarun.supervisor.child
+---@field name? string registered while it runs
+---@field entry? string an entry of this script (or of file)
+---@field file? string another script
+---@field args? luarun.value[]
+---@field restart? "permanent"|"transient"|"temporary"
+---@field supervisor? luarun.supervisor.spec a supervisor as a child
+
+---@class luarun.supervisor.spec
+---@field strategy? "one_for_one"|"one_for_all"|"rest_for_one"
+---@field intensity? number restarts allowed within period (default 3)
+---@field period? number seconds (default 5)
+---@field children luarun.supervisor.child[]
+
+---Start a supervisor linked to the caller; its PID once its children run.
+---@param spec luarun.supervisor.spec
+---@return luarun.pid
+function supervisor.start(spec) end
+
+---The children: {name=, pid=, restarts=} in start order.
+---@param sup luarun.pid
+---@return {name: string, pid: luarun.pid?, restarts: integer}[]|nil
+---@return string? err
+function supervisor.which_children(sup) end
+
+---Stop the children (last first), then the supervisor.
+---@param sup luarun.pid
+---@return true|nil
+---@return string? err
+function supervisor.stop(sup) end
+
 -- time ------------------------------------------------------------------
 
 ---Clocks and sleeping.
