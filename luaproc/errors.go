@@ -223,3 +223,58 @@ func raiseAt(L *lua.LState, msg string) {
 	}
 	L.Error(lua.LString(msg), 0)
 }
+
+// luaError is the base library's error(v [, level]) with Lua 5.1's rule
+// for the position it adds (gopher-lua's counts one level short past
+// level 1): level 1 is the function that called error, level 2 its
+// caller, and so on; a level that lands on a Go function — or on
+// luarun's built-in Lua code, which stands in for Lua 5.1's C functions
+// (pcall, require) — adds no position, as a C function does in Lua 5.1.
+// Like Lua 5.1, a number message gets the position too.
+func luaError(L *lua.LState) int {
+	v := L.Get(1) // error() raises nil, as in Lua 5.1
+	level := L.OptInt(2, 1)
+	switch v.(type) {
+	case lua.LString, lua.LNumber:
+		if level > 0 {
+			v = lua.LString(levelWhere(L, level) + lua.LVAsString(v))
+		}
+	}
+	L.Error(v, 0)
+	return 0
+}
+
+// levelWhere is "file:line: " of the function level calls up from the
+// running Go function (level 0), or "" when there is none or it is
+// opaque: a Go function or built-in code, a run of which counts as one
+// level. The walk goes on from the coroutine pcall runs its function in
+// to the one that called pcall, as the frames are one stack in Lua 5.1;
+// it stops at the base of any other coroutine.
+func levelWhere(L *lua.LState, level int) string {
+	p := procOf(L)
+	opaque := func(f *callFrame) bool { return f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) }
+	parent := func(th *lua.LState, f *callFrame) (*lua.LState, *callFrame) {
+		if f.Parent != nil || p == nil || !p.pthreads[th] || th.Parent == nil {
+			return th, f.Parent
+		}
+		return th.Parent, currentFrame(th.Parent)
+	}
+	th, f := L, currentFrame(L)
+	for ; f != nil && level > 0; level-- {
+		th, f = parent(th, f)
+		for f != nil && opaque(f) {
+			nth, next := parent(th, f)
+			if next == nil || !opaque(next) {
+				break
+			}
+			th, f = nth, next
+		}
+	}
+	if f == nil || opaque(f) {
+		return ""
+	}
+	if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
+		return fmt.Sprintf("%s:%d: ", f.Fn.Proto.SourceName, lines[f.Pc-1])
+	}
+	return ""
+}

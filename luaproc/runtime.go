@@ -65,7 +65,8 @@ type Options struct {
 	// QuietCrashes turns crash reports off: without it, a process that
 	// fails with an error of its own while nothing links it, monitors it
 	// or waits on it is logged at error level (its PID, entry, error and
-	// where), since nothing else would tell.
+	// where), since nothing else would tell. (Start's caller holds the
+	// handle: the processes it starts count as waited on.)
 	QuietCrashes bool
 	// NoWatchdog turns the scheduler's watchdog off: nothing helps the
 	// processes queued behind a busy one, and MaxStep and the slow-step
@@ -180,11 +181,13 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 // map[any]any). Entry "" runs main, or the chunk alone if there is no
 // main. Wait on the handle for the entry's return values, or its error:
 // a *ScriptError (with Lua traceback), *EntryError, or *KilledError.
+// The handle is how the caller learns of a failure, so a process started
+// here is never the subject of a crash report (Options.QuietCrashes).
 func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle, error) {
 	if err := payload.CheckAll(args); err != nil {
 		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
 	}
-	h, err := rt.sched.Submit(rt.newProcess(s), entry, args)
+	h, _, err := rt.sched.SubmitWith(rt.newProcess(s), entry, args, scheduler.SubmitOptions{Waited: true})
 	if err != nil {
 		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
 	}

@@ -121,6 +121,7 @@ func (rt *Runtime) buildTemplate() *template {
 
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
 	g.RawSetString("print", fn(rt.print))
+	g.RawSetString("error", fn(luaError))
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))

@@ -152,6 +152,10 @@ func (p *proc) removeLink(other PID) {
 type SubmitOptions struct {
 	Link    PID // link the new process to this one (0: none)
 	Monitor PID // this process monitors the new one (0: none)
+	// Waited: the caller holds the Handle to learn how the process ends,
+	// as if it waited from the start, so a failure is never reported to
+	// Options.OnCrash (which hears only of failures nobody watches).
+	Waited bool
 }
 
 // SubmitWith is Submit, then Link and Monitor as opts say, done before
@@ -166,6 +170,9 @@ func (s *Scheduler) SubmitWith(p Process, method string, input payload.Payloads,
 func (s *Scheduler) submitWith(w *worker, p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
 	var ref uint64
 	h, err := s.submitRelated(w, p, method, input, func(pr *proc) error {
+		if opts.Waited {
+			pr.doneChan() // what watched() looks for
+		}
 		if opts.Link != 0 {
 			owner := s.table.get(opts.Link)
 			if owner == nil || !owner.addLink(pr.pid) {
