@@ -262,3 +262,49 @@ func TestNamesReleasedOnEveryEnd(t *testing.T) {
 		require.False(t, ok, name)
 	}
 }
+
+// TestOnCrashOnlyUnwatched: OnCrash hears of a failure nobody watches,
+// and of nothing else: not a monitored, linked or waited-on one
+// (SubmitOptions.Waited), not a killed one, not a normal end.
+func TestOnCrashOnlyUnwatched(t *testing.T) {
+	var mu sync.Mutex
+	crashed := map[PID]error{}
+	s := New(Options{Workers: 2, OnCrash: func(pid PID, err error) {
+		mu.Lock()
+		crashed[pid] = err
+		mu.Unlock()
+	}})
+	watcher := newCollector(true)
+	hw, err := s.Submit(watcher, "", nil)
+	require.NoError(t, err)
+	start := func(opts SubmitOptions) Handle {
+		h, _, err := s.SubmitWith(newCollector(false), "", nil, opts)
+		require.NoError(t, err)
+		return h
+	}
+	alone := start(SubmitOptions{})
+	monitored := start(SubmitOptions{Monitor: hw.PID()})
+	linked := start(SubmitOptions{Link: hw.PID()})
+	waited := start(SubmitOptions{Waited: true})
+	killed := start(SubmitOptions{})
+	normal := start(SubmitOptions{})
+	for _, h := range []Handle{alone, monitored, linked, waited} {
+		require.NoError(t, s.Send(0, h.PID(), "fail"))
+	}
+	require.NoError(t, s.Kill(killed.PID(), errors.New("killed on purpose")))
+	require.NoError(t, s.Send(0, normal.PID(), "stop"))
+	// Wait for the ends through the stats: Done would make them watched.
+	require.Eventually(t, func() bool {
+		st := s.Stats()
+		return st.Failed == 4 && st.Killed == 1 && st.Completed == 1
+	}, 10*time.Second, time.Millisecond)
+	require.NoError(t, s.Send(0, hw.PID(), "stop"))
+	// Shutdown returns once every end is through, OnCrash calls included.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, crashed, 1, "%v", crashed)
+	require.EqualError(t, crashed[alone.PID()], "failed on purpose")
+}

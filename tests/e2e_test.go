@@ -132,10 +132,23 @@ func TestExampleScripts(t *testing.T) {
 			`^child 3: ok=false result=scripts/errors\.lua:16: child 3 refuses$`,
 			`^xpcall:\tfalse\thandled: scripts/errors\.lua:31: `,
 			`^send to a missing process:\tnil\tno process 999999 `}},
+		{[]string{"scripts/supervisor.lua", "100", "4"}, []string{
+			`^100 jobs done by 4 workers; 14 crashes, 14 restarts; sum of squares 338350$`}},
+		{[]string{"scripts/supervisor.lua", "300", "1"}, []string{
+			`^300 jobs done by 1 workers; 42 crashes, 42 restarts; sum of squares 9045050$`}},
+		{[]string{"scripts/kvserver.lua", "8", "1000"}, []string{
+			`^8 clients made 8008 calls in [0-9.]+ s, [0-9.]+ us per call$`,
+			`^hits 2000, clients done 8, keys left 2$`,
+			`^unknown request:\tunknown request: frobnicate$`,
+			`^server served\t8011$`,
+			`^after it stopped:\tfalse\tkv.get: no process registered as "kv"$`}},
 	}
 	scripts, err := filepath.Glob("../scripts/*.lua")
 	require.NoError(t, err)
-	covered := map[string]bool{"crawl.lua": true} // needs a server: crawl_test.go
+	covered := map[string]bool{
+		"crawl.lua": true, // needs a server: crawl_test.go
+		"jobs.lua":  true, // interrupted: TestJobsScript
+	}
 	for _, c := range cases {
 		covered[filepath.Base(c.args[0])] = true
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
