@@ -70,9 +70,9 @@ func (p *luaProcess) call(L *lua.LState) int {
 		return 2
 	}
 	if p.calls == nil {
-		p.calls = map[uint64]*pendingCall{}
+		p.calls = map[uint64]pendingCall{}
 	}
-	p.calls[ref] = &pendingCall{target: to}
+	p.calls[ref] = pendingCall{target: to}
 	return p.block(L, "process.call", request{kind: reqCall, ref: ref, timeout: timeout})
 }
 
@@ -80,12 +80,10 @@ func (p *luaProcess) call(L *lua.LState) int {
 func (p *luaProcess) waitForReply(t *task, r request) {
 	pc := p.calls[r.ref]
 	pc.task = t
+	p.calls[r.ref] = pc
 	t.callRef = r.ref
 	if r.timeout > 0 {
-		tag := p.newTag()
-		p.waiting = append(p.waiting, waiter{tag: tag, t: t, timer: true})
-		t.timerTag = tag
-		p.out.Yield(tag, "time.sleep", r.timeout)
+		p.setDeadline(t, r.timeout)
 	}
 }
 
@@ -95,27 +93,26 @@ func (p *luaProcess) endCall(t *task, args []lua.LValue) {
 	delete(p.calls, t.callRef)
 	p.rt.sched.Demonitor(pc.target, t.callRef)
 	t.callRef = 0
-	if t.timerTag != 0 {
-		p.takeWaiter(t.timerTag)
-		t.timerTag = 0
-	}
+	p.clearDeadline(t)
 	t.args = args
 	p.ready = append(p.ready, t)
 }
 
 // replied routes a reply to its call, or drops it.
 func (p *luaProcess) replied(r *callReply) {
-	pc := p.calls[r.ref]
-	if pc == nil || pc.task == nil {
+	pc, ok := p.calls[r.ref]
+	if !ok || pc.task == nil {
 		p.rt.droppedReplies.Add(1) // its caller gave up
 		return
 	}
-	p.endCall(pc.task, []lua.LValue{toLuaValue(p.L, r.value)})
+	t := pc.task
+	t.argBuf[0] = toLuaValue(p.L, r.value)
+	p.endCall(t, t.argBuf[:1])
 }
 
 // down files a down event: the end of a call, or of a monitored process.
 func (p *luaProcess) down(ev *scheduler.Event) {
-	if pc := p.calls[ev.Tag]; pc != nil && pc.task != nil {
+	if pc, ok := p.calls[ev.Tag]; ok && pc.task != nil {
 		msg := fmt.Sprintf("process %d ended before replying: %s", ev.From, reasonText(ev.Error))
 		if ev.Error != nil && reasonText(ev.Error) == "noproc" {
 			msg = fmt.Sprintf("no process %d (it does not exist or has ended)", ev.From)

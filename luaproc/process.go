@@ -66,7 +66,8 @@ type luaProcess struct {
 	current *task   // the task being resumed
 	ready   []*task // tasks to resume, in order
 	nextTag uint64
-	waiting []waiter // the tasks waiting for a completion, by tag (few: a slice)
+	waiting []waiter  // the tasks waiting for a completion, by tag (few: a slice)
+	dl      deadlines // receive and call timeouts (deadlines.go)
 	// receivers wait in process.receive, first come first served.
 	receivers []*task
 	mailbox   mailbox
@@ -113,7 +114,7 @@ type luaProcess struct {
 	// monitors: its monitors, reference → target (relations.go);
 	// trapping: it traps exits (read by Shutdown's goroutine:
 	// TrapsShutdown); timers: send_after's, by id.
-	calls      map[uint64]*pendingCall
+	calls      map[uint64]pendingCall
 	monitors   map[uint64]scheduler.PID
 	trapping   atomic.Bool
 	timers     map[int64]*sendTimer
@@ -153,8 +154,9 @@ type task struct {
 	children    []*task
 	waitingLoad *moduleLoad
 
-	// timerTag: the timer of a receive or call with a timeout (0: none).
-	timerTag uint64
+	// hasDeadline: it waits in a receive or call with a timeout
+	// (deadlines.go).
+	hasDeadline bool
 	// match, scanned: a selective receive's function and how many
 	// entries from the mailbox's head it has refused (receive.go).
 	match   *lua.LFunction
@@ -175,9 +177,8 @@ type task struct {
 }
 
 type waiter struct {
-	tag   uint64
-	t     *task
-	timer bool // a receive's timeout, not a command
+	tag uint64
+	t   *task
 }
 
 // takeWaiter removes and returns the waiter for tag.
@@ -318,23 +319,14 @@ func cancelError(reason error) error {
 
 // completed routes a command's result to the task that waits for it.
 func (p *luaProcess) completed(ev *scheduler.Event) {
-	w, ok := p.takeWaiter(ev.Tag)
-	if !ok {
-		return // a receive timer that lost to a message
-	}
-	t := w.t
-	if w.timer {
-		t.timerTag = 0
-		if t.callRef != 0 {
-			p.endCall(t, []lua.LValue{lua.LNil, timeoutValue})
-			return
-		}
-		p.removeReceiver(t)
-		t.match = nil
-		t.args = []lua.LValue{lua.LNil, timeoutValue}
-		p.ready = append(p.ready, t)
+	if p.timerFired(ev.Tag) { // deadlines.go
 		return
 	}
+	w, ok := p.takeWaiter(ev.Tag)
+	if !ok {
+		return
+	}
+	t := w.t
 	if ev.Error != nil {
 		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error())}
 	} else {
@@ -520,10 +512,7 @@ func (p *luaProcess) request(t *task, r request) {
 		t.match, t.scanned = r.match, r.scanned
 		p.receivers = append(p.receivers, t)
 		if r.timeout > 0 {
-			tag := p.newTag()
-			p.waiting = append(p.waiting, waiter{tag: tag, t: t, timer: true})
-			t.timerTag = tag
-			p.out.Yield(tag, "time.sleep", r.timeout)
+			p.setDeadline(t, r.timeout)
 		}
 	case reqAll:
 		t.results = make([]lua.LValue, len(r.fns))

@@ -207,10 +207,7 @@ func (p *luaProcess) deliverMessages() {
 			continue
 		}
 		p.receivers = append(p.receivers[:i], p.receivers[i+1:]...)
-		if t.timerTag != 0 {
-			p.takeWaiter(t.timerTag) // its completion will be ignored
-			t.timerTag = 0
-		}
+		p.clearDeadline(t)
 		t.match = nil
 		if err != nil { // match raised: raise it in the task (luaCtx.raise)
 			t.raise = err

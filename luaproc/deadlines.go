@@ -1,0 +1,139 @@
+package luaproc
+
+// Timeouts of receive and call: one timer per process, armed lazily.
+//
+// A task blocked in process.receive(timeout) or process.call has a
+// deadline. Arming a runtime timer per wait (a time.sleep command) costs
+// more than the wait itself when the answer comes in microseconds, which
+// is the common case for a call, and leaves a timer in the Go runtime's
+// heap for the whole timeout (5 s for a call by default) after the wait
+// has ended: 170,000 calls a second kept 850,000 dead timers live.
+//
+// So a process keeps its deadlines in a list and arms a timer only when
+// no timer it has in flight fires by the new deadline. A wait that ends
+// early just leaves the list; its timer is not stopped (a command cannot
+// be), and when it fires the process times out what is due, if anything,
+// and arms the next timer if the earliest remaining deadline has none.
+// A steady stream of calls thus arms about one timer per timeout period,
+// not one per call.
+//
+// Invariants (the process's goroutine only, like everything here):
+//   - every entry of pending belongs to a task blocked in a receive or a
+//     call, with t.deadline its at; ending the wait removes it;
+//   - some entry of armed fires at or before the earliest pending at, so
+//     every deadline is met: a timer fires no earlier than its at, and
+//     when it fires the due entries are timed out and the invariant is
+//     restored for the rest.
+
+import (
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// deadline is a task's timeout.
+type deadline struct {
+	t  *task
+	at time.Time
+}
+
+// armedTimer is a time.sleep command in flight, completing with tag at
+// (or after) at.
+type armedTimer struct {
+	tag uint64
+	at  time.Time
+}
+
+// deadlines are a process's timeouts and the timers armed for them.
+type deadlines struct {
+	pending []deadline
+	armed   []armedTimer
+}
+
+// setDeadline gives t, blocked in a receive or a call, a timeout of
+// seconds from now.
+func (p *luaProcess) setDeadline(t *task, seconds float64) {
+	if seconds >= maxTimeoutSeconds {
+		return // no timer can fire that late: forever
+	}
+	now := time.Now()
+	at := now.Add(time.Duration(seconds * float64(time.Second)))
+	t.hasDeadline = true
+	p.dl.pending = append(p.dl.pending, deadline{t: t, at: at})
+	p.armFor(at, now)
+}
+
+// maxTimeoutSeconds: a timeout this long or longer never ends the wait.
+const maxTimeoutSeconds = float64(1<<63-1) / float64(time.Second)
+
+// armFor arms a timer for at unless one in flight fires by then.
+func (p *luaProcess) armFor(at, now time.Time) {
+	for _, a := range p.dl.armed {
+		if !a.at.After(at) {
+			return
+		}
+	}
+	tag := p.newTag()
+	p.dl.armed = append(p.dl.armed, armedTimer{tag: tag, at: at})
+	p.out.Yield(tag, "time.sleep", at.Sub(now).Seconds())
+}
+
+// clearDeadline removes t's deadline: its wait ended first.
+func (p *luaProcess) clearDeadline(t *task) {
+	if !t.hasDeadline {
+		return
+	}
+	t.hasDeadline = false
+	for i, d := range p.dl.pending {
+		if d.t == t {
+			last := len(p.dl.pending) - 1
+			p.dl.pending[i] = p.dl.pending[last]
+			p.dl.pending[last] = deadline{}
+			p.dl.pending = p.dl.pending[:last]
+			return
+		}
+	}
+}
+
+// timerFired handles the completion tag if it is one of the armed
+// timers: it times out the waits that are due and arms the next timer.
+func (p *luaProcess) timerFired(tag uint64) bool {
+	i := 0
+	for i < len(p.dl.armed) && p.dl.armed[i].tag != tag {
+		i++
+	}
+	if i == len(p.dl.armed) {
+		return false
+	}
+	p.dl.armed = append(p.dl.armed[:i], p.dl.armed[i+1:]...)
+	now := time.Now()
+	var next time.Time
+	for j := 0; j < len(p.dl.pending); {
+		d := p.dl.pending[j]
+		if d.at.After(now) {
+			if next.IsZero() || d.at.Before(next) {
+				next = d.at
+			}
+			j++
+			continue
+		}
+		p.clearDeadline(d.t) // moves another entry to j
+		p.timedOut(d.t)
+	}
+	if !next.IsZero() {
+		p.armFor(next, now)
+	}
+	return true
+}
+
+// timedOut ends t's receive or call with nil, "timeout".
+func (p *luaProcess) timedOut(t *task) {
+	if t.callRef != 0 {
+		p.endCall(t, []lua.LValue{lua.LNil, timeoutValue})
+		return
+	}
+	p.removeReceiver(t)
+	t.match = nil
+	t.args = []lua.LValue{lua.LNil, timeoutValue}
+	p.ready = append(p.ready, t)
+}
