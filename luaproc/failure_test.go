@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,12 @@ function main()
 end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{false}, res)
+	// "broken" may still be queued when main returns: wait for its report,
+	// then end every process so that a second report would be in the log
+	logs.waitFor(t, "process crashed")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, rt.Shutdown(ctx))
 	out := logs.String()
 	// once: the "broken" under "linked" is linked, so it is watched
 	assert.Equal(t, 1, strings.Count(out, "process crashed: crash.lua:2: unwatched failure"), out)
@@ -48,8 +55,12 @@ end`, "main")
 	assert.NotContains(t, out, "linked process")
 
 	quiet, _, qlogs := newTestRuntime(t, Options{QuietCrashes: true})
-	_, err = runLua(t, quiet, "crash.lua", `function b() error("x") end function main() process.spawn("b") time.sleep(0.05) end`, "main")
+	// main returns at once: wait (20 s only bounds a hang) until b has
+	// failed, then shut down, so that a report would be in the log
+	_, err = runLua(t, quiet, "crash.lua", `function b() error("x") end function main() process.spawn("b") end`, "main")
 	require.NoError(t, err)
+	require.Eventually(t, func() bool { return quiet.Stats().Failed == 1 }, 20*time.Second, time.Millisecond)
+	require.NoError(t, quiet.Shutdown(ctx))
 	assert.NotContains(t, qlogs.String(), "crashed")
 }
 
