@@ -94,6 +94,7 @@ func workloads() []workload {
 		{"guards", guards},
 		{"busy", behindBusy},
 		{"flood", flood},
+		{"failure", failure},
 	}
 }
 
@@ -121,9 +122,14 @@ func shutdown(rt *luaproc.Runtime) {
 
 // runMain runs entry main of src with args and returns its results.
 func runMain(rt *luaproc.Runtime, name, src string, args ...any) []any {
+	return runEntry(rt, name, src, "main", args...)
+}
+
+// runEntry runs entry of src with args and returns its results.
+func runEntry(rt *luaproc.Runtime, name, src, entry string, args ...any) []any {
 	s, err := rt.LoadString(name, src)
 	check(err)
-	h, err := rt.Start(s, "main", args...)
+	h, err := rt.Start(s, entry, args...)
 	check(err)
 	res, err := h.Wait(context.Background())
 	check(err)

@@ -30,7 +30,28 @@ type message struct {
 	value any // a payload value, or a Lua scalar (messageValue)
 	kind  kind
 	call  *callRequest // kindCall
+	ref   uint64       // kindDown: the monitor's reference
 	lv    lua.LValue   // value as a Lua value, once a match function saw it
+}
+
+// luaValue is m's value as receive returns it. A down or exit event's
+// value is its reason: the table {pid=, ref=, reason=} is made here, when
+// a script first sees the event, not when it is queued.
+func (m *message) luaValue(L *lua.LState) lua.LValue {
+	if m.lv != nil {
+		return m.lv
+	}
+	switch m.kind {
+	case kindDown, kindExit:
+		t := L.CreateTable(0, 3)
+		t.RawSetString("pid", lua.LNumber(m.from))
+		if m.kind == kindDown {
+			t.RawSetString("ref", lua.LNumber(m.ref))
+		}
+		t.RawSetString("reason", toLuaValue(L, m.value))
+		return t
+	}
+	return toLuaValue(L, m.value)
 }
 
 // sent reports whether the entry came through Send (and so counts

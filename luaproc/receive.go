@@ -47,8 +47,7 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 	case scheduler.EventExit:
 		switch {
 		case p.trapping.Load():
-			p.mailbox.push(message{from: ev.From, kind: kindExit,
-				value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}})
+			p.mailbox.push(message{from: ev.From, kind: kindExit, value: reasonValue(ev.Error)})
 		case ev.Error != nil: // an exit signal: end with it
 			p.end(nil, linkedError(ev.From, ev.Error))
 		}
@@ -58,7 +57,7 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 // trappedShutdown files the shutdown as an exit event (a process that
 // traps exits keeps running until the grace period ends).
 func (p *luaProcess) trappedShutdown() {
-	p.mailbox.push(message{kind: kindExit, value: map[string]any{"pid": int64(0), "reason": "shutdown"}})
+	p.mailbox.push(message{kind: kindExit, value: "shutdown"}) // from PID 0
 }
 
 // reasonValue is how a process ended, as down and exit events carry it:
@@ -158,7 +157,7 @@ func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
 // returned true (an error it raises propagates).
 func (p *luaProcess) accepts(L *lua.LState, match *lua.LFunction, m *message) bool {
 	if m.lv == nil {
-		m.lv = toLuaValue(p.L, m.value)
+		m.lv = m.luaValue(p.L)
 	}
 	L.Push(match)
 	L.Push(m.lv)
@@ -183,11 +182,7 @@ func (p *luaProcess) take(i int) message {
 
 // pushMessage pushes what receive returns for m.
 func (p *luaProcess) pushMessage(L *lua.LState, m *message) int {
-	if m.lv != nil {
-		L.Push(m.lv)
-	} else {
-		L.Push(toLuaValue(L, m.value))
-	}
+	L.Push(m.luaValue(L))
 	L.Push(p.pidValue(m.from))
 	L.Push(kindValues[m.kind])
 	if m.kind == kindCall {
@@ -247,7 +242,7 @@ func (p *luaProcess) acceptsAside(match *lua.LFunction, m *message) (ok bool, er
 		}
 	}()
 	if m.lv == nil {
-		m.lv = toLuaValue(p.L, m.value)
+		m.lv = m.luaValue(p.L)
 	}
 	err = co.CallByParam(lua.P{Fn: match, NRet: 1, Protect: true}, m.lv, p.pidValue(m.from), kindValues[m.kind])
 	if err != nil {
@@ -261,11 +256,7 @@ func (p *luaProcess) acceptsAside(match *lua.LFunction, m *message) (ok bool, er
 // messageArgs are the values a receiver resumes with for m (into the
 // task's own buffer when they fit).
 func (p *luaProcess) messageArgs(t *task, m *message) []lua.LValue {
-	v := m.lv
-	if v == nil {
-		v = toLuaValue(p.L, m.value)
-	}
-	args := append(t.argBuf[:0], v, p.pidValue(m.from), kindValues[m.kind])
+	args := append(t.argBuf[:0], m.luaValue(p.L), p.pidValue(m.from), kindValues[m.kind])
 	if m.kind == kindCall {
 		args = append(args, p.callHandle(m.call))
 	}

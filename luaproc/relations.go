@@ -74,11 +74,9 @@ func (p *luaProcess) demonitor(L *lua.LState) int {
 func (p *luaProcess) dropDown(ref uint64) bool {
 	for i := 0; i < p.mailbox.len(); i++ {
 		m := p.mailbox.at(i)
-		if m.kind == kindDown {
-			if r, _ := m.value.(map[string]any)["ref"].(int64); uint64(r) == ref {
-				p.take(i)
-				return true
-			}
+		if m.kind == kindDown && m.ref == ref {
+			p.take(i)
+			return true
 		}
 	}
 	return false
