@@ -5,13 +5,15 @@ package luaproc
 // A call monitors its target for as long as it waits, then sends the
 // request as a message whose value is a *callRequest — a Go type only the
 // runtime makes, so that nothing a script sends arrives as a call — and
-// blocks. It ends with the first of: the reply (a *callReply with its
-// monitor's reference, routed here by intake, never to the mailbox), the
-// monitor's down (the target ended first: nil and its reason), or the
-// timeout (nil, "timeout"). Then the monitor is removed; a reply that
-// comes later finds no call waiting and is dropped and counted
-// (Stats.DroppedReplies); a down that comes later finds neither a call
-// nor a monitor and is dropped.
+// blocks. The target answers by sending the same request back, replied
+// and carrying the reply: one allocation per call, which also holds the
+// handle the target's script sees. The call ends with the first of: the
+// reply (routed here by intake, never to the mailbox), the monitor's down
+// (the target ended first: nil and its reason), or the timeout (nil,
+// "timeout"). Then the monitor is removed; a reply that comes later finds
+// no call waiting and is dropped and counted (Stats.DroppedReplies); a
+// down that comes later finds neither a call nor a monitor and is
+// dropped.
 
 import (
 	"fmt"
@@ -24,18 +26,27 @@ import (
 // defaultCallTimeout is process.call's timeout when none is given.
 const defaultCallTimeout = 5.0
 
-// callRequest is a call on its way to, or waiting in, its target.
+// callRequest is a call on its way to, or waiting in, its target, and
+// then its reply on the way back.
 type callRequest struct {
-	ref     uint64        // the caller's monitor of the target
-	from    scheduler.PID // the caller
-	msg     any           // the request
-	replied bool          // process.reply has answered it (the target's goroutine only)
+	// Written by the caller before it sends the request, read-only after.
+	ref    uint64        // the caller's monitor of the target
+	from   scheduler.PID // the caller
+	msg    any           // the request
+	handle lua.LUserData // the target script's handle (callHandle): Value is the request
+
+	// Written by the target (its process, or an Inbox under its mutex)
+	// before it sends the request back; the caller reads them after it
+	// took the request from its queue, which orders the two.
+	replied bool // answered: a request that arrives replied is the reply
+	value   any  // the reply
 }
 
-// callReply answers the call ref.
-type callReply struct {
-	ref   uint64
-	value any
+// newCallRequest makes the request of a call from from.
+func newCallRequest(ref uint64, from scheduler.PID, msg any) *callRequest {
+	c := &callRequest{ref: ref, from: from, msg: msg}
+	c.handle = lua.LUserData{Value: c, Metatable: callMT}
+	return c
 }
 
 // pendingCall is a call this process waits on.
@@ -63,7 +74,7 @@ func (p *luaProcess) call(L *lua.LState) int {
 		return pushNoProcess(L, L.Get(1))
 	}
 	ref := p.rt.sched.Monitor(p.pid, to)
-	if err := p.sendFromStep(to, &callRequest{ref: ref, from: p.pid, msg: v}); err != nil {
+	if err := p.sendFromStep(to, newCallRequest(ref, p.pid, v)); err != nil {
 		p.rt.sched.Demonitor(to, ref)
 		L.Push(lua.LNil)
 		L.Push(lua.LString(sendError(to, err)))
@@ -99,7 +110,7 @@ func (p *luaProcess) endCall(t *task, args []lua.LValue) {
 }
 
 // replied routes a reply to its call, or drops it.
-func (p *luaProcess) replied(r *callReply) {
+func (p *luaProcess) replied(r *callRequest) {
 	pc, ok := p.calls[r.ref]
 	if !ok || pc.task == nil {
 		p.rt.droppedReplies.Add(1) // its caller gave up
@@ -132,9 +143,7 @@ var callMT = lockedMT("luarun.call")
 
 // callHandle is the Lua value of a call's handle: a userdata only the
 // runtime makes.
-func (p *luaProcess) callHandle(c *callRequest) lua.LValue {
-	return &lua.LUserData{Value: c, Metatable: callMT}
-}
+func (p *luaProcess) callHandle(c *callRequest) lua.LValue { return &c.handle }
 
 // reply is process.reply(call, value).
 func (p *luaProcess) reply(L *lua.LState) int {
@@ -153,8 +162,8 @@ func (p *luaProcess) reply(L *lua.LState) int {
 	if err != nil {
 		L.RaiseError("process.reply: %v", err)
 	}
-	c.replied = true
-	if err := p.sendFromStep(c.from, &callReply{ref: c.ref, value: v}); err != nil {
+	c.replied, c.value = true, v
+	if err := p.sendFromStep(c.from, c); err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(sendError(c.from, err)))
 		return 2

@@ -91,7 +91,7 @@ func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, erro
 		in.mu.Unlock()
 		in.rt.sched.Demonitor(to, ref)
 	}()
-	if err := in.rt.sched.Send(in.PID(), to, &callRequest{ref: ref, from: in.PID(), msg: msg}); err != nil {
+	if err := in.rt.sched.Send(in.PID(), to, newCallRequest(ref, in.PID(), msg)); err != nil {
 		return nil, fmt.Errorf("call %d: %w", to, err)
 	}
 	select {
@@ -112,12 +112,14 @@ func (in *Inbox) Reply(m Message, value any) error {
 	}
 	in.mu.Lock()
 	replied := m.call.replied
-	m.call.replied = true
+	if !replied {
+		m.call.replied, m.call.value = true, value
+	}
 	in.mu.Unlock()
 	if replied {
 		return errors.New("reply: this call has been answered already")
 	}
-	return in.rt.sched.Send(in.PID(), m.call.from, &callReply{ref: m.call.ref, value: value})
+	return in.rt.sched.Send(in.PID(), m.call.from, m.call)
 }
 
 // Receive returns the next message, waiting for one until ctx is done.
@@ -193,16 +195,16 @@ func (ip inboxProcess) Step(events []scheduler.Event, out *scheduler.StepOutput)
 func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 	switch ev.Type {
 	case scheduler.EventMessage:
-		switch d := ev.Data.(type) {
-		case *callReply:
+		if d, ok := ev.Data.(*callRequest); ok {
+			if !d.replied {
+				return Message{From: ev.From, Kind: "call", Value: goValue(d.msg), call: d}, true
+			}
 			if done, ok := in.calls[d.ref]; ok {
 				done <- callDone{value: goValue(d.value)}
 			} else {
 				in.rt.droppedReplies.Add(1)
 			}
 			return Message{}, false
-		case *callRequest:
-			return Message{From: ev.From, Kind: "call", Value: goValue(d.msg), call: d}, true
 		}
 		return Message{From: ev.From, Kind: "message", Value: goValue(ev.Data)}, true
 	case scheduler.EventDown:

@@ -35,10 +35,12 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 	switch ev.Type {
 	case scheduler.EventMessage:
 		switch d := ev.Data.(type) {
-		case *callReply:
-			p.replied(d)
 		case *callRequest:
-			p.mailbox.push(message{from: ev.From, value: d.msg, kind: kindCall, call: d})
+			if d.replied {
+				p.replied(d)
+			} else {
+				p.mailbox.push(message{from: ev.From, value: d.msg, kind: kindCall, call: d})
+			}
 		default:
 			p.mailbox.push(message{from: ev.From, value: ev.Data})
 		}
