@@ -2,21 +2,38 @@ package luaproc
 
 // process.call and process.reply, and the down events that end a call.
 //
-// A call monitors its target for as long as it waits, then sends the
-// request as a message whose value is a *callRequest — a Go type only the
-// runtime makes, so that nothing a script sends arrives as a call — and
-// blocks. The target answers by sending the same request back, replied
-// and carrying the reply: one allocation per call, which also holds the
-// handle the target's script sees. The call ends with the first of: the
-// reply (routed here by intake, never to the mailbox), the monitor's down
-// (the target ended first: nil and its reason), or the timeout (nil,
-// "timeout"). Then the monitor is removed; a reply that comes later finds
-// no call waiting and is dropped and counted (Stats.DroppedReplies); a
-// down that comes later finds neither a call nor a monitor and is
-// dropped.
+// A call sends the request as a message whose value is a *callRequest —
+// a Go type only the runtime makes, so that nothing a script sends
+// arrives as a call — and blocks. The target answers by sending the same
+// request back, replied and carrying the reply: one allocation per call,
+// which also holds the handle the target's script sees. The call ends
+// with the first of: the reply (routed here by intake, never to the
+// mailbox), the target's end (nil and its reason), or the timeout (nil,
+// "timeout"). A reply that comes after its call ended finds its task
+// waiting on another call, or none, and is dropped and counted
+// (Stats.DroppedReplies).
+//
+// To hear of the target's end, a process monitors each target it calls
+// and keeps the monitor between calls (callMonitor): a client calling one
+// server a million times monitors it once, rather than taking the
+// server's relations mutex twice a call, which every client on every
+// worker would contend for. The monitor is quiet
+// (Scheduler.MonitorQuietly): calling a process does not count as
+// watching it, so its failure is still reported. At most
+// maxCallMonitors monitors are kept with no call waiting; all are
+// removed when the process ends (Close).
+//
+// Invariants (the process's goroutine only):
+//   - a task blocked in a call has t.call set, the request's task is t,
+//     and t is in the waiting list of callMons[the request's target];
+//   - a down whose ref is callMons[From].ref ends every call waiting on
+//     From and removes the entry; any other down is a script's monitor
+//     (relations.go) or stale, and is dropped if the script does not hold
+//     it.
 
 import (
 	"fmt"
+	"slices"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -26,14 +43,22 @@ import (
 // defaultCallTimeout is process.call's timeout when none is given.
 const defaultCallTimeout = 5.0
 
+// maxCallMonitors is how many monitors of targets with no call waiting a
+// process keeps (callMonitor).
+const maxCallMonitors = 64
+
 // callRequest is a call on its way to, or waiting in, its target, and
 // then its reply on the way back.
 type callRequest struct {
 	// Written by the caller before it sends the request, read-only after.
-	ref    uint64        // the caller's monitor of the target
 	from   scheduler.PID // the caller
 	msg    any           // the request
 	handle lua.LUserData // the target script's handle (callHandle): Value is the request
+	// Read by the caller only: a Lua caller's task and the target, or an
+	// Inbox's monitor of the target (the key of its calls).
+	task *task
+	to   scheduler.PID
+	ref  uint64
 
 	// Written by the target (its process, or an Inbox under its mutex)
 	// before it sends the request back; the caller reads them after it
@@ -43,16 +68,16 @@ type callRequest struct {
 }
 
 // newCallRequest makes the request of a call from from.
-func newCallRequest(ref uint64, from scheduler.PID, msg any) *callRequest {
-	c := &callRequest{ref: ref, from: from, msg: msg}
+func newCallRequest(from scheduler.PID, msg any) *callRequest {
+	c := &callRequest{from: from, msg: msg}
 	c.handle = lua.LUserData{Value: c, Metatable: callMT}
 	return c
 }
 
-// pendingCall is a call this process waits on.
-type pendingCall struct {
-	target scheduler.PID
-	task   *task
+// callMonitor is a process's monitor of a target it calls.
+type callMonitor struct {
+	ref     uint64
+	waiting []*task // the tasks blocked in a call to the target
 }
 
 // call is process.call(target, msg [, timeout]).
@@ -73,26 +98,46 @@ func (p *luaProcess) call(L *lua.LState) int {
 	if !ok {
 		return pushNoProcess(L, L.Get(1))
 	}
-	ref := p.rt.sched.Monitor(p.pid, to)
-	if err := p.sendFromStep(to, newCallRequest(ref, p.pid, v)); err != nil {
-		p.rt.sched.Demonitor(to, ref)
+	f := p.blockable(L, "process.call") // before the request goes out
+	cm := p.callMonitor(to)
+	c := newCallRequest(p.pid, v)
+	c.task, c.to = p.current, to
+	if err := p.sendFromStep(to, c); err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(sendError(to, err)))
 		return 2
 	}
-	if p.calls == nil {
-		p.calls = map[uint64]pendingCall{}
-	}
-	p.calls[ref] = pendingCall{target: to}
-	return p.block(L, "process.call", request{kind: reqCall, ref: ref, timeout: timeout})
+	p.current.call = c
+	cm.waiting = append(cm.waiting, p.current)
+	p.callsWaiting++
+	return p.park(L, f, request{kind: reqCall, timeout: timeout})
 }
 
-// waitForReply parks t on call ref (request, reqCall).
+// callMonitor returns this process's monitor of to, monitoring it now if
+// it has none.
+func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
+	if cm := p.callMons[to]; cm != nil {
+		return cm
+	}
+	if p.callMons == nil {
+		p.callMons = map[scheduler.PID]*callMonitor{}
+	}
+	if len(p.callMons) >= maxCallMonitors {
+		for target, cm := range p.callMons {
+			if len(cm.waiting) == 0 {
+				p.rt.sched.Demonitor(target, cm.ref)
+				delete(p.callMons, target)
+			}
+		}
+	}
+	cm := &callMonitor{ref: p.rt.sched.MonitorQuietly(p.pid, to)}
+	p.callMons[to] = cm
+	return cm
+}
+
+// waitForReply gives t, blocked in a call (request, reqCall), its
+// timeout.
 func (p *luaProcess) waitForReply(t *task, r request) {
-	pc := p.calls[r.ref]
-	pc.task = t
-	p.calls[r.ref] = pc
-	t.callRef = r.ref
 	if r.timeout > 0 {
 		p.setDeadline(t, r.timeout)
 	}
@@ -100,35 +145,54 @@ func (p *luaProcess) waitForReply(t *task, r request) {
 
 // endCall ends t's call with args.
 func (p *luaProcess) endCall(t *task, args []lua.LValue) {
-	pc := p.calls[t.callRef]
-	delete(p.calls, t.callRef)
-	p.rt.sched.Demonitor(pc.target, t.callRef)
-	t.callRef = 0
+	if cm := p.callMons[t.call.to]; cm != nil {
+		i := slices.Index(cm.waiting, t)
+		last := len(cm.waiting) - 1
+		cm.waiting[i] = cm.waiting[last]
+		cm.waiting[last] = nil
+		cm.waiting = cm.waiting[:last]
+	}
+	t.call = nil
+	p.callsWaiting--
 	p.clearDeadline(t)
 	t.args = args
 	p.ready = append(p.ready, t)
 }
 
 // replied routes a reply to its call, or drops it.
-func (p *luaProcess) replied(r *callRequest) {
-	pc, ok := p.calls[r.ref]
-	if !ok || pc.task == nil {
+func (p *luaProcess) replied(c *callRequest) {
+	t := c.task
+	if t == nil || t.call != c {
 		p.rt.droppedReplies.Add(1) // its caller gave up
 		return
 	}
-	t := pc.task
-	t.argBuf[0] = toLuaValue(p.L, r.value)
+	t.argBuf[0] = toLuaValue(p.L, c.value)
 	p.endCall(t, t.argBuf[:1])
+}
+
+// dropMonitors removes every monitor this process holds, its script's
+// and its calls', as it ends: a long-lived target must not keep them.
+func (p *luaProcess) dropMonitors() {
+	for ref, target := range p.monitors {
+		p.rt.sched.Demonitor(target, ref)
+	}
+	for target, cm := range p.callMons {
+		p.rt.sched.Demonitor(target, cm.ref)
+	}
+	p.monitors, p.callMons = nil, nil
 }
 
 // down files a down event: the end of a call, or of a monitored process.
 func (p *luaProcess) down(ev *scheduler.Event) {
-	if pc, ok := p.calls[ev.Tag]; ok && pc.task != nil {
-		msg := fmt.Sprintf("process %d ended before replying: %s", ev.From, reasonText(ev.Error))
+	if cm := p.callMons[ev.From]; cm != nil && cm.ref == ev.Tag {
+		delete(p.callMons, ev.From) // first: endCall finds no entry to update
+		msg := lua.LString(fmt.Sprintf("process %d ended before replying: %s", ev.From, reasonText(ev.Error)))
 		if ev.Error != nil && reasonText(ev.Error) == "noproc" {
-			msg = fmt.Sprintf("no process %d (it does not exist or has ended)", ev.From)
+			msg = lua.LString(fmt.Sprintf("no process %d (it does not exist or has ended)", ev.From))
 		}
-		p.endCall(pc.task, []lua.LValue{lua.LNil, lua.LString(msg)})
+		for _, t := range cm.waiting {
+			p.endCall(t, []lua.LValue{lua.LNil, msg})
+		}
 		return
 	}
 	if _, ok := p.monitors[ev.Tag]; !ok {

@@ -128,7 +128,7 @@ func (p *luaProcess) timerFired(tag uint64) bool {
 
 // timedOut ends t's receive or call with nil, "timeout".
 func (p *luaProcess) timedOut(t *task) {
-	if t.callRef != 0 {
+	if t.call != nil {
 		p.endCall(t, []lua.LValue{lua.LNil, timeoutValue})
 		return
 	}

@@ -114,3 +114,39 @@ end`)
 	_, ok = rt.Whereis("svc")
 	assert.False(t, ok, "the name went with it")
 }
+
+// TestMonitorsEndWithTheirWatcher: processes that monitored and called a
+// server and then ended leave nothing on it, so the server is unwatched
+// when it fails, and its failure is reported. A monitor a dead process
+// left behind would count as watching it and hide the failure; a caller's
+// monitor never counts (it only learns that its call failed).
+func TestMonitorsEndWithTheirWatcher(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "server.lua", `
+function serve()
+  while true do
+    local msg, _, kind, call = process.receive()
+    if msg == "fail" then error("server failing") end
+    if kind == "call" then process.reply(call, msg) end
+  end
+end
+function client(server)
+  process.monitor(server)
+  return process.call(server, "ping")
+end
+function main()
+  local server = process.spawn("serve")
+  local clients = {}
+  for i = 1, 50 do clients[i] = process.spawn("client", server) end
+  local answered = 0
+  for _, c in ipairs(clients) do
+    local ok, v = process.wait(c)
+    if ok and v == "ping" then answered = answered + 1 end
+  end
+  process.send(server, "fail")
+  return answered
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(50)}, res)
+	logs.waitFor(t, "process crashed: server.lua:5: server failing")
+}

@@ -91,7 +91,9 @@ func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, erro
 		in.mu.Unlock()
 		in.rt.sched.Demonitor(to, ref)
 	}()
-	if err := in.rt.sched.Send(in.PID(), to, newCallRequest(ref, in.PID(), msg)); err != nil {
+	c := newCallRequest(in.PID(), msg)
+	c.ref = ref
+	if err := in.rt.sched.Send(in.PID(), to, c); err != nil {
 		return nil, fmt.Errorf("call %d: %w", to, err)
 	}
 	select {

@@ -110,16 +110,17 @@ type luaProcess struct {
 	depth     int
 	stoppedAt string
 
-	// calls: the calls this process waits on, by their monitor (calls.go);
-	// monitors: its monitors, reference → target (relations.go);
+	// callMons: its monitors of the processes it calls (calls.go);
+	// monitors: its script's monitors, reference → target (relations.go);
 	// trapping: it traps exits (read by Shutdown's goroutine:
 	// TrapsShutdown); timers: send_after's, by id.
-	calls      map[uint64]pendingCall
-	monitors   map[uint64]scheduler.PID
-	trapping   atomic.Bool
-	timers     map[int64]*sendTimer
-	timerID    int64
-	timersKept int
+	callMons     map[scheduler.PID]*callMonitor
+	callsWaiting int // tasks blocked in a call
+	monitors     map[uint64]scheduler.PID
+	trapping     atomic.Bool
+	timers       map[int64]*sendTimer
+	timerID      int64
+	timersKept   int
 
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
@@ -166,8 +167,8 @@ type task struct {
 	// made its blocking call.
 	raise     error
 	blockedIn *lua.LState
-	// callRef: the call it waits on (calls.go), 0 if none.
-	callRef uint64
+	// call: the call it waits on (calls.go), nil if none.
+	call *callRequest
 	// wants: how many values the blocking call it is suspended in wants
 	// back (-1: all of them).
 	wants int
@@ -214,7 +215,6 @@ type request struct {
 	module  string         // reqModule: the module another task is loading
 	match   *lua.LFunction // reqReceive: a selective receive's function
 	scanned int            // reqReceive: the entries match has refused
-	ref     uint64         // reqCall: the call's monitor
 }
 
 // cmdMarker is the first value of every yield that carries a request.
@@ -293,7 +293,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
 		return p.err
-	case len(p.receivers) > 0 || len(p.calls) > 0:
+	case len(p.receivers) > 0 || p.callsWaiting > 0:
 		// a receive, or a call whose reply or down is a message
 		out.Status = scheduler.StatusReceive
 	default:
@@ -302,8 +302,11 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 	return nil
 }
 
-// Close implements scheduler.Process.
+// Close implements scheduler.Process: it removes the process's monitors
+// of others (as Erlang does when a watcher dies) and closes or recycles
+// its state.
 func (p *luaProcess) Close() {
+	p.dropMonitors()
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
 	}
@@ -616,6 +619,12 @@ func (p *luaProcess) end(res payload.Payloads, err error) {
 // request out of the process's coroutine. The function must return its
 // result directly.
 func (p *luaProcess) block(L *lua.LState, name string, r request) int {
+	return p.park(L, p.blockable(L, name), r)
+}
+
+// blockable raises the error of the blocking call name if it cannot
+// block here; it returns the frame of the Go function making it.
+func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
@@ -623,6 +632,12 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
 	}
+	return f
+}
+
+// park suspends the current task in the blocking call whose frame is f
+// (blockable), with request r.
+func (p *luaProcess) park(L *lua.LState, f *callFrame, r request) int {
 	// The values the resume brings are fitted to what this call wants
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,

@@ -21,6 +21,11 @@ package scheduler
 // a down or exit with ErrNoProcess, or an error). So nothing is delivered
 // twice, and nothing is lost.
 //
+// A quiet monitor (MonitorQuietly) is a monitor kept in callers rather
+// than watchers: the same down, but it does not make the process watched,
+// so its failure is still reported (watched). It is for a process that
+// calls the target and only needs to know whether it is alive.
+//
 // Demonitor removes the monitor from its target. A down event that finish
 // pushed before may still be queued: the watcher drops downs of monitors
 // it no longer holds (it knows its own), which is why Demonitor leaves
@@ -49,6 +54,7 @@ type relations struct {
 	mu       sync.Mutex
 	closed   bool           // the process has ended
 	watchers map[uint64]PID // monitor reference → the watcher
+	callers  map[uint64]PID // quiet monitors: reference → the watcher
 	links    map[PID]struct{}
 	names    []string
 }
@@ -69,15 +75,31 @@ func (p *proc) rels() *relations {
 // the monitor's reference (its Tag). If target does not exist or has
 // ended, the down comes at once, with ErrNoProcess as its Error.
 func (s *Scheduler) Monitor(watcher, target PID) uint64 {
+	return s.monitor(watcher, target, false)
+}
+
+// MonitorQuietly is Monitor, except that the monitor does not count as
+// watching target: if target fails, Options.OnCrash still hears of it.
+// It is for a watcher that only needs to know whether target is alive,
+// such as a process calling it.
+func (s *Scheduler) MonitorQuietly(watcher, target PID) uint64 {
+	return s.monitor(watcher, target, true)
+}
+
+func (s *Scheduler) monitor(watcher, target PID, quiet bool) uint64 {
 	ref := s.nextRef.Add(1)
 	if p := s.table.get(target); p != nil {
 		r := p.rels()
 		r.mu.Lock()
 		if !r.closed {
-			if r.watchers == nil {
-				r.watchers = map[uint64]PID{}
+			m := &r.watchers
+			if quiet {
+				m = &r.callers
 			}
-			r.watchers[ref] = watcher
+			if *m == nil {
+				*m = map[uint64]PID{}
+			}
+			(*m)[ref] = watcher
 			r.mu.Unlock()
 			return ref
 		}
@@ -94,6 +116,7 @@ func (s *Scheduler) Demonitor(target PID, ref uint64) {
 		if r := p.rel.Load(); r != nil {
 			r.mu.Lock()
 			delete(r.watchers, ref)
+			delete(r.callers, ref)
 			r.mu.Unlock()
 		}
 	}
@@ -209,11 +232,14 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 	}
 	r.mu.Lock()
 	r.closed = true
-	watchers, links, names := r.watchers, r.links, r.names
-	r.watchers, r.links, r.names = nil, nil, nil
+	watchers, callers, links, names := r.watchers, r.callers, r.links, r.names
+	r.watchers, r.callers, r.links, r.names = nil, nil, nil, nil
 	r.mu.Unlock()
 	s.names.release(p, names) // first: whoever hears of the end finds the name free
 	for ref, w := range watchers {
+		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
+	}
+	for ref, w := range callers {
 		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
 	}
 	for l := range links {
@@ -224,8 +250,9 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 	}
 }
 
-// watched reports whether anything will hear of p's end: a monitor, a
-// link, or someone waiting on its handle (for crash reports).
+// watched reports whether anything will hear of p's end: a monitor (not
+// a quiet one), a link, or someone waiting on its handle (for crash
+// reports).
 func (p *proc) watched() bool {
 	if p.done.Load() != nil {
 		return true

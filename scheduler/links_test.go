@@ -288,7 +288,9 @@ func TestOnCrashOnlyUnwatched(t *testing.T) {
 	waited := start(SubmitOptions{Waited: true})
 	killed := start(SubmitOptions{})
 	normal := start(SubmitOptions{})
-	for _, h := range []Handle{alone, monitored, linked, waited} {
+	quiet := start(SubmitOptions{}) // a quiet monitor does not watch
+	quietRef := s.MonitorQuietly(hw.PID(), quiet.PID())
+	for _, h := range []Handle{alone, monitored, linked, waited, quiet} {
 		require.NoError(t, s.Send(0, h.PID(), "fail"))
 	}
 	require.NoError(t, s.Kill(killed.PID(), errors.New("killed on purpose")))
@@ -296,8 +298,16 @@ func TestOnCrashOnlyUnwatched(t *testing.T) {
 	// Wait for the ends through the stats: Done would make them watched.
 	require.Eventually(t, func() bool {
 		st := s.Stats()
-		return st.Failed == 4 && st.Killed == 1 && st.Completed == 1
+		return st.Failed == 5 && st.Killed == 1 && st.Completed == 1
 	}, 10*time.Second, time.Millisecond)
+	// the watcher hears of both monitored processes' ends
+	downs := map[uint64]PID{}
+	for len(downs) < 2 {
+		if ev := next(t, watcher); ev.Type == EventDown {
+			downs[ev.Tag] = ev.From
+		}
+	}
+	require.Equal(t, quiet.PID(), downs[quietRef])
 	require.NoError(t, s.Send(0, hw.PID(), "stop"))
 	// Shutdown returns once every end is through, OnCrash calls included.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -305,6 +315,7 @@ func TestOnCrashOnlyUnwatched(t *testing.T) {
 	require.NoError(t, s.Shutdown(ctx))
 	mu.Lock()
 	defer mu.Unlock()
-	require.Len(t, crashed, 1, "%v", crashed)
+	require.Len(t, crashed, 2, "%v", crashed)
 	require.EqualError(t, crashed[alone.PID()], "failed on purpose")
+	require.EqualError(t, crashed[quiet.PID()], "failed on purpose")
 }

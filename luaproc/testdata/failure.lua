@@ -58,7 +58,17 @@ end
 function T.test_demonitor_even_when_queued()
   local pid = process.spawn("returns", 1)
   local ref = process.monitor(pid)
-  time.sleep(0.05) -- the down is queued by now
+  -- wait until the down is queued (a match that takes nothing sees it)
+  local queued = false
+  local function spot(m, _, kind)
+    if kind == "down" and m.ref == ref then queued = true end
+    return false
+  end
+  for _ = 1, 2000 do
+    process.receive{match = spot, timeout = 0.01}
+    if queued then break end
+  end
+  assert(queued, "no down came")
   eq(process.demonitor(ref), true)
   eq(process.demonitor(ref), false)
   process.send(process.self(), "after")
@@ -119,11 +129,14 @@ function T.test_a_failure_travels_a_chain()
   eq(kind, "exit"); eq(from, head); eq(msg.reason, "killed: cut")
 end
 
-function T.fails_soon(msg) time.sleep(0.01); error(msg, 0) end
+-- fails once told to: its link cannot end the other side before that
+-- side has said "linked" (a 10 ms sleep here could end first under load)
+function T.fails_when_told(msg) process.receive(); error(msg, 0) end
 
 function T.linked_to_failure(boss)
-  process.spawn_link("fails_soon", "root cause")
+  local pid = process.spawn_link("fails_when_told", "root cause")
   process.send(boss, "linked")
+  process.send(pid, "go")
   process.receive()
 end
 
@@ -220,7 +233,11 @@ function T.server()
     if kind == "call" then
       if msg == "crash" then error("server crashed", 0) end
       if msg == "slow" then time.sleep(0.2) end
+      if msg == "held" then -- replies once released, and then says so
+        process.receive{match = function(m) return m == "release" end}
+      end
       process.reply(call, {echo = msg, from = from})
+      if msg == "held" then process.send(from, "replied late") end
       if msg == "twice" then
         local ok, err = pcall(process.reply, call, 1)
         process.send(from, err)
@@ -236,14 +253,52 @@ function T.test_call_and_reply()
   r = process.call(s, "twice")
   eq(r.echo, "twice")
   has(next_event(), "answered already")
-  local v, err = process.call(s, "slow", 0.05)
+  local v, err = process.call(s, "held", 0.05) -- s replies only once released
   eq(v, nil); eq(err, "timeout")
-  time.sleep(0.25) -- its late reply is dropped
+  process.send(s, "release")
+  eq(next_event(), "replied late") -- sent after the reply: the reply was dropped
   eq(process.receive(0), nil)
   v, err = process.call(s, "crash")
   eq(v, nil); has(err, "ended before replying: server crashed")
   v, err = process.call(s, "anyone?")
   eq(v, nil); has(err, "no process")
+end
+
+-- more targets than a process keeps call monitors for (64 idle ones),
+-- some of which end: every call is answered or fails with the end
+function T.test_calls_to_many_targets()
+  local servers = {}
+  for i = 1, 100 do servers[i] = process.spawn("server") end
+  for round = 1, 2 do
+    for i, s in ipairs(servers) do eq(process.call(s, i).echo, i) end
+  end
+  for i = 1, 100, 2 do process.kill(servers[i], "retired") end
+  for i, s in ipairs(servers) do
+    local v, err = process.call(s, i)
+    if i % 2 == 1 then eq(v, nil); has(err, "process " .. s)
+    else eq(v.echo, i) end
+  end
+  for i = 2, 100, 2 do process.kill(servers[i]) end
+end
+
+-- three tasks wait on calls to one server, which crashes on the third:
+-- all three calls end with its reason
+function T.test_calls_waiting_when_the_target_ends()
+  local s = process.spawn("server")
+  local function call(msg)
+    return function()
+      local v, err = process.call(s, msg, 10)
+      return v and "answered" or err
+    end
+  end
+  local r = {process.all(call("slow"), call("slow"), call("crash"))}
+  -- the server takes the calls in turn: the ones it had not answered
+  -- when it crashed fail with its reason
+  local crashed = 0
+  for i = 1, 3 do
+    if r[i] ~= "answered" then crashed = crashed + 1; has(r[i], "ended before replying: server crashed") end
+  end
+  assert(crashed >= 1, "no call saw the crash")
 end
 
 function T.test_call_by_name_and_unknown_name()
