@@ -113,9 +113,9 @@ type docExample struct {
 	want []string // the text after each "-->", in order
 }
 
-func docExamples(t *testing.T) []docExample {
+func docExamples(t *testing.T, path string) []docExample {
 	t.Helper()
-	doc, err := os.ReadFile(referencePath)
+	doc, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var out []docExample
 	var cur *docExample
@@ -158,7 +158,7 @@ func TestReferenceExamplesRun(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 
-	for _, ex := range docExamples(t) {
+	for _, ex := range docExamples(t, referencePath) {
 		t.Run(fmt.Sprintf("line %d", ex.line), func(t *testing.T) {
 			stdout := &syncBuffer{}
 			rt, _, _ := newTestRuntime(t, Options{Allow: Permissions, Stdout: stdout})
@@ -179,6 +179,31 @@ func TestReferenceExamplesRun(t *testing.T) {
 			assert.Equal(t, want, got, "the example at docs/lua-api.md:%d prints", ex.line)
 		})
 	}
+}
+
+// TestReadmeExamplesRun runs the README's examples that show their
+// output (--> comments), saved as example.lua, from main if they define
+// it, and checks what they print.
+func TestReadmeExamplesRun(t *testing.T) {
+	ran := 0
+	for _, ex := range docExamples(t, "../README.md") {
+		if len(ex.want) == 0 {
+			continue
+		}
+		ran++
+		t.Run(fmt.Sprintf("line %d", ex.line), func(t *testing.T) {
+			stdout := &syncBuffer{}
+			rt, _, _ := newTestRuntime(t, Options{Stdout: stdout})
+			entry := ""
+			if strings.Contains(ex.src, "\nfunction main()") {
+				entry = "main"
+			}
+			res, err := runLua(t, rt, "example.lua", ex.src, entry)
+			require.NoError(t, err, "the example at README.md:%d (%v)", ex.line, res)
+			assert.Equal(t, strings.Join(ex.want, "\n")+"\n", stdout.String(), "the example at README.md:%d prints", ex.line)
+		})
+	}
+	require.NotZero(t, ran, "no README example shows its output")
 }
 
 // TestReadmeLinksExist: the README and the docs link only files a clone
