@@ -4,8 +4,9 @@ package luaproc
 //
 //	CallReply   a call/reply round trip between two Lua processes  vs  a
 //	            send+receive round trip between the same two (the target:
-//	            ≤ 1.3×)  vs  two goroutines, each with its own LState, a
-//	            request carrying its reply channel.
+//	            ≤ 1.3×). The harness (go run ./bench -only failure) runs
+//	            the Go baseline beside them: two goroutines, each with its
+//	            own LState, a request carrying its reply channel.
 //	ProcessEnd  spawn a process that ends at once and hear of its end,
 //	            per process: by a last message it sends (no monitor), by a
 //	            monitor's down (spawn_monitor), by process.wait, by a
@@ -13,11 +14,7 @@ package luaproc
 //	            What a monitor adds to a process's end is the difference
 //	            between the first two.
 
-import (
-	"testing"
-
-	lua "github.com/yuin/gopher-lua"
-)
+import "testing"
 
 const callReplyLua = `
 function server()
@@ -45,45 +42,6 @@ func BenchmarkCallReply(b *testing.B) {
 		b.ReportAllocs()
 		b.ResetTimer()
 		runBench(b, rt, callReplyLua, "main", int64(b.N))
-	})
-	b.Run("goroutines+LState", func(b *testing.B) {
-		type request struct {
-			v     lua.LValue
-			reply chan lua.LValue
-		}
-		requests := make(chan request)
-		server, client := lua.NewState(), lua.NewState()
-		defer server.Close()
-		defer client.Close()
-		server.SetGlobal("recv", server.NewFunction(func(L *lua.LState) int {
-			r := <-requests
-			L.Push(r.v)
-			L.Push(&lua.LUserData{Value: r.reply})
-			return 2
-		}))
-		server.SetGlobal("reply", server.NewFunction(func(L *lua.LState) int {
-			L.CheckUserData(1).Value.(chan lua.LValue) <- L.Get(2)
-			return 0
-		}))
-		client.SetGlobal("call", client.NewFunction(func(L *lua.LState) int {
-			reply := make(chan lua.LValue, 1)
-			requests <- request{L.Get(1), reply}
-			L.Push(<-reply)
-			return 1
-		}))
-		done := make(chan error, 1)
-		go func() {
-			done <- server.DoString(`while true do local m, r = recv(); reply(r, m); if m == 0 then return end end`)
-		}()
-		b.ReportAllocs()
-		b.ResetTimer()
-		client.SetGlobal("n", lua.LNumber(b.N))
-		if err := client.DoString(`for i = 1, n do call(i) end; call(0)`); err != nil {
-			b.Fatal(err)
-		}
-		if err := <-done; err != nil {
-			b.Fatal(err)
-		}
 	})
 }
 
