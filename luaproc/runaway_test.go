@@ -74,9 +74,7 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 	require.NoError(t, err)
 	h, err := rt.Start(s, "busy")
 	require.NoError(t, err)
-	for !strings.Contains(logs.String(), "without blocking") {
-		time.Sleep(10 * time.Millisecond)
-	}
+	logs.waitFor(t, "without blocking")
 	time.Sleep(100 * time.Millisecond) // more watchdog ticks: still once
 	require.NoError(t, rt.Kill(h.PID(), "enough"))
 	_, err = h.Wait(context.Background())
@@ -192,7 +190,9 @@ func TestMessagesLeftUnreadAreCounted(t *testing.T) {
 	res, err := runLua(t, rt, "unread.lua", `
 function takes_one(boss)
   process.send(boss, "ready")
-  time.sleep(0.05) -- messages arrive meanwhile
+  -- "all sent" comes after the five (one sender's messages keep their
+  -- order); a 50 ms sleep here could end before they arrived
+  process.receive{match = function(m) return m == "all sent" end}
   process.receive() -- takes one; the other four stay in its mailbox
   process.send(boss, "took one")
 end
@@ -200,6 +200,7 @@ function main()
   local pid = process.spawn("takes_one", process.self())
   process.receive()
   for i = 1, 5 do process.send(pid, i) end
+  process.send(pid, "all sent")
   process.receive()
   return process.wait(pid)
 end`, "main")
@@ -248,8 +249,19 @@ end`)
 		require.NoError(t, err)
 		_, err = rt.Start(s, "main")
 		require.NoError(t, err)
-		time.Sleep(30 * time.Millisecond)
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		// Wait for the storm to be under way (a child has failed) rather
+		// than sleeping 30 ms: on a loaded machine main may not have run by
+		// then. The "deadline" that cuts Shutdown off is the first process
+		// it cancelled being counted, not 20 ms, which could pass before
+		// any had taken its cancel and leave none cancelled.
+		require.Eventually(t, func() bool { return rt.Stats().Failed > 0 }, 20*time.Second, time.Millisecond)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for rt.Stats().Cancelled == 0 && ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+		}()
 		rt.Shutdown(ctx)
 		cancel()
 		st := rt.Stats()
