@@ -94,17 +94,24 @@ end`, "")
 func TestTaskCoroutinesCannotBeResumed(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	res, err := runLua(t, rt, "s.lua", `
+local function wait_for(word)
+  return (process.receive{match = function(m) return m == word end, timeout = 10})
+end
 function main()
+  local me = process.self()
   local b
+  -- the first task stays blocked until the second has tried to resume it
+  -- (sleeps of 0.1 s and 0.02 s could end in either order under load)
   local r1, r2 = process.all(
     function()
       b = coroutine.running()
-      time.sleep(0.1)
-      return "slept"
+      process.send(me, "b is set")
+      return wait_for("tried")
     end,
     function()
-      time.sleep(0.02)
+      wait_for("b is set")
       local ok, err = coroutine.resume(b, "early")
+      process.send(me, "tried")
       return tostring(ok) .. ": " .. err
     end)
   local root = coroutine.running()
@@ -113,19 +120,19 @@ function main()
 end`, "")
 	require.NoError(t, err)
 	require.Len(t, res, 3)
-	assert.Equal(t, "slept", res[0])
+	assert.Equal(t, "tried", res[0])
 	assert.Contains(t, res[1], "false: cannot resume a coroutine that runs a task")
 	assert.Contains(t, res[2], "cannot resume a coroutine that runs a task")
 }
 
 // Entry points are judged against the template the process started with.
 func TestRegisterWhileAChunkRuns(t *testing.T) {
-	rt, _, _ := newTestRuntime(t, Options{})
-	s, err := rt.LoadString("r.lua", `local _ = print; local _ = pairs; process.receive(); function worker() end`)
+	rt, _, logs := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("r.lua", `local _ = print; local _ = pairs; log.info("chunk runs"); process.receive(); function worker() end`)
 	require.NoError(t, err)
 	h, err := rt.Start(s, "wokrer")
 	require.NoError(t, err)
-	time.Sleep(20 * time.Millisecond)
+	logs.waitFor(t, "chunk runs") // not a 20 ms sleep: the chunk may not have started by then
 	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error { return nil }))
 	require.NoError(t, rt.Send(h.PID(), "go"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
