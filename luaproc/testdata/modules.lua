@@ -9,7 +9,7 @@ function T.test_time()
   local t0 = time.monotonic()
   time.sleep(0.05)
   local dt = time.monotonic() - t0
-  assert(dt >= 0.045 and dt < 1, "slept " .. dt)
+  assert(dt >= 0.045 and dt < 20, "slept " .. dt) -- 20 s: seconds, not ms or minutes; a loaded machine may be slow
   t0 = time.monotonic()
   process.sleep(0.02)
   assert(time.monotonic() - t0 >= 0.015)

@@ -17,8 +17,9 @@ function T.test_wait_returned()
 end
 
 function T.test_wait_already_ended()
-  local pid = process.spawn("returns_now", "early")
-  time.sleep(0.05)
+  local pid, ref = process.spawn_monitor("returns_now", "early")
+  local down = process.receive{match = function(m, _, kind) return kind == "down" and m.ref == ref end, timeout = 10}
+  eq(down.reason, "normal") -- it has ended
   local ok, a = process.wait(pid)
   eq(ok, true); eq(a, "early")
 end

@@ -149,14 +149,21 @@ function T.test_more_results_than_wanted()
 end
 
 function T.test_all_concurrent()
+  local me = process.self()
+  local function wait_for(word)
+    return (process.receive{match = function(m) return m == word end, timeout = 10})
+  end
   local t0 = time.monotonic()
+  -- the second and third each wait for the other's message while the
+  -- first sleeps: run one after the other, in any order, they would time
+  -- out (no upper bound on the time: a loaded machine may be slow)
   local a, b, c = process.all(
     function() time.sleep(0.2); return "a" end,
-    function() time.sleep(0.1); return "b", "ignored" end,
-    function() return "c" end)
+    function() process.send(me, "to c"); return wait_for("to b") and "b", "ignored" end,
+    function() local got = wait_for("to c"); process.send(me, "to b"); return got and "c" end)
   local dt = time.monotonic() - t0
   eq(a, "a"); eq(b, "b"); eq(c, "c")
-  assert(dt >= 0.19 and dt < 0.29, "took " .. dt .. " s: not the longest sleep (0.2 s)")
+  assert(dt >= 0.19, "took " .. dt .. " s: returned before the longest sleep (0.2 s)")
 end
 
 function T.test_all_raises_after_all_finished()
