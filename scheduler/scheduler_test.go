@@ -300,8 +300,10 @@ func TestCompleteWhileRunning(t *testing.T) {
 
 func TestKillCancelsInFlightCommand(t *testing.T) {
 	cancelled := make(chan error, 1)
+	inFlight := make(chan struct{})
 	s := newSched(t, 1, map[string]HandlerFunc{
 		"forever": func(c Call) error {
+			close(inFlight)
 			go func() {
 				<-c.Ctx.Done()
 				cancelled <- context.Cause(c.Ctx)
@@ -325,7 +327,9 @@ func TestKillCancelsInFlightCommand(t *testing.T) {
 	}}
 	h, err := s.Submit(p, "main", nil)
 	require.NoError(t, err)
-	time.Sleep(5 * time.Millisecond)
+	// not a 5 ms sleep: a kill before the first step would end p before it
+	// yields, no command would be in flight, and <-cancelled would hang
+	<-inFlight
 	reason := errors.New("enough")
 	require.NoError(t, s.Kill(h.PID(), reason))
 	_, err = wait(t, h)
