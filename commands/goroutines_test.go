@@ -43,25 +43,43 @@ func TestGoroutinePoolRunsEachOnce(t *testing.T) {
 }
 
 // TestGoroutinePoolReuses: calls made one after another run on one
-// parked goroutine; after the idle time it exits.
+// parked goroutine; after the idle time it exits. (The idle time of the
+// reuse part is an hour: with 50 ms, a test stalled that long on a loaded
+// machine saw the goroutine exit between two calls, and waited in vain
+// for one parked.)
 func TestGoroutinePoolReuses(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	p := &goroutinePool{idleTime: 50 * time.Millisecond}
+	parked := func(p *goroutinePool) []parkedGoroutine {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return append([]parkedGoroutine(nil), p.idle...)
+	}
+	p := &goroutinePool{idleTime: time.Hour}
+	var first chan func()
 	for range 100 {
 		ran := make(chan struct{})
 		p.Go(func() { close(ran) })
 		<-ran
-		require.Eventually(t, func() bool {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			return len(p.idle) == 1
-		}, time.Second, 100*time.Microsecond, "one goroutine parked: the same one each time")
+		require.Eventually(t, func() bool { return len(parked(p)) == 1 },
+			20*time.Second, 100*time.Microsecond, "one goroutine parked")
+		if first == nil {
+			first = parked(p)[0].ch
+		}
+		require.Equal(t, first, parked(p)[0].ch, "the same goroutine each time")
 	}
+	p.Close()
+
+	// with a short idle time, the parked goroutine exits: it has parked
+	// (the sweeper is set) and is no longer there
+	p = &goroutinePool{idleTime: time.Millisecond}
+	ran := make(chan struct{})
+	p.Go(func() { close(ran) })
+	<-ran
 	require.Eventually(t, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return len(p.idle) == 0
-	}, 2*time.Second, time.Millisecond, "the idle goroutine exits")
+		return p.sweeper != nil && len(p.idle) == 0
+	}, 20*time.Second, time.Millisecond, "the idle goroutine exits")
 }
 
 // TestGoroutinePoolSweep: the sweeper closes the channels of goroutines
