@@ -126,9 +126,13 @@ function child(boss, i)
   process.send(boss, require("shared").double(i) + runs - 1)
 end
 function main()
-  for i = 1, 1000 do process.spawn("child", process.self(), i) end
+  local pids = {}
+  for i = 1, 1000 do pids[i] = process.spawn("child", process.self(), i) end
   local sum = 0
   for i = 1, 1000 do sum = sum + process.receive() end
+  -- a child returns after its send: wait, or the last ones may still run
+  -- when main ends, and be cancelled at exit
+  for _, pid in ipairs(pids) do assert(process.wait(pid)) end
   print(sum)
 end`,
 	})
