@@ -26,6 +26,7 @@ package luaproc
 //     restored for the rest.
 
 import (
+	"slices"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -108,6 +109,7 @@ func (p *luaProcess) timerFired(tag uint64) bool {
 	p.dl.armed = append(p.dl.armed[:i], p.dl.armed[i+1:]...)
 	now := time.Now()
 	var next time.Time
+	var due []deadline
 	for j := 0; j < len(p.dl.pending); {
 		d := p.dl.pending[j]
 		if d.at.After(now) {
@@ -117,7 +119,13 @@ func (p *luaProcess) timerFired(tag uint64) bool {
 			j++
 			continue
 		}
+		due = append(due, d)
 		p.clearDeadline(d.t) // moves another entry to j
+	}
+	// A timer that fired late may cover several deadlines: the waits
+	// resume in the order of their deadlines, as they would have ended.
+	slices.SortStableFunc(due, func(a, b deadline) int { return a.at.Compare(b.at) })
+	for _, d := range due {
 		p.timedOut(d.t)
 	}
 	if !next.IsZero() {
