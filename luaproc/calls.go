@@ -19,9 +19,12 @@ package luaproc
 // server's relations mutex twice a call, which every client on every
 // worker would contend for. The monitor is quiet
 // (Scheduler.MonitorQuietly): calling a process does not count as
-// watching it, so its failure is still reported. At most
-// maxCallMonitors monitors are kept with no call waiting; all are
-// removed when the process ends (Close).
+// watching it, so its failure is still reported. When a process holds
+// maxCallMonitors and needs one more, it drops those with no call
+// waiting (their targets are monitored again on their next call); all are
+// removed when it ends (Close). The price: a target that ends after its
+// calls were answered still sends each caller that kept its monitor a
+// down, which the caller drops.
 //
 // Invariants (the process's goroutine only):
 //   - a task blocked in a call has t.call set, the request's task is t,
@@ -43,8 +46,8 @@ import (
 // defaultCallTimeout is process.call's timeout when none is given.
 const defaultCallTimeout = 5.0
 
-// maxCallMonitors is how many monitors of targets with no call waiting a
-// process keeps (callMonitor).
+// maxCallMonitors is how many call monitors a process holds before it
+// drops the idle ones (callMonitor).
 const maxCallMonitors = 64
 
 // callRequest is a call on its way to, or waiting in, its target, and
@@ -54,8 +57,9 @@ type callRequest struct {
 	from   scheduler.PID // the caller
 	msg    any           // the request
 	handle lua.LUserData // the target script's handle (callHandle): Value is the request
-	// Read by the caller only: a Lua caller's task and the target, or an
-	// Inbox's monitor of the target (the key of its calls).
+	// The caller's only: a Lua caller's task (cleared when the call ends,
+	// even though the target may still hold the request) and the target,
+	// or an Inbox's monitor of the target (the key of its calls).
 	task *task
 	to   scheduler.PID
 	ref  uint64
@@ -138,7 +142,7 @@ func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 // waitForReply gives t, blocked in a call (request, reqCall), its
 // timeout.
 func (p *luaProcess) waitForReply(t *task, r request) {
-	if r.timeout > 0 {
+	if r.timeout >= 0 { // 0: whatever is there at the next step, as receive(0)
 		p.setDeadline(t, r.timeout)
 	}
 }
@@ -152,6 +156,9 @@ func (p *luaProcess) endCall(t *task, args []lua.LValue) {
 		cm.waiting[last] = nil
 		cm.waiting = cm.waiting[:last]
 	}
+	// the target may keep the request (its handle): it must not keep
+	// the caller's task, and through it the caller's whole Lua state
+	t.call.task = nil
 	t.call = nil
 	p.callsWaiting--
 	p.clearDeadline(t)
@@ -178,6 +185,9 @@ func (p *luaProcess) dropMonitors() {
 	}
 	for target, cm := range p.callMons {
 		p.rt.sched.Demonitor(target, cm.ref)
+		for _, t := range cm.waiting {
+			t.call.task = nil // as endCall: a target keeps no dead caller's state
+		}
 	}
 	p.monitors, p.callMons = nil, nil
 }

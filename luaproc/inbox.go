@@ -82,7 +82,7 @@ func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, erro
 	}
 	done := make(chan callDone, 1)
 	in.mu.Lock()
-	ref := in.rt.sched.Monitor(in.PID(), to) // under mu: its down finds the call
+	ref := in.rt.sched.MonitorQuietly(in.PID(), to) // under mu: its down finds the call
 	in.calls[ref] = done
 	in.mu.Unlock()
 	defer func() {
@@ -201,9 +201,7 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 			if !d.replied {
 				return Message{From: ev.From, Kind: "call", Value: goValue(d.msg), call: d}, true
 			}
-			if done, ok := in.calls[d.ref]; ok {
-				done <- callDone{value: goValue(d.value)}
-			} else {
+			if done, ok := in.calls[d.ref]; !ok || !in.end(done, callDone{value: goValue(d.value)}) {
 				in.rt.droppedReplies.Add(1)
 			}
 			return Message{}, false
@@ -211,7 +209,7 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 		return Message{From: ev.From, Kind: "message", Value: goValue(ev.Data)}, true
 	case scheduler.EventDown:
 		if done, ok := in.calls[ev.Tag]; ok {
-			done <- callDone{err: fmt.Errorf("call %d: the process ended before replying: %s", ev.From, reasonText(ev.Error))}
+			in.end(done, callDone{err: fmt.Errorf("call %d: the process ended before replying: %s", ev.From, reasonText(ev.Error))})
 			return Message{}, false
 		}
 		return Message{From: ev.From, Kind: "down",
@@ -221,6 +219,18 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 			Value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}}, true
 	}
 	return Message{}, false
+}
+
+// end ends a call with d unless it has ended (its done holds the reply,
+// and Call, its context done, has not removed it yet): it never blocks,
+// as it runs under mu, which Call needs to remove the call.
+func (in *Inbox) end(done chan callDone, d callDone) bool {
+	select {
+	case done <- d:
+		return true
+	default:
+		return false
+	}
 }
 
 func (inboxProcess) Close() {}

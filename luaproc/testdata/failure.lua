@@ -258,14 +258,18 @@ function T.test_call_and_reply()
   process.send(s, "release")
   eq(next_event(), "replied late") -- sent after the reply: the reply was dropped
   eq(process.receive(0), nil)
+  v, err = process.call(s, "held", 0) -- 0: no waiting, as receive(0)
+  eq(v, nil); eq(err, "timeout")
+  process.send(s, "release")
+  eq(next_event(), "replied late")
   v, err = process.call(s, "crash")
   eq(v, nil); has(err, "ended before replying: server crashed")
   v, err = process.call(s, "anyone?")
   eq(v, nil); has(err, "no process")
 end
 
--- more targets than a process keeps call monitors for (64 idle ones),
--- some of which end: every call is answered or fails with the end
+-- more targets than a process keeps call monitors for (64), some of
+-- which end: every call is answered or fails with the end
 function T.test_calls_to_many_targets()
   local servers = {}
   for i = 1, 100 do servers[i] = process.spawn("server") end
@@ -283,22 +287,28 @@ end
 
 -- three tasks wait on calls to one server, which crashes on the third:
 -- all three calls end with its reason
+-- takes nothing until told "go", then crashes on its first call
+function T.gated_server()
+  process.receive{match = function(m) return m == "go" end}
+  local msg = process.receive()
+  error("server crashed on " .. tostring(msg), 0)
+end
+
+-- three calls wait on one server when it crashes: one down ends all three
 function T.test_calls_waiting_when_the_target_ends()
-  local s = process.spawn("server")
+  local s = process.spawn("gated_server")
   local function call(msg)
     return function()
       local v, err = process.call(s, msg, 10)
       return v and "answered" or err
     end
   end
-  local r = {process.all(call("slow"), call("slow"), call("crash"))}
-  -- the server takes the calls in turn: the ones it had not answered
-  -- when it crashed fail with its reason
-  local crashed = 0
-  for i = 1, 3 do
-    if r[i] ~= "answered" then crashed = crashed + 1; has(r[i], "ended before replying: server crashed") end
-  end
-  assert(crashed >= 1, "no call saw the crash")
+  -- process.all runs its functions in order: the three calls are out
+  -- before the fourth lets the server go
+  local r = {process.all(call("a"), call("b"), call("c"),
+    function() return process.send(s, "go") end)}
+  for i = 1, 3 do has(r[i], "ended before replying: server crashed on a") end
+  eq(r[4], true)
 end
 
 function T.test_call_by_name_and_unknown_name()
