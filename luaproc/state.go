@@ -40,6 +40,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"github.com/luarun/luarun/commands"
+	"github.com/luarun/luarun/luaproc/lualib"
 )
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
@@ -112,6 +113,7 @@ func (rt *Runtime) buildTemplate() *template {
 	for _, lib := range tableLibs {
 		open(L, lib.name, lib.open)
 	}
+	lualib.Install(L) // luarun's own string and table functions
 	g := L.G.Global
 	for _, name := range removedGlobals {
 		g.RawSetString(name, lua.LNil)

@@ -1,0 +1,22 @@
+// Package lualib is luarun's own Lua 5.1 library functions where
+// gopher-lua's are slow or differ from Lua 5.1: pure functions over Lua
+// values, with no knowledge of processes.
+//
+// Install replaces them in a state's string and table libraries.
+package lualib
+
+import lua "github.com/yuin/gopher-lua"
+
+// Install puts luarun's library functions in L's string and table
+// library tables (which must be open).
+func Install(L *lua.LState) {
+	str := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	for name, fn := range map[string]lua.LGFunction{
+		"find":   strFind,
+		"match":  strMatch,
+		"gmatch": strGmatch,
+		"gsub":   strGsub,
+	} {
+		str.RawSetString(name, L.NewFunction(fn))
+	}
+}

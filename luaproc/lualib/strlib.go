@@ -1,0 +1,283 @@
+package lualib
+
+// string.find, match, gmatch and gsub over the matcher of pattern.go,
+// with Lua 5.1's arguments, results and errors.
+
+import (
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// guard turns a patternError raised by the matcher into a Lua error;
+// anything else (a Lua error of a gsub callback) goes on unchanged.
+func guard(L *lua.LState) {
+	if r := recover(); r != nil {
+		if pe, ok := r.(patternError); ok {
+			raise(L, string(pe))
+		}
+		panic(r)
+	}
+}
+
+// raise raises msg as Lua 5.1's luaL_error does: prefixed with the
+// position of the caller if that is a Lua function, bare if it is a Go
+// one (pcall(string.find, ...)). gopher-lua's RaiseError would name the
+// nearest Lua function instead.
+func raise(L *lua.LState, msg string) {
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("Sl", dbg, nil); err == nil && dbg.CurrentLine > 0 {
+			msg = fmt.Sprintf("%s:%d: %s", dbg.Source, dbg.CurrentLine, msg)
+		}
+	}
+	L.Error(lua.LString(msg), 0)
+}
+
+// startOffset is Lua 5.1's posrelat for an init argument, as a 0-based
+// offset clamped to [0, n].
+func startOffset(init, n int) int {
+	if init < 0 {
+		init += n + 1
+	}
+	init-- // 0-based
+	if init < 0 {
+		return 0
+	}
+	if init > n {
+		return n
+	}
+	return init
+}
+
+// pushCaptures pushes the captures of a match src[s:e] (the whole match
+// if the pattern has none, when wholeIfNone) and returns how many.
+func (ms *matchState) pushCaptures(L *lua.LState, s, e int, wholeIfNone bool) int {
+	n := ms.level
+	if n == 0 && wholeIfNone {
+		L.Push(lua.LString(ms.src[s:e]))
+		return 1
+	}
+	for i := 0; i < n; i++ {
+		L.Push(ms.captureValue(i, s, e))
+	}
+	return n
+}
+
+// captureValue is capture i (0: the whole match when there is none).
+func (ms *matchState) captureValue(i, s, e int) lua.LValue {
+	if i >= ms.level {
+		if i == 0 {
+			return lua.LString(ms.src[s:e])
+		}
+		panic(patternError("invalid capture index"))
+	}
+	c := ms.capture[i]
+	switch c.len {
+	case capUnfinished:
+		panic(patternError("unfinished capture"))
+	case capPosition:
+		return lua.LNumber(c.init + 1)
+	}
+	return lua.LString(ms.src[c.init : c.init+c.len])
+}
+
+// hasSpecials: 5.1's strpbrk(p, SPECIALS).
+func hasSpecials(pat string) bool { return strings.ContainsAny(pat, specials) }
+
+func strFind(L *lua.LState) int  { return findAux(L, true) }
+func strMatch(L *lua.LState) int { return findAux(L, false) }
+
+func findAux(L *lua.LState, find bool) int {
+	src := L.CheckString(1)
+	pat := L.CheckString(2)
+	init := startOffset(L.OptInt(3, 1), len(src))
+	if find && (lua.LVAsBool(L.Get(4)) || !hasSpecials(pat)) { // a plain search
+		if i := strings.Index(src[init:], pat); i >= 0 {
+			L.Push(lua.LNumber(init + i + 1))
+			L.Push(lua.LNumber(init + i + len(pat)))
+			return 2
+		}
+		L.Push(lua.LNil)
+		return 1
+	}
+	defer guard(L)
+	anchored := strings.HasPrefix(pat, "^")
+	if anchored {
+		pat = pat[1:]
+	}
+	ms := &matchState{src: src, pat: pat}
+	s, e := ms.find(init, anchored)
+	if s < 0 {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if find {
+		L.Push(lua.LNumber(s + 1))
+		L.Push(lua.LNumber(e))
+		return ms.pushCaptures(L, s, e, false) + 2
+	}
+	return ms.pushCaptures(L, s, e, true)
+}
+
+// strGmatch is string.gmatch: an iterator over the matches. A leading
+// '^' is an ordinary character here, as in 5.1.
+func strGmatch(L *lua.LState) int {
+	src := L.CheckString(1)
+	pat := L.CheckString(2)
+	ms := &matchState{src: src, pat: pat}
+	pos := 0
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		defer guard(L)
+		if pos > len(src) {
+			return 0
+		}
+		s, e := ms.find(pos, false)
+		if s < 0 {
+			pos = len(src) + 1
+			return 0
+		}
+		pos = e
+		if e == s {
+			pos++ // an empty match: go on at least one position
+		}
+		return ms.pushCaptures(L, s, e, true)
+	}))
+	return 1
+}
+
+// strGsub is string.gsub(s, pattern, repl [, n]).
+func strGsub(L *lua.LState) int {
+	src := L.CheckString(1)
+	pat := L.CheckString(2)
+	repl := L.Get(3)
+	switch repl.Type() {
+	case lua.LTNumber, lua.LTString, lua.LTFunction, lua.LTTable:
+	default:
+		L.ArgError(3, "string/function/table expected")
+	}
+	maxN := L.OptInt(4, len(src)+1)
+	if rs, ok := repl.(lua.LString); ok && pat != "" && !hasSpecials(pat) && !strings.Contains(string(rs), "%") {
+		out, n := replacePlain(src, pat, string(rs), maxN)
+		L.Push(lua.LString(out))
+		L.Push(lua.LNumber(n))
+		return 2
+	}
+	defer guard(L)
+	anchored := strings.HasPrefix(pat, "^")
+	if anchored {
+		pat = pat[1:]
+	}
+	ms := &matchState{src: src, pat: pat}
+	var b strings.Builder
+	n, pos := 0, 0
+	for n < maxN {
+		s, e := ms.find(pos, anchored)
+		if s < 0 {
+			break
+		}
+		b.WriteString(src[pos:s]) // what lies before the match, unchanged
+		n++
+		ms.addValue(L, &b, repl, s, e)
+		switch {
+		case e > s: // a non-empty match: go on after it
+			pos = e
+		case s < len(src): // an empty one: keep the next character
+			b.WriteByte(src[s])
+			pos = s + 1
+		default:
+			pos = s + 1
+		}
+		if anchored || pos > len(src) {
+			break
+		}
+	}
+	if pos < len(src) {
+		b.WriteString(src[pos:])
+	}
+	L.Push(lua.LString(b.String()))
+	L.Push(lua.LNumber(n))
+	return 2
+}
+
+// replacePlain is gsub of a pattern without specials by a replacement
+// without '%': a text search.
+func replacePlain(src, pat, repl string, maxN int) (string, int) {
+	var b strings.Builder
+	n, pos := 0, 0
+	for n < maxN {
+		i := strings.Index(src[pos:], pat)
+		if i < 0 {
+			break
+		}
+		if n == 0 {
+			b.Grow(len(src))
+		}
+		b.WriteString(src[pos : pos+i])
+		b.WriteString(repl)
+		pos += i + len(pat)
+		n++
+	}
+	if n == 0 {
+		return src, 0
+	}
+	b.WriteString(src[pos:])
+	return b.String(), n
+}
+
+// addValue appends the replacement of the match src[s:e] (add_value).
+func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValue, s, e int) {
+	var v lua.LValue
+	switch r := repl.(type) {
+	case lua.LString:
+		ms.addString(b, string(r), s, e)
+		return
+	case lua.LNumber:
+		ms.addString(b, lua.LVAsString(r), s, e)
+		return
+	case *lua.LFunction:
+		L.Push(r)
+		n := ms.pushCaptures(L, s, e, true)
+		L.Call(n, 1)
+		v = L.Get(-1)
+		L.Pop(1)
+	case *lua.LTable:
+		v = L.GetTable(r, ms.captureValue(0, s, e))
+	}
+	switch v := v.(type) {
+	case lua.LString:
+		b.WriteString(string(v))
+	case lua.LNumber:
+		b.WriteString(lua.LVAsString(v))
+	default:
+		if !lua.LVAsBool(v) { // nil or false: keep the original text
+			b.WriteString(ms.src[s:e])
+			return
+		}
+		panic(patternError("invalid replacement value (a " + v.Type().String() + ")"))
+	}
+}
+
+// addString appends a replacement string, with %0-%9 and %%.
+func (ms *matchState) addString(b *strings.Builder, news string, s, e int) {
+	for i := 0; i < len(news); i++ {
+		c := news[i]
+		if c != lEsc {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		var d byte // 5.1 reads the C string's terminator after a final '%'
+		if i < len(news) {
+			d = news[i]
+		}
+		switch {
+		case d < '0' || d > '9':
+			b.WriteByte(d)
+		case d == '0':
+			b.WriteString(ms.src[s:e])
+		default:
+			b.WriteString(lua.LVAsString(ms.captureValue(int(d-'1'), s, e)))
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package lualib
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+)
+
+// runLua runs src in a fresh gopher-lua state with this package's
+// functions installed and returns what it printed.
+func runLua(t testing.TB, name, src string) string {
+	t.Helper()
+	L := lua.NewState()
+	defer L.Close()
+	Install(L)
+	var out bytes.Buffer
+	L.SetGlobal("print", L.NewFunction(func(L *lua.LState) int {
+		for i := 1; i <= L.GetTop(); i++ {
+			if i > 1 {
+				out.WriteByte('\t')
+			}
+			out.WriteString(L.ToStringMeta(L.Get(i)).String())
+		}
+		out.WriteByte('\n')
+		return 0
+	}))
+	fn, err := L.Load(strings.NewReader(src), name)
+	require.NoError(t, err)
+	L.Push(fn)
+	require.NoError(t, L.PCall(0, 0, nil))
+	return out.String()
+}
+
+// lua51 runs src with lua5.1 and returns its output, or skips the test
+// when lua5.1 is not installed (.ci/run installs it).
+func lua51(t testing.TB, name, src string) string {
+	t.Helper()
+	path, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("lua5.1 is not installed (apt-get install lua5.1): no comparison with it")
+	}
+	file := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(file, []byte(src), 0o644))
+	out, err := exec.Command(path, file).Output()
+	require.NoError(t, err)
+	return string(out)
+}
+
+// TestPatternsAsLua51: the cases of testdata/patterns.lua (every kind of
+// pattern item, init positions, replacements, errors) give what lua5.1
+// printed for them (testdata/patterns.out; checked against lua5.1 itself
+// when it is installed).
+func TestPatternsAsLua51(t *testing.T) {
+	src, err := os.ReadFile("testdata/patterns.lua")
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/patterns.out")
+	require.NoError(t, err)
+	got := runLua(t, "patterns.lua", string(src))
+	wantLines, gotLines := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	require.Equal(t, len(wantLines), len(gotLines))
+	for i := range wantLines {
+		assert.Equal(t, wantLines[i], gotLines[i], "patterns.out line %d", i+1)
+	}
+	if _, err := exec.LookPath("lua5.1"); err == nil {
+		assert.Equal(t, string(want), lua51(t, "patterns.lua", string(src)), "testdata/patterns.out is not lua5.1's output: regenerate it")
+	}
+}
+
+// randomCases makes n (subject, pattern) pairs from small alphabets, so
+// that matches, captures, sets and quantifiers meet often.
+func randomCases(r *rand.Rand, n int) [][2]string {
+	subj := "aab(b)c. %x\n-[]^$1"
+	items := []string{"a", "b", ".", "%a", "%d", "%s", "%w", "%S", "%p", "[ab]", "[^a]", "[a-c%d]", "%(", "%.",
+		"(", ")", "()", "%b()", "%f[%w]", "%f[%W]", "^", "$", "%1", "x", "[]", "%"}
+	quants := []string{"", "", "", "*", "+", "-", "?"}
+	cases := make([][2]string, n)
+	for i := range cases {
+		var s, p strings.Builder
+		for range r.Intn(12) {
+			s.WriteByte(subj[r.Intn(len(subj))])
+		}
+		for range 1 + r.Intn(5) {
+			it := items[r.Intn(len(items))]
+			p.WriteString(it)
+			if len(it) <= 2 && it != "(" && it != ")" && it != "()" {
+				p.WriteString(quants[r.Intn(len(quants))])
+			}
+		}
+		cases[i] = [2]string{s.String(), p.String()}
+	}
+	return cases
+}
+
+// TestRandomPatternsAsLua51 compares find, match, gsub and gmatch on
+// 4,000 random subjects and patterns (well- and malformed) with lua5.1.
+func TestRandomPatternsAsLua51(t *testing.T) {
+	var src strings.Builder
+	src.WriteString(`
+local function show(...)
+  local t = {}
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    -- one line per case, and no directory in an error's position
+    t[i] = type(v) == "string" and v:gsub("[%c\\]", function(c) return "\\" .. c:byte() end):gsub("^.*cases%.lua:", "cases.lua:") or tostring(v)
+  end
+  return table.concat(t, ",")
+end
+local function gm(s, p)
+  local t = {}
+  for a, b in string.gmatch(s, p) do t[#t + 1] = show(a, b); if #t > 20 then break end end
+  return table.concat(t, "|")
+end
+local function c(s, p)
+  print(show(pcall(string.find, s, p)), show(pcall(string.match, s, p)),
+    show(pcall(string.gsub, s, p, "<%0>")), show(pcall(gm, s, p)))
+end
+`)
+	cases := randomCases(rand.New(rand.NewSource(1)), 4000)
+	for _, c := range cases {
+		fmt.Fprintf(&src, "c(%q, %q)\n", c[0], c[1])
+	}
+	want := lua51(t, "cases.lua", src.String())
+	got := runLua(t, "cases.lua", src.String())
+	wantLines, gotLines := strings.Split(want, "\n"), strings.Split(got, "\n")
+	require.Equal(t, len(wantLines), len(gotLines))
+	bad := 0
+	for i := range cases {
+		if wantLines[i] != gotLines[i] {
+			bad++
+			if bad <= 10 {
+				t.Errorf("subject %q pattern %q:\n lua5.1: %s\n luarun: %s", cases[i][0], cases[i][1], wantLines[i], gotLines[i])
+			}
+		}
+	}
+	assert.Zero(t, bad, "cases that differ from lua5.1")
+}
+
+// FuzzFind: the matcher never fails but with a pattern error, and a
+// match lies inside the subject; a pattern without specials finds what
+// strings.Index finds.
+func FuzzFind(f *testing.F) {
+	for _, c := range randomCases(rand.New(rand.NewSource(2)), 50) {
+		f.Add(c[0], c[1])
+	}
+	f.Fuzz(func(t *testing.T, src, pat string) {
+		anchored := strings.HasPrefix(pat, "^")
+		p := pat
+		if anchored {
+			p = p[1:]
+		}
+		ms := &matchState{src: src, pat: p}
+		var s, e int
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					if _, ok := r.(patternError); !ok {
+						panic(r)
+					}
+					s = -2
+				}
+			}()
+			s, e = ms.find(0, anchored)
+		}()
+		if s == -2 {
+			return
+		}
+		if s >= 0 && (s > e || e > len(src)) {
+			t.Fatalf("match [%d, %d) outside %q", s, e, src)
+		}
+		if !hasSpecials(pat) && !strings.Contains(pat, ")") {
+			if want := strings.Index(src, pat); want != s {
+				t.Fatalf("find %q in %q: %d, strings.Index %d", pat, src, s, want)
+			}
+		}
+	})
+}
