@@ -2,7 +2,8 @@
 // gopher-lua's are slow or differ from Lua 5.1: pure functions over Lua
 // values, with no knowledge of processes.
 //
-// Install replaces them in a state's string and table libraries.
+// Install replaces them in a state's string and table libraries:
+// string.find, match, gmatch, gsub; table.concat.
 package lualib
 
 import lua "github.com/yuin/gopher-lua"
@@ -19,4 +20,6 @@ func Install(L *lua.LState) {
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}
+	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
+	tab.RawSetString("concat", L.NewFunction(tabConcat))
 }

@@ -104,3 +104,19 @@ run("gmatch", gm, "one two  three", "%a+")
 run("gmatch", gm, "k=v, a=b", "(%w+)=(%w+)")
 run("gmatch", gm, "abc", "")
 run("gmatch", gm, "abc", "()")
+
+-- table.concat
+run("concat", table.concat, {1, 2, "3", 4.5}, "-")
+run("concat", table.concat, {1, {}, 3})
+run("concat", table.concat, {}, ",")
+run("concat", table.concat, {"a", "b", "c"}, ",", 2, 3)
+run("concat", table.concat, {"a", "b"}, ",", 3)
+run("concat", table.concat, {"a", "b"}, ",", 2, 1)
+run("concat", table.concat, {"a"}, ",", 1, 2)
+run("concat", table.concat, {"x", "y"}, 1)
+run("concat", table.concat, nil)
+run("concat", table.concat, {}, {})
+run("concat", table.concat, {"a", "b", nil, "d"}, ",", 1, 2)
+local many = {}
+for i = 1, 100000 do many[i] = i % 10 end
+run("concat", function() return #table.concat(many, ", ") end)

@@ -1,0 +1,42 @@
+package lualib
+
+// table.concat, written for long lists: one builder, no value pushed per
+// item (gopher-lua's pushes every item on the value stack, which grows by
+// a fixed step: quadratic, and "registry overflow" past a million).
+
+import (
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// tabConcat is table.concat(t [, sep [, i [, j]]]).
+func tabConcat(L *lua.LState) int {
+	sep := ""
+	if L.Get(2) != lua.LNil {
+		sep = L.CheckString(2) // a number is a string here, as in 5.1
+	}
+	t := L.CheckTable(1)
+	i := L.OptInt(3, 1)
+	last := t.Len()
+	if L.Get(4) != lua.LNil {
+		last = L.CheckInt(4)
+	}
+	var b strings.Builder
+	for ; i <= last; i++ {
+		switch v := t.RawGetInt(i).(type) {
+		case lua.LString:
+			b.WriteString(string(v))
+		case lua.LNumber:
+			b.WriteString(v.String())
+		default:
+			raise(L, fmt.Sprintf("invalid value (%s) at index %d in table for 'concat'", v.Type(), i))
+		}
+		if i < last {
+			b.WriteString(sep)
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
