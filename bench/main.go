@@ -95,6 +95,7 @@ func workloads() []workload {
 		{"busy", behindBusy},
 		{"flood", flood},
 		{"failure", failure},
+		{"stdlib", stdlib},
 	}
 }
 

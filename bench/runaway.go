@@ -156,10 +156,7 @@ func flood() []row {
 	dir, err := os.MkdirTemp("", "luarun-flood")
 	check(err)
 	defer os.RemoveAll(dir)
-	bin, script := filepath.Join(dir, "luarun"), filepath.Join(dir, "flood.lua")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	check(build.Run())
+	bin, script := buildLuarun(dir), filepath.Join(dir, "flood.lua")
 	check(os.WriteFile(script, []byte(floodLua), 0o644))
 	run := func(args ...string) (secs float64, refused int64, rssKB int64) {
 		cmd := exec.Command(bin, append(args, script, fmt.Sprint(n))...)

@@ -3,7 +3,7 @@
 // values, with no knowledge of processes.
 //
 // Install replaces them in a state's string and table libraries:
-// string.find, match, gmatch, gsub; table.concat.
+// string.find, match, gmatch, gsub, format; table.concat.
 package lualib
 
 import lua "github.com/yuin/gopher-lua"
@@ -17,6 +17,7 @@ func Install(L *lua.LState) {
 		"match":  strMatch,
 		"gmatch": strGmatch,
 		"gsub":   strGsub,
+		"format": strFormat,
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}

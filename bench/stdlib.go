@@ -1,0 +1,171 @@
+package main
+
+// The Lua library beside lua5.4: common idioms, each timed inside the
+// script (os.clock, so the input's making is not counted) by luarun (the
+// binary, built here) and by lua5.4, at n and 10n to show them linear.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// stdlibLua runs one idiom at size n and prints its seconds. It runs
+// unchanged under lua5.4 (the last line) and luarun (main).
+const stdlibLua = `
+local unpack = unpack or table.unpack
+local words = {"alpha", "beta", "gamma", "delta", "eps"}
+local function text(n)
+  local t = {}
+  for i = 1, n do
+    t[i] = "ts=" .. i .. " svc=" .. words[i % 5 + 1] .. " path=/api/v" .. (i % 7) .. "/items status=" .. (200 + i % 3) .. "  "
+  end
+  return table.concat(t, "\n"), t
+end
+
+local idioms = {}
+-- library calls on long inputs: n lines of ~50 bytes
+idioms.gsub = function(n) local s = text(n); return function() return (s:gsub("%s+", " ")) end end
+idioms.find = function(n) local s = text(n); return function() return s:find("\n[^\n]*$") end end
+idioms.match = function(n)
+  local _, lines = text(n)
+  return function()
+    local k = 0
+    for i = 1, #lines do
+      if lines[i]:match("svc=(%w+) path=(%S+) status=(%d+)") then k = k + 1 end
+    end
+    return k
+  end
+end
+idioms.gmatch = function(n)
+  local s = text(n)
+  return function() local k = 0; for _ in s:gmatch("[^\n]+") do k = k + 1 end return k end
+end
+idioms.upper = function(n) local s = text(n); return function() return #s:upper() end end
+idioms.concat = function(n)
+  local t = {}
+  for i = 1, n do t[i] = "item" .. i end
+  return function() return #table.concat(t, ",") end
+end
+idioms.sort = function(n)
+  local t, x = {}, 42
+  for i = 1, n do x = (x * 1103515245 + 12345) % 2147483648; t[i] = x end
+  return function() table.sort(t); return t[1] end
+end
+-- calls in a loop: n calls, each short
+idioms.format = function(n)
+  return function() local s; for i = 1, n do s = string.format("%d %s %.2f", i, "abc", i / 3) end return s end
+end
+idioms.insert_remove = function(n)
+  return function()
+    local t = {}
+    for i = 1, n do table.insert(t, i) end
+    for i = 1, n do table.remove(t) end
+    return #t
+  end
+end
+idioms.sub_byte = function(n)
+  local s = text(1)
+  return function() local k = 0; for i = 1, n do k = k + #s:sub(i % 40 + 1, i % 40 + 5) + s:byte(i % 40 + 1) end return k end
+end
+-- the interpreter's own cost of a call in a loop, beside the rows above
+idioms.empty_call = function(n)
+  local f = function(a, b) return a end
+  return function() local k; for i = 1, n do k = f(i, i) end return k end
+end
+
+function main(idiom, n)
+  local run = idioms[idiom](tonumber(n))
+  local t0 = os.clock()
+  run()
+  print(string.format("%.6f", os.clock() - t0))
+end
+
+if not process then main(...) end
+`
+
+// stdlibIdioms: name, what it does, base n, and whether the library call
+// dominates (the ≤ 2× target applies) or the interpreter's call overhead
+// does.
+var stdlibIdioms = []struct {
+	name, what string
+	n          int
+	library    bool
+}{
+	{"gsub", `s:gsub("%s+", " ") over n lines`, 20000, true},
+	{"find", `s:find("\n[^\n]*$") over n lines`, 20000, true},
+	{"match", `line:match("svc=(%w+) path=(%S+) status=(%d+)") on n lines`, 20000, true},
+	{"gmatch", `for l in s:gmatch("[^\n]+") over n lines`, 20000, true},
+	{"upper", `s:upper() of n lines`, 20000, true},
+	{"concat", `table.concat of n items`, 200000, true},
+	{"sort", `table.sort of n numbers`, 100000, true},
+	{"format", `string.format("%d %s %.2f", ...) n times`, 200000, false},
+	{"insert_remove", `table.insert then table.remove, n each`, 300000, false},
+	{"sub_byte", `s:sub(i, j) and s:byte(i), n each`, 300000, false},
+	{"empty_call", `f(i, i) of an empty Lua function, n times`, 300000, false},
+}
+
+func stdlib() []row {
+	dir, err := os.MkdirTemp("", "luarun-stdlib")
+	check(err)
+	defer os.RemoveAll(dir)
+	bin := buildLuarun(dir)
+	script := filepath.Join(dir, "idioms.lua")
+	check(os.WriteFile(script, []byte(stdlibLua), 0o644))
+	lua54, err := exec.LookPath("lua5.4")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "stdlib: lua5.4 is not installed (apt-get install lua5.4): its column is empty")
+	}
+	const runs = 3
+	timeOf := func(cmd string, idiom string, n int) float64 {
+		var ts []float64
+		for range runs {
+			out, err := exec.Command(cmd, script, idiom, strconv.Itoa(n)).Output()
+			check(err)
+			t, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+			check(err)
+			ts = append(ts, t)
+		}
+		return medianF(ts)
+	}
+	var rows []row
+	for _, id := range stdlibIdioms {
+		n := size(id.n, id.n/10)
+		lr1, lr10 := timeOf(bin, id.name, n), timeOf(bin, id.name, 10*n)
+		r := row{
+			workload: fmt.Sprintf("%s, n = %d (10n: ×%.1f)", id.what, n, lr10/lr1),
+			luarun:   fmt.Sprintf("%s; 10n %s", fmtSecs(lr1), fmtSecs(lr10)),
+			baseline: "lua5.4 missing", floor: "—", ratio: "—",
+			target: "≤ 2× lua5.4",
+		}
+		if !id.library {
+			r.target = "interpreter-bound: beside the empty call"
+		}
+		if lua54 != "" {
+			l1, l10 := timeOf(lua54, id.name, n), timeOf(lua54, id.name, 10*n)
+			r.baseline = fmt.Sprintf("lua5.4 %s; 10n %s", fmtSecs(l1), fmtSecs(l10))
+			r.ratio = fmt.Sprintf("%.2f× at n, %.2f× at 10n", lr1/l1, lr10/l10)
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+func fmtSecs(s float64) string {
+	if s < 0.001 {
+		return fmt.Sprintf("%.0f µs", s*1e6)
+	}
+	return fmt.Sprintf("%.1f ms", s*1e3)
+}
+
+// buildLuarun builds the luarun binary into dir and returns its path.
+func buildLuarun(dir string) string {
+	bin := filepath.Join(dir, "luarun")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	check(build.Run())
+	return bin
+}
