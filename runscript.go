@@ -52,13 +52,19 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	for _, a := range c.Args().Tail() {
 		args = append(args, a)
 	}
+	// Signals are caught before the script starts: one that came while it
+	// ran but before wait would kill luarun outright (exit by signal, no
+	// shutdown, no 130).
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
 	h, err := rt.Start(script, c.String("entry"), args...)
 	if err != nil {
 		shutdown(rt, 0, stderr)
 		return exitError, cli.Exit(err, exitError)
 	}
 
-	status, osExit := wait(rt, h, exited, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
+	status, osExit := wait(rt, h, exited, sigs, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
 	if c.Bool("stats") {
 		printStats(stderr, rt.Stats())
 	}
@@ -95,14 +101,12 @@ func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
 	}, nil
 }
 
-// wait waits for the main process, an os.exit, a --timeout or a signal,
+// wait waits for the main process, an os.exit, a --timeout or a signal
+// (on sigs),
 // then shuts the runtime down with the grace period. It returns 124 or
 // 130 for a timeout or a signal, os.exit's status (osExit true), else 0
 // (the main process's own result decides).
-func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-chan os.Signal, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
