@@ -31,3 +31,5 @@ require (
 	golang.org/x/exp v0.0.0-20231006140011-7918f672742d // indirect
 	golang.org/x/sys v0.30.0 // indirect
 )
+
+replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

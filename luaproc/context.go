@@ -204,11 +204,16 @@ func (p *luaProcess) releaseThread(co *lua.LState) {
 }
 
 // running is coroutine.running: it answers the coroutine the script sees,
-// skipping the ones pcall and xpcall run their function in.
+// skipping the ones pcall and xpcall run their function in, and nil in
+// the process's own code (its tasks), as Lua 5.1 does in the main thread.
 func (p *luaProcess) running(L *lua.LState) int {
 	th := L
 	for p.pthreads[th] && th.Parent != nil {
 		th = th.Parent
+	}
+	if p.taskThreads[th] { // the process's own code: Lua's main thread
+		L.Push(lua.LNil)
+		return 1
 	}
 	L.Push(th)
 	return 1

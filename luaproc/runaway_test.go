@@ -326,3 +326,26 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(50), "deep.lua:6: C stack overflow (coroutines, pcalls and xpcalls nested more than 200 deep)"}, res)
 }
+
+// TestRecursionAsDeepAsLua51: Lua calls nest to Lua 5.1's 20,000 — in a
+// process's own code, inside pcall and inside a coroutine — and deeper is
+// file:line: stack overflow. The frame stack grows on demand, so the
+// depth costs an idle process nothing (the heap per idle process is in
+// the harness's spawn row).
+func TestRecursionAsDeepAsLua51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "deep.lua", `
+local function depth(n) if n == 0 then return 0 end return 1 + depth(n - 1) end
+-- a tree 10,000 deep, walked recursively
+local function walk(t) local n = 1 for _, c in ipairs(t) do n = n + walk(c) end return n end
+function main()
+  local root, cur = {}, nil
+  cur = root
+  for i = 1, 9990 do local c = {} cur[1] = c cur = c end
+  local ok, err = pcall(depth, 30000)
+  return depth(19900), select(2, pcall(depth, 19900)),
+    coroutine.wrap(function() return depth(19900) end)(), walk(root), ok, err
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(19900), int64(19900), int64(19900), int64(9991), false, "deep.lua:2: stack overflow"}, res)
+}

@@ -52,9 +52,13 @@ const (
 	coRegistrySize   = 64
 )
 
+// luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;
+// the frame stack grows on demand (third_party/gopher-lua/FORK.md).
+const luaCallDepth = 20000
+
 var stateOptions = lua.Options{
 	SkipOpenLibs:        true,
-	CallStackSize:       200,
+	CallStackSize:       luaCallDepth,
 	RegistrySize:        mainRegistrySize,
 	RegistryMaxSize:     1 << 20,
 	RegistryGrowStep:    128,

@@ -21,6 +21,7 @@ func Install(L *lua.LState) {
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}
+	str.RawSetString("gfind", str.RawGetString("gmatch")) // 5.1's old name (LUA_COMPAT_GFIND)
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(tabConcat))
 }
