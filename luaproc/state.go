@@ -205,7 +205,11 @@ func (rt *Runtime) buildTemplate() *template {
 		}
 		mt := L.CreateTable(0, 2)
 		mt.RawSetString("__metatable", lua.LString("locked"))
-		mt.RawSetString("__index", fn(deniedFunc(name)))
+		index := deniedFunc(name)
+		if name == lua.OsLibName { // reading the clock needs no permission
+			index = clockOnly(g.RawGetString(name).(*lua.LTable), index)
+		}
+		mt.RawSetString("__index", fn(index))
 		tpl.deniedMT[name] = mt
 	}
 	tpl.base = L.CreateTable(0, 48)
@@ -373,6 +377,22 @@ func deniedFunc(module string) lua.LGFunction {
 	return func(L *lua.LState) int {
 		L.RaiseError("%s", notAllowed(module))
 		return 0
+	}
+}
+
+// clockFuncs are the functions of os that a switched-off os still has:
+// they only read the clock.
+var clockFuncs = map[string]bool{"time": true, "clock": true, "date": true, "difftime": true}
+
+// clockOnly is the __index of a switched-off os: the clock functions of
+// osT, and denied for the rest.
+func clockOnly(osT *lua.LTable, denied lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if key, ok := L.Get(2).(lua.LString); ok && clockFuncs[string(key)] {
+			L.Push(osT.RawGetString(string(key)))
+			return 1
+		}
+		return denied(L)
 	}
 }
 

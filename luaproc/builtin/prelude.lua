@@ -103,8 +103,18 @@ pcall = function(f, ...)
   return pcall_start(pstart(fn, ...))
 end
 
+local protected = pcall
+
+-- handled is xpcall's failure: the handler's first result, or, if the
+-- handler itself fails, "error in error handling" (as in Lua 5.1: xpcall
+-- never raises).
+local function handled(ok, ...)
+  if ok then return false, (...) end
+  return false, "error in error handling"
+end
+
 local function xpcall_step(co, handler, st, ...)
-  if st == 0 then return false, handler(...) end
+  if st == 0 then return handled(protected(handler, ...)) end
   if st == 1 then return true, ... end
   return xpcall_step(co, handler, presume(co, raw_yield(...)))
 end
@@ -115,7 +125,7 @@ end
 
 xpcall = function(f, handler, ...)
   local fn = callable(f)
-  if fn == nil then return false, handler("attempt to call a " .. type(f) .. " value") end
+  if fn == nil then return handled(protected(handler, "attempt to call a " .. type(f) .. " value")) end
   return xpcall_start(handler, pstart(fn, ...))
 end
 

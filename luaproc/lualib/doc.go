@@ -3,7 +3,8 @@
 // values, with no knowledge of processes.
 //
 // Install replaces them in a state's string and table libraries:
-// string.find, match, gmatch, gsub, format; table.concat.
+// string.find, match, gmatch, gsub, format; table.concat;
+// math.random and math.randomseed (a generator per state).
 package lualib
 
 import lua "github.com/yuin/gopher-lua"
@@ -24,4 +25,7 @@ func Install(L *lua.LState) {
 	str.RawSetString("gfind", str.RawGetString("gmatch")) // 5.1's old name (LUA_COMPAT_GFIND)
 	tab := L.GetGlobal(lua.TabLibName).(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(tabConcat))
+	m := L.GetGlobal(lua.MathLibName).(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(mathRandom))
+	m.RawSetString("randomseed", L.NewFunction(mathRandomseed))
 }

@@ -1,0 +1,80 @@
+package luaproc
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+)
+
+// TestXpcallNeverRaises: a handler that fails makes xpcall return false,
+// "error in error handling" (Lua 5.1), the handler's first result is the
+// message, and a handler may block.
+func TestXpcallNeverRaises(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "xp.lua", `
+function main()
+  local a, b = xpcall(function() error("a") end, function() error("b") end)
+  local c, d, e = xpcall(function() error("a") end, function() return 1, 2 end)
+  local f, g = xpcall(42, function(m) return "h: " .. m end)
+  local h, i = xpcall(function() error("a") end, function() time.sleep(0.001) return "slept" end)
+  return a, b, c, d, e, f, g, h, i
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{false, "error in error handling", false, int64(1), nil,
+		false, "h: attempt to call a number value", false, "slept"}, res)
+}
+
+// TestByteOrderMarkSkipped: a script saved with a UTF-8 BOM runs.
+func TestByteOrderMarkSkipped(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "bom.lua", "\xef\xbb\xbfreturn 1 + 1", "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(2)}, res)
+}
+
+// TestRandomPerProcess: math.randomseed makes a process's sequence
+// reproducible; unseeded processes draw different numbers; 5.1's
+// argument errors.
+func TestRandomPerProcess(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "rnd.lua", `
+function draw() return math.random(1000000000) end
+function main()
+  math.randomseed(7)
+  local a = {math.random(), math.random(10), math.random(3, 4)}
+  math.randomseed(7)
+  local b = {math.random(), math.random(10), math.random(3, 4)}
+  local same = a[1] == b[1] and a[2] == b[2] and a[3] == b[3]
+  local x, y = process.spawn("draw"), process.spawn("draw")
+  local _, dx = process.wait(x)
+  local _, dy = process.wait(y)
+  local in_range = true
+  for i = 1, 1000 do
+    local r = math.random(3, 5)
+    in_range = in_range and r >= 3 and r <= 5 and r == math.floor(r)
+  end
+  return same, dx ~= dy, in_range, (select(2, pcall(math.random, 0))), (select(2, pcall(math.random, 1, 2, 3)))
+end`, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 5)
+	assert.Equal(t, payload.Payloads{true, true, true}, res[:3])
+	assert.Contains(t, res[3], "interval is empty")
+	assert.Contains(t, res[4], "wrong number of arguments")
+}
+
+// TestSandboxKeepsTheClock: without the os permission, os.time, clock,
+// date and difftime still work (they only read the clock); the rest of
+// os does not.
+func TestSandboxKeepsTheClock(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{}) // no permissions
+	res, err := runLua(t, rt, "clock.lua", `
+return type(os.time()), type(os.clock()), type(os.date("%Y")), os.difftime(10, 4),
+  select(2, pcall(function() return os.getenv("HOME") end))`, "")
+	require.NoError(t, err)
+	require.Len(t, res, 5)
+	assert.Equal(t, payload.Payloads{"number", "number", "string", int64(6)}, res[:4])
+	assert.Contains(t, res[4], "os is not allowed")
+}
