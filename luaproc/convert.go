@@ -9,7 +9,9 @@ package luaproc
 //	nil, boolean, string      ↔ nil, bool, string ([]byte arrives as a string)
 //	number                    → int64 when integral and in range, else float64
 //	table with keys 1..n only → []any (n ≥ 1)
-//	empty table               → []any{} (or map[string]any{} if marked as a JSON object)
+//	empty table               → []any{} (or map[string]any{} if marked as a JSON object,
+//	                            which arrives marked)
+//	json.null                 ↔ payload.Null
 //	table with string keys    → map[string]any
 //	any other table           → map[any]any (keys bool, int64, float64, string)
 //
@@ -40,14 +42,14 @@ type converter struct {
 
 // toPayload converts v, naming it path in errors.
 func toPayload(v lua.LValue, path string) (any, error) {
-	var c converter
+	c := converter{objectMT: jsonObjectMT}
 	return c.toGo(v, path, 0)
 }
 
 // toPayloads converts a list of values, naming them by the names path(i).
 func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 	out := make([]any, len(vs))
-	var c converter
+	c := converter{objectMT: jsonObjectMT}
 	for i, v := range vs {
 		x, err := c.toGo(v, path(i), 0)
 		if err != nil {
@@ -73,8 +75,11 @@ func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
 	case *lua.LTable:
 		return c.table(x, path, depth)
 	case *lua.LUserData:
-		if c.null != nil && v == c.null {
-			return nil, nil
+		if v == jsonNull {
+			if c.null != nil { // JSON: null is nil
+				return nil, nil
+			}
+			return payload.Null, nil // a message: it arrives as json.null
 		}
 		return nil, fmt.Errorf("%s: userdata cannot be sent", path)
 	case *lua.LFunction:
@@ -199,6 +204,9 @@ func sortedKeys(t *lua.LTable) []lua.LValue {
 // payload values (a Go application's mistake) become their fmt.Sprint
 // string rather than crashing the process.
 func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
+	if v == payload.Null {
+		return jsonNull
+	}
 	switch x := v.(type) {
 	case nil:
 		if c.null != nil {
@@ -253,6 +261,6 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 
 // toLuaValue converts with the default options.
 func toLuaValue(L *lua.LState, v any) lua.LValue {
-	var c converter
+	c := converter{objectMT: jsonObjectMT}
 	return c.toLua(L, v)
 }

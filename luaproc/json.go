@@ -2,6 +2,7 @@ package luaproc
 
 import (
 	lua "github.com/yuin/gopher-lua"
+	"strings"
 
 	"github.com/luarun/luarun/payload"
 )
@@ -50,7 +51,7 @@ func jsonDecode(L *lua.LState) int {
 	v, err := payload.Decode([]byte(L.CheckString(1)))
 	if err != nil {
 		L.Push(lua.LNil)
-		L.Push(lua.LString("json.decode: " + err.Error()))
+		L.Push(lua.LString("json.decode: " + strings.TrimPrefix(err.Error(), "decode JSON: ")))
 		return 2
 	}
 	L.Push(jsonConverter().toLua(L, v))

@@ -78,3 +78,21 @@ return type(os.time()), type(os.clock()), type(os.date("%Y")), os.difftime(10, 4
 	assert.Equal(t, payload.Payloads{"number", "number", "string", int64(6)}, res[:4])
 	assert.Contains(t, res[4], "os is not allowed")
 }
+
+// TestJSONValuesSurviveSend: a decoded document with nulls and an empty
+// object, sent to another process and back, encodes to the same JSON;
+// the Go side sees payload.Null.
+func TestJSONValuesSurviveSend(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "js.lua", `
+function echo() local m, from = process.receive() process.send(from, m) end
+function main()
+  local doc = '{"a":null,"arr":[],"empty":{},"list":[1,null,3]}'
+  local p = process.spawn("echo")
+  process.send(p, json.decode(doc))
+  local back = process.receive()
+  return json.encode(back) == doc, back.list[2] == json.null, #back.list, json.decode(doc).list
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true, true, int64(3), []any{int64(1), payload.Null, int64(3)}}, res)
+}

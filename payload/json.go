@@ -3,10 +3,13 @@ package payload
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Encode returns the JSON form of v. Lists become arrays, maps objects (a
@@ -28,7 +31,7 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 		return fmt.Errorf("%s: nested deeper than %d (a cycle?)", path, maxDepth)
 	}
 	switch x := v.(type) {
-	case nil:
+	case nil, null:
 		buf.WriteString("null")
 	case bool:
 		buf.WriteString(strconv.FormatBool(x))
@@ -118,12 +121,34 @@ func Decode(data []byte) (any, error) {
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("decode JSON: %w", err)
+		return nil, fmt.Errorf("decode JSON: %w%s", err, position(data, err, dec.InputOffset()))
 	}
 	if dec.More() {
-		return nil, fmt.Errorf("decode JSON: data after the first value")
+		return nil, fmt.Errorf("decode JSON: data after the first value%s", position(data, nil, dec.InputOffset()))
 	}
 	return fromJSON(raw), nil
+}
+
+// position is " at line L, column C" of a decoding error: the byte a
+// syntax error names, the end of the input for an unexpected end, else
+// the first byte after what was decoded (skipping spaces).
+func position(data []byte, err error, offset int64) string {
+	idx := int(offset)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		idx = int(se.Offset) - 1 // Offset is past the offending byte
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		idx = len(data)
+	default:
+		for idx < len(data) && strings.IndexByte(" \t\r\n", data[idx]) >= 0 {
+			idx++
+		}
+	}
+	idx = max(0, min(idx, len(data)))
+	line := bytes.Count(data[:idx], []byte("\n")) + 1
+	col := idx - bytes.LastIndexByte(data[:idx], '\n')
+	return fmt.Sprintf(" at line %d, column %d", line, col)
 }
 
 func fromJSON(v any) any {

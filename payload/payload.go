@@ -12,6 +12,7 @@
 //	[]any              a list of Values
 //	map[string]any     a map with string keys
 //	map[any]any        a map whose keys are bool, int64, float64 or string
+//	Null               JSON's null where nil would be a hole (json.null in Lua)
 //
 // Values are plain Go data: a sender builds one, the receiver owns what it
 // gets. Check rejects anything else with the path of the bad value, and
@@ -24,6 +25,16 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Null is JSON's null as a value of its own: an element of a list or a
+// map that is there and null, where nil would be a hole (a Lua list
+// cannot hold nil). Lua's json.null crosses a process boundary as Null
+// and arrives as json.null; Encode writes it as null.
+var Null = null{}
+
+type null struct{}
+
+func (null) String() string { return "null" }
 
 // Payloads is an argument or result list.
 type Payloads []any
@@ -48,7 +59,7 @@ func CheckAll(ps Payloads) error {
 
 func check(v any, path string, seen map[uintptr]bool) error {
 	switch x := v.(type) {
-	case nil, bool, int64, float64, string, []byte:
+	case nil, bool, int64, float64, string, []byte, null:
 		return nil
 	case []any:
 		if len(x) == 0 {

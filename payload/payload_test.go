@@ -75,3 +75,22 @@ func TestJSONEdges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []any{1.0, 1.2345678901234567e19}, v)
 }
+
+// TestNullAndDecodePositions: Null is a Value and encodes as null; a
+// decoding error names its line and column.
+func TestNullAndDecodePositions(t *testing.T) {
+	require.NoError(t, Check([]any{int64(1), Null}))
+	b, err := Encode(map[string]any{"a": Null, "l": []any{Null}})
+	require.NoError(t, err)
+	require.Equal(t, `{"a":null,"l":[null]}`, string(b))
+	for doc, where := range map[string]string{
+		`{"a": 1,}`:         "at line 1, column 9",
+		"{\n \"a\": tru\n}": "at line 2, column 10",
+		`[1, 2`:             "at line 1, column 6",
+		`{"a":1} {"b":2}`:   "data after the first value at line 1, column 9",
+	} {
+		_, err := Decode([]byte(doc))
+		require.Error(t, err, doc)
+		require.Contains(t, err.Error(), where, doc)
+	}
+}
