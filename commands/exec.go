@@ -19,7 +19,7 @@ package commands
 //
 // An exit with any code is a result ({code=, stdout=, stderr=}); errors are
 // a command that could not start, one killed by a signal, a timeout, and
-// too much output.
+// too much output (the last two with the output so far: PartialError).
 
 import (
 	"bytes"
@@ -140,8 +140,11 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 	err := ec.Run()
 	release()
 	endGroup(ec)
-	if ctx.Err() != nil && parent.Err() == nil {
-		return nil, context.Cause(ctx) // the timeout, or too much output
+	if ctx.Err() != nil && parent.Err() == nil { // the timeout, or too much output
+		return nil, &PartialError{Err: context.Cause(ctx), Partial: map[string]any{
+			"stdout": ownedString(stdout.buf.Bytes()),
+			"stderr": ownedString(stderr.buf.Bytes()),
+		}}
 	}
 	if err := exitError(err); err != nil {
 		return nil, err
@@ -153,6 +156,17 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 		"stderr": ownedString(stderr.buf.Bytes()),
 	}, nil
 }
+
+// PartialError is a command's failure that comes with what it had done:
+// exec.run's timeout, with the output the command wrote before it was
+// killed ({stdout=, stderr=}). Lua gets nil, the error, and Partial.
+type PartialError struct {
+	Err     error
+	Partial any // a payload value
+}
+
+func (e *PartialError) Error() string { return e.Err.Error() }
+func (e *PartialError) Unwrap() error { return e.Err }
 
 // checkDir checks opts.dir here: a failed chdir in the child is reported
 // by Go as "fork/exec <cmd>: no such file or directory", blaming the

@@ -116,6 +116,28 @@ func TestExecTimeout(t *testing.T) {
 	assert.Less(t, took, execWaitDelay)
 }
 
+// TestExecTimeoutKeepsOutput: a timed-out command's error carries what it
+// wrote before it was killed (exec.run's third result). The marker file
+// says the shell got past its writes before the timeout (not a guess
+// about how long they take).
+func TestExecTimeoutKeepsOutput(t *testing.T) {
+	s := newSched(t)
+	marker := filepath.Join(t.TempDir(), "written")
+	h, _ := call(t, s, "exec.run", "sh", []any{"-c", "echo started; echo oops >&2; touch " + marker + "; sleep 60"},
+		map[string]any{"timeout": 0.5})
+	_, err := result(h)
+	var pe *PartialError
+	require.ErrorAs(t, err, &pe)
+	assert.EqualError(t, err, "exec.run sh: timed out after 500ms")
+	partial, ok := pe.Partial.(map[string]any)
+	require.True(t, ok)
+	if _, statErr := os.Stat(marker); statErr == nil {
+		assert.Equal(t, map[string]any{"stdout": "started\n", "stderr": "oops\n"}, partial)
+	} else {
+		t.Log("the shell had not written yet when the timeout came: nothing to compare")
+	}
+}
+
 // TestExecKill: killing a process during exec.run kills its child (and
 // the child's children); no goroutine is left (goleak checks at exit).
 func TestExecKill(t *testing.T) {

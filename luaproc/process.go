@@ -39,6 +39,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
@@ -330,9 +331,13 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 		return
 	}
 	t := w.t
-	if ev.Error != nil {
+	var pe *commands.PartialError
+	switch {
+	case errors.As(ev.Error, &pe): // nil, err, what it did before failing
+		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error()), toLuaValue(p.L, pe.Partial)}
+	case ev.Error != nil:
 		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error())}
-	} else {
+	default:
 		t.args = p.resultValues(ev.Data)
 	}
 	p.ready = append(p.ready, t)

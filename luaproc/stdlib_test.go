@@ -96,3 +96,20 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{true, true, int64(3), []any{int64(1), payload.Null, int64(3)}}, res)
 }
+
+// TestExecTimeoutPartialInLua: exec.run that times out returns nil, err
+// and {stdout=, stderr=}: what the command wrote before it was killed.
+func TestExecTimeoutPartialInLua(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"exec", "fs"}})
+	marker := t.TempDir() + "/written"
+	res, err := runLua(t, rt, "ex.lua", `
+local marker = ...
+local r, err, partial = exec.run("sh", {"-c", "echo started; touch " .. marker .. "; sleep 60"}, {timeout = 0.5})
+return r, err, partial.stdout, (fs.read(marker)) ~= nil`, "", marker)
+	require.NoError(t, err)
+	require.Len(t, res, 4)
+	assert.Equal(t, payload.Payloads{nil, "exec.run sh: timed out after 500ms"}, res[:2])
+	if res[3] == true { // the shell wrote before the timeout
+		assert.Equal(t, "started\n", res[2])
+	}
+}

@@ -129,7 +129,7 @@ func Decode(data []byte) (any, error) {
 	return fromJSON(raw), nil
 }
 
-// position is " at line L, column C" of a decoding error: the byte a
+// position is " at line L, column C (byte B)" of a decoding error: the byte a
 // syntax error names, the end of the input for an unexpected end, else
 // the first byte after what was decoded (skipping spaces).
 func position(data []byte, err error, offset int64) string {
@@ -148,7 +148,7 @@ func position(data []byte, err error, offset int64) string {
 	idx = max(0, min(idx, len(data)))
 	line := bytes.Count(data[:idx], []byte("\n")) + 1
 	col := idx - bytes.LastIndexByte(data[:idx], '\n')
-	return fmt.Sprintf(" at line %d, column %d", line, col)
+	return fmt.Sprintf(" at line %d, column %d (byte %d)", line, col, idx+1)
 }
 
 func fromJSON(v any) any {

@@ -366,4 +366,5 @@ exec = {}
 ---@param opts? luarun.exec.options
 ---@return luarun.exec.result|nil result
 ---@return string? err
+---@return {stdout: string, stderr: string}? partial what it wrote before a timeout killed it
 function exec.run(cmd, args, opts) end
