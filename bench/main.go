@@ -96,6 +96,7 @@ func workloads() []workload {
 		{"flood", flood},
 		{"failure", failure},
 		{"stdlib", stdlib},
+		{"logagg", logagg},
 	}
 }
 
