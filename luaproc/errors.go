@@ -59,13 +59,27 @@ func (e *KilledError) Error() string {
 // as one Go frame named as the script called it ("[G]: in function
 // 'require'"), and the function the prelude's boot called is named entry.
 func traceback(L *lua.LState, entry string) string {
+	return tracebackFrom(nil, L, currentFrame(L), entry)
+}
+
+// tracebackFrom is traceback from frame f of th up. With p, the walk goes
+// on from a coroutine pcall runs its function in to the one that called
+// pcall (debug.traceback), as frameAt's does.
+func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) string {
 	var b strings.Builder
 	b.WriteString("stack traceback:")
 	n := 0
-	for f := currentFrame(L); f != nil && n < 30; f = f.Parent {
+	up := func(f *callFrame) *callFrame {
+		if f.Parent == nil && p != nil && p.pthreads[th] && th.Parent != nil {
+			th = th.Parent
+			return currentFrame(th)
+		}
+		return f.Parent
+	}
+	for ; f != nil && n < 30; f = up(f) {
 		name, tail, where := calledName(f), f.TailCall > 0, ""
-		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto.SourceName == preludeName {
-			name = entry
+		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto.SourceName == preludeName && (p == nil || !p.pthreads[th]) {
+			name = entry // called by boot
 		}
 		switch {
 		case f.Fn.IsG:
@@ -124,8 +138,8 @@ func outermostBuiltin(f *callFrame) *callFrame {
 // a CALL instruction that the compiler named.
 func calledName(f *callFrame) string {
 	caller := f.Parent
-	if caller == nil || caller.Fn.IsG || f.TailCall > 0 {
-		return ""
+	if caller == nil || caller.Fn.IsG || f.TailCall > 0 || isBuiltin(caller.Fn.Proto.SourceName) {
+		return "" // a built-in's local names are not the script's
 	}
 	for _, c := range caller.Fn.Proto.DbgCalls {
 		if c.Pc == caller.Pc-1 {
@@ -246,35 +260,53 @@ func luaError(L *lua.LState) int {
 
 // levelWhere is "file:line: " of the function level calls up from the
 // running Go function (level 0), or "" when there is none or it is
-// opaque: a Go function or built-in code, a run of which counts as one
-// level. The walk goes on from the coroutine pcall runs its function in
-// to the one that called pcall, as the frames are one stack in Lua 5.1;
-// it stops at the base of any other coroutine.
+// opaque (frameAt).
 func levelWhere(L *lua.LState, level int) string {
-	p := procOf(L)
-	opaque := func(f *callFrame) bool { return f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) }
-	parent := func(th *lua.LState, f *callFrame) (*lua.LState, *callFrame) {
-		if f.Parent != nil || p == nil || !p.pthreads[th] || th.Parent == nil {
-			return th, f.Parent
-		}
-		return th.Parent, currentFrame(th.Parent)
-	}
-	th, f := L, currentFrame(L)
-	for ; f != nil && level > 0; level-- {
-		th, f = parent(th, f)
-		for f != nil && opaque(f) {
-			nth, next := parent(th, f)
-			if next == nil || !opaque(next) {
-				break
-			}
-			th, f = nth, next
-		}
-	}
-	if f == nil || opaque(f) {
+	_, f, _ := frameAt(L, level)
+	if f == nil || opaqueFrame(f) {
 		return ""
 	}
 	if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
 		return fmt.Sprintf("%s:%d: ", f.Fn.Proto.SourceName, lines[f.Pc-1])
 	}
 	return ""
+}
+
+// opaqueFrame: a Go function's frame or built-in Lua code's, which
+// scripts see as Go functions.
+func opaqueFrame(f *callFrame) bool { return f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) }
+
+// frameAt finds the frame level calls up from the function running in L
+// (level 0), as Lua 5.1 counts levels: a run of opaque frames (Go
+// functions, built-in code) counts as one level, and the walk goes on
+// from the coroutine pcall runs its function in to the one that called
+// pcall, as the frames are one stack in Lua 5.1; it stops at the base of
+// any other coroutine. It returns the frame's coroutine, the frame, and
+// its level in that coroutine as gopher-lua's GetStack counts; a nil
+// frame when there is none.
+func frameAt(L *lua.LState, level int) (*lua.LState, *callFrame, int) {
+	p := procOf(L)
+	type pos struct {
+		th    *lua.LState
+		f     *callFrame
+		depth int // hops from currentFrame(th)
+	}
+	parent := func(at pos) pos {
+		if at.f.Parent != nil || p == nil || !p.pthreads[at.th] || at.th.Parent == nil {
+			return pos{at.th, at.f.Parent, at.depth + 1}
+		}
+		return pos{at.th.Parent, currentFrame(at.th.Parent), 0}
+	}
+	at := pos{L, currentFrame(L), 0}
+	for ; at.f != nil && level > 0; level-- {
+		at = parent(at)
+		for at.f != nil && opaqueFrame(at.f) {
+			next := parent(at)
+			if next.f == nil || !opaqueFrame(next.f) {
+				break
+			}
+			at = next
+		}
+	}
+	return at.th, at.f, at.depth
 }

@@ -128,6 +128,7 @@ type luaProcess struct {
 	children map[scheduler.PID]scheduler.Handle
 
 	trace    string      // traceback of the last error raised in the root task
+	errTrace string      // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
 	entryErr *EntryError // set when the entry point did not resolve
 	chunkRun bool        // the chunk is the program (no entry)
 

@@ -113,3 +113,34 @@ return r, err, partial.stdout, (fs.read(marker)) ~= nil`, "", marker)
 		assert.Equal(t, "started\n", res[2])
 	}
 }
+
+// TestDebugLibrary: getinfo, getlocal, getupvalue/setupvalue of the
+// script's functions, levels across pcall, traceback, and what is left
+// out (built-ins' upvalues and locals, the registry, hooks, metatables).
+func TestDebugLibrary(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "dbg.lua", `
+local up = 10
+local function g() return up end
+local function locals(a, b) local c = a + b; return debug.getlocal(1, 3) end
+local function caller_line() return debug.getinfo(2, "l").currentline end
+function main()
+  local info = debug.getinfo(1, "Sln")
+  local name, value = locals(1, 2)
+  local upname, upvalue = debug.getupvalue(g, 1)
+  local setname = debug.setupvalue(g, 1, 20)
+  -- inside pcall, level 2 is pcall (a Go function) and level 3 the caller
+  local _, what2, line3 = pcall(function() return debug.getinfo(2, "S").what, debug.getinfo(3, "l").currentline end)
+  local tb = debug.traceback("msg")
+  local ok, xtb = xpcall(function() error("boom") end, debug.traceback)
+  local left_out = debug.getregistry == nil and debug.sethook == nil and debug.getmetatable == nil
+    and debug.setmetatable == nil and select("#", debug.getupvalue(pcall, 1)) == 0
+  return info.short_src, info.source, info.what, info.currentline, name, value, upname, upvalue, setname, g(),
+    what2, line3, caller_line(), tb:match("^msg\nstack traceback:\n\tdbg.lua:13: in function 'main'") ~= nil,
+    ok, xtb:match("^dbg.lua:14: boom\nstack traceback:\n\t%[G%]: in function 'error'\n\tdbg.lua:14: in function <dbg.lua:14>") ~= nil,
+    left_out, debug.getinfo(100)
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"dbg.lua", "@dbg.lua", "Lua", int64(7), "c", int64(3), "up", int64(10), "up", int64(20),
+		"C", int64(12), int64(18), true, false, true, true, nil}, res)
+}

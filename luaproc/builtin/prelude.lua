@@ -16,7 +16,8 @@
 -- resume that fits the values to what the suspended call wants (Go),
 -- process.all's Go half, the tables to fill, boot's Go helpers, and
 -- pcall's (pstart, presume).
-local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve, pstart, presume = ...
+local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve, pstart, presume,
+  debug_traceback, arm_trace, traced_failure = ...
 local error, type, getmetatable = error, type, getmetatable
 
 -- pass forwards the CMD yields of co to whoever resumed us, until co
@@ -105,6 +106,11 @@ end
 
 local protected = pcall
 
+local function traced_trampoline(f, ...)
+  arm_trace()
+  return same(f(...)) -- not a tail call: f keeps a caller in tracebacks
+end
+
 -- handled is xpcall's failure: the handler's first result, or, if the
 -- handler itself fails, "error in error handling" (as in Lua 5.1: xpcall
 -- never raises).
@@ -126,6 +132,12 @@ end
 xpcall = function(f, handler, ...)
   local fn = callable(f)
   if fn == nil then return handled(protected(handler, "attempt to call a " .. type(f) .. " value")) end
+  if handler == debug_traceback then
+    -- the everyday xpcall(f, debug.traceback): the traceback is taken
+    -- where the error is raised (Lua 5.1 runs the handler there; luarun
+    -- runs it once the protected coroutine has unwound)
+    return xpcall_start(traced_failure, pstart(traced_trampoline, fn, ...))
+  end
   return xpcall_start(handler, pstart(fn, ...))
 end
 
