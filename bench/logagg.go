@@ -15,25 +15,17 @@ import (
 	"strconv"
 )
 
-// logaggPlain is the parse loop of scripts/logagg.lua for plain Lua.
+// logaggPlain runs scripts/lib/logparse.lua, logagg.lua's parse loop in
+// plain Lua, over a file (run from the repository's root).
 const logaggPlain = `
+package.path = "scripts/?.lua;" .. package.path
+local parse = require("lib.logparse")
 local path = ...
 local f = assert(io.open(path, "rb"))
 local text = f:read("*a")
 f:close()
 local t0 = os.clock()
-local counts, ms, lines, bad = {}, {}, 0, 0
-for line in text:gmatch("[^\n]+") do
-  local svc, status, t = line:match("svc=(%w+) path=%S+ status=(%d+) ms=(%d+)")
-  if svc then
-    lines = lines + 1
-    local key = svc .. " " .. status
-    counts[key] = (counts[key] or 0) + 1
-    ms[svc] = (ms[svc] or 0) + tonumber(t)
-  else
-    bad = bad + 1
-  end
-end
+local _, _, lines = parse(text)
 print(string.format("%d lines parsed in %.3f s", lines, os.clock() - t0))
 `
 
@@ -65,15 +57,13 @@ func logagg() []row {
 			return parse(cmd)
 		}
 	}
-	median3 := func(run func() (int, float64)) (int, float64) {
-		var n int
-		var ts []float64
-		for range 3 {
+	median3 := func(run func() (int, float64)) (n int, secs float64) {
+		secs = medianOf(3, func() float64 {
 			var t float64
 			n, t = run()
-			ts = append(ts, t)
-		}
-		return n, medianF(ts)
+			return t
+		})
+		return n, secs
 	}
 	luarunRun(2)() // makes the log file
 	n, w1 := median3(luarunRun(1))

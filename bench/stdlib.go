@@ -119,17 +119,14 @@ func stdlib() []row {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stdlib: lua5.4 is not installed (apt-get install lua5.4): its column is empty")
 	}
-	const runs = 3
 	timeOf := func(cmd string, idiom string, n int) float64 {
-		var ts []float64
-		for range runs {
+		return medianOf(3, func() float64 {
 			out, err := exec.Command(cmd, script, idiom, strconv.Itoa(n)).Output()
 			check(err)
 			t, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
 			check(err)
-			ts = append(ts, t)
-		}
-		return medianF(ts)
+			return t
+		})
 	}
 	var rows []row
 	for _, id := range stdlibIdioms {
@@ -159,6 +156,15 @@ func fmtSecs(s float64) string {
 		return fmt.Sprintf("%.0f µs", s*1e6)
 	}
 	return fmt.Sprintf("%.1f ms", s*1e3)
+}
+
+// medianOf is the median of runs calls of run.
+func medianOf(runs int, run func() float64) float64 {
+	ts := make([]float64, runs)
+	for i := range ts {
+		ts[i] = run()
+	}
+	return medianF(ts)
 }
 
 // buildLuarun builds the luarun binary into dir and returns its path.

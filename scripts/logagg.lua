@@ -6,10 +6,11 @@
 --     (default 200000 lines, 4 parsers, /tmp; the log is dir/access-<lines>.log)
 --
 -- Each parser gets a slice of the log (whole lines) in a message, walks
--- it with gmatch and match, and sends back its counts per service and
+-- it with gmatch and match (lib/logparse.lua), and sends back its counts per service and
 -- status and its total response time per service. The parsing is Lua
 -- string work: with more workers (-w) the parsers run side by side.
 
+local parse_log = require("lib.logparse") -- plain Lua: the harness runs it under lua5.4 too
 local services = {"auth", "billing", "catalog", "search", "users"}
 
 local function log_line(i)
@@ -28,18 +29,7 @@ local function generate(path, lines)
 end
 
 function parse(boss, text)
-  local counts, ms, lines, bad = {}, {}, 0, 0
-  for line in text:gmatch("[^\n]+") do
-    local svc, status, t = line:match("svc=(%w+) path=%S+ status=(%d+) ms=(%d+)")
-    if svc then
-      lines = lines + 1
-      local key = svc .. " " .. status
-      counts[key] = (counts[key] or 0) + 1
-      ms[svc] = (ms[svc] or 0) + tonumber(t)
-    else
-      bad = bad + 1
-    end
-  end
+  local counts, ms, lines, bad = parse_log(text)
   process.send(boss, {counts = counts, ms = ms, lines = lines, bad = bad})
 end
 
