@@ -3,7 +3,7 @@
 // values, with no knowledge of processes.
 //
 // Install replaces them in a state's string and table libraries:
-// string.find, match, gmatch, gsub, format; table.concat;
+// string.find, match, gmatch, gsub, format, upper, lower; table.concat;
 // math.random and math.randomseed (a generator per state).
 package lualib
 
@@ -19,6 +19,8 @@ func Install(L *lua.LState) {
 		"gmatch": strGmatch,
 		"gsub":   strGsub,
 		"format": strFormat,
+		"upper":  strUpper,
+		"lower":  strLower,
 	} {
 		str.RawSetString(name, L.NewFunction(fn))
 	}

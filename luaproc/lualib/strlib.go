@@ -281,3 +281,29 @@ func (ms *matchState) addString(b *strings.Builder, news string, s, e int) {
 		}
 	}
 }
+
+// strUpper and strLower are string.upper and lower of the C locale: ASCII
+// letters only, byte by byte (gopher-lua's changed every Unicode letter,
+// "é" too, where Lua 5.1 leaves other bytes alone).
+func strUpper(L *lua.LState) int { return mapASCII(L, 'a', 'z', 'A'-'a') }
+func strLower(L *lua.LState) int { return mapASCII(L, 'A', 'Z', 'a'-'A') }
+
+func mapASCII(L *lua.LState, lo, hi byte, delta int) int {
+	s := L.CheckString(1)
+	i := 0
+	for i < len(s) && (s[i] < lo || s[i] > hi) {
+		i++
+	}
+	if i == len(s) { // nothing to change: the same string
+		L.Push(lua.LString(s))
+		return 1
+	}
+	b := []byte(s)
+	for ; i < len(b); i++ {
+		if c := b[i]; c >= lo && c <= hi {
+			b[i] = byte(int(c) + delta)
+		}
+	}
+	L.Push(lua.LString(b))
+	return 1
+}

@@ -145,3 +145,9 @@ run("format", string.format, "%d", "x")
 run("format", string.format, "no specs", 1, 2)
 print(pcall(string.format, "%5.2f|%-8s|%3d", 1/0, "é", 2))
 print(pcall(string.format, "%f %e %g %5.1E|", 1/0, -1/0, 1/0, -1/0))
+
+-- upper and lower: the C locale's letters only
+run("upper", string.upper, "héllo Wörld 123")
+run("lower", string.lower, "HÉLLO WÖRLD 123")
+run("upper", string.upper, "")
+run("upper", string.upper, 42)
