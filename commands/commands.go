@@ -19,6 +19,11 @@
 //	fs.read      (path)                    → the contents (a string, any bytes)
 //	fs.write     (path, data)              → true (atomic: temp file + rename)
 //	fs.list      (dir)                     → {names...}, sorted
+//	fs.stat      (path)                    → {size=, mtime=, is_dir=, mode=}
+//	fs.mkdir     (path [, parents])        → true
+//	fs.remove    (path)                    → true (a file or an empty directory)
+//	fs.rename    (from, to)                → true
+//	fs.append    (path, data)              → true (made if missing)
 //	http.get     (url [, opts])            → {status=, body=, headers={name=value}}
 //	http.request (req)                     → the same
 //	exec.run     (cmd, {args...} [, opts]) → {code=, stdout=, stderr=}

@@ -249,6 +249,20 @@ func fillTemp(ctx context.Context, f *os.File, data string, mode fs.FileMode, ex
 			return err
 		}
 	}
+	if err := writeChunks(ctx, f, data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if ctx.Err() != nil { // killed during the sync: keep the old contents
+		return context.Cause(ctx)
+	}
+	return f.Close()
+}
+
+// writeChunks writes data to f in chunks, stopping once ctx is done.
+func writeChunks(ctx context.Context, f *os.File, data string) error {
 	for len(data) > 0 {
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -259,13 +273,7 @@ func fillTemp(ctx context.Context, f *os.File, data string, mode fs.FileMode, ex
 		}
 		data = data[n:]
 	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if ctx.Err() != nil { // killed during the sync: keep the old contents
-		return context.Cause(ctx)
-	}
-	return f.Close()
+	return nil
 }
 
 // fsError is "cmd path: reason", without Go's wrappers (see sysError).

@@ -1,6 +1,7 @@
 package luaproc
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,4 +144,44 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"dbg.lua", "@dbg.lua", "Lua", int64(7), "c", int64(3), "up", int64(10), "up", int64(20),
 		"C", int64(12), int64(18), true, false, true, true, nil}, res)
+}
+
+// TestFileOperations: fs.mkdir (with and without parents), fs.append,
+// fs.stat, fs.rename and fs.remove, and their errors.
+func TestFileOperations(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	res, err := runLua(t, rt, "fso.lua", `
+local d = ...
+assert(fs.mkdir(d .. "/a/b", true))
+assert(fs.mkdir(d .. "/a/b", true)) -- there already: fine with parents
+local _, nested = fs.mkdir(d .. "/x/y")
+assert(fs.append(d .. "/f", "one\n"))
+assert(fs.append(d .. "/f", "two\n"))
+local st = fs.stat(d .. "/f")
+local _, missing = fs.stat(d .. "/nope")
+assert(fs.rename(d .. "/f", d .. "/g"))
+local moved = fs.read(d .. "/g")
+local _, notEmpty = fs.remove(d .. "/a")
+assert(fs.remove(d .. "/g") and fs.remove(d .. "/a/b") and fs.remove(d .. "/a"))
+return nested, st.size, st.is_dir, st.mode, type(st.mtime), fs.stat(d).is_dir, missing, moved, notEmpty,
+  #fs.list(d), select(2, pcall(fs.mkdir, d, "yes"))`, "", t.TempDir())
+	require.NoError(t, err)
+	require.Len(t, res, 11)
+	assert.Contains(t, res[0], "/x/y: no such file or directory")
+	assert.Equal(t, payload.Payloads{int64(8), false, newFileMode(t), "number", true}, res[1:6])
+	assert.Contains(t, res[6], "fs.stat ")
+	assert.Equal(t, "one\ntwo\n", res[7])
+	assert.Contains(t, res[8], "directory not empty")
+	assert.Equal(t, int64(0), res[9])
+	assert.Contains(t, res[10], "argument 2: boolean expected, got string")
+}
+
+// newFileMode is the mode a file made with 0666 gets (the umask off).
+func newFileMode(t *testing.T) int64 {
+	t.Helper()
+	path := t.TempDir() + "/f"
+	require.NoError(t, os.WriteFile(path, nil, 0o666))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return int64(fi.Mode().Perm())
 }

@@ -316,6 +316,45 @@ function fs.write(path, data) end
 ---@return string? err
 function fs.list(dir) end
 
+---@class luarun.fs.stat
+---@field size integer bytes
+---@field mtime number seconds since 1970
+---@field is_dir boolean
+---@field mode integer the permission bits
+
+---Size, modification time, kind and permission bits of a file.
+---@param path string
+---@return luarun.fs.stat|nil stat
+---@return string? err
+function fs.stat(path) end
+
+---Make a directory (with `parents`, the missing ones above it too).
+---@param path string
+---@param parents? boolean
+---@return true|nil ok
+---@return string? err
+function fs.mkdir(path, parents) end
+
+---Remove a file or an empty directory.
+---@param path string
+---@return true|nil ok
+---@return string? err
+function fs.remove(path) end
+
+---Rename a file or directory.
+---@param from string
+---@param to string
+---@return true|nil ok
+---@return string? err
+function fs.rename(from, to) end
+
+---Add data at the end of a file, made if it is not there.
+---@param path string
+---@param data string
+---@return true|nil ok
+---@return string? err
+function fs.append(path, data) end
+
 -- http (permission http) ------------------------------------------------
 
 ---HTTP requests, off the workers. Every call yields.
