@@ -6,7 +6,9 @@ package luaproc
 //
 //  1. Whether a blocking call can yield. A Go function can only yield when
 //     every call between it and the coroutine's base was made by the VM's
-//     CALL instruction. A metamethod, a generic-for iterator or a function
+//     CALL instruction. A metamethod, the iterator of a loop over pairs,
+//     ipairs or next (other generic fors are compiled to ordinary calls:
+//     third_party/gopher-lua/FORK.md) or a function
 //     called from Go (table.sort's comparator, string.gsub's replacement)
 //     runs in a nested VM loop; a yield there returns early into the Go code
 //     that called it and corrupts the coroutine.

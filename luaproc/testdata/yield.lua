@@ -212,12 +212,46 @@ function T.test_cannot_block_in_sort_comparator()
   end, "time.sleep: cannot block inside a sort comparator")
 end
 
-function T.test_cannot_block_in_for_iterator()
+-- a generic for's iterator may block: the loop calls it as a Lua call
+-- (the compiler's rewrite), which a yield can cross
+function T.test_for_iterator_may_block()
   local function iter(_, i)
     time.sleep(0)
     if i < 3 then return i + 1 end
   end
-  expect_error(function() for _ in iter, nil, 0 do end end,
+  local seen = {}
+  for i in iter, nil, 0 do seen[#seen + 1] = i end
+  eq(table.concat(seen, ","), "1,2,3")
+  -- a closure over a "file", read a line at a time by blocking calls
+  local function lines(list)
+    local n = 0
+    return function()
+      n = n + 1
+      process.send(process.self(), list[n] or false)
+      local line = process.receive()
+      return line or nil
+    end
+  end
+  local got = {}
+  for line in lines({"a", "b"}) do got[#got + 1] = line end
+  eq(table.concat(got, ","), "a,b")
+  -- break, a false value, closures per iteration, the control variable
+  local fns = {}
+  for i, v in function(_, i) if i < 4 then return i + 1, i > 1 end end, nil, 0 do
+    fns[i] = function() return v end
+    if i == 3 then break end
+  end
+  eq(fns[1](), false); eq(fns[2](), false); eq(fns[3](), true); eq(fns[4], nil)
+end
+
+-- pairs, ipairs and next keep gopher-lua's TFORLOOP (their iterators are
+-- Go functions): an iterator in their place that blocks is refused
+function T.test_cannot_block_in_a_next_loop()
+  local next = function(_, i)
+    time.sleep(0)
+    if i < 3 then return i + 1 end
+  end
+  expect_error(function() for _ in next, nil, 0 do end end,
     "time.sleep: cannot block inside a for iterator")
 end
 

@@ -1089,7 +1089,79 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 
 } // }}}
 
+// compileGenericForStmt compiles a generic for as the loop the Lua manual
+// defines it by (luarun):
+//
+//	do
+//	  local f, s, var = explist
+//	  while true do
+//	    local var_1, ..., var_n = f(s, var)
+//	    if var_1 == nil then break end
+//	    var = var_1
+//	    do block end
+//	  end
+//	end
+//
+// so that the iterator is called by an ordinary CALL, which a coroutine
+// can yield across (TFORLOOP calls it from Go, where a yield cannot
+// pass): an iterator may make a blocking call. compileGenericForStmtTFor
+// is gopher-lua's own.
 func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // {{{
+	if builtinIteration(stmt.Exprs) {
+		// pairs(t), ipairs(t), next, t: Go iterators, which cannot block;
+		// TFORLOOP runs them about 40% faster than a CALL
+		compileGenericForStmtTFor(context, stmt)
+		return
+	}
+	line, last := sline(stmt), eline(stmt)
+	at := func(n ast.PositionHolder) {
+		n.SetLine(line)
+		n.SetLastLine(last)
+	}
+	ident := func(name string) *ast.IdentExpr {
+		e := &ast.IdentExpr{Value: name}
+		at(e)
+		return e
+	}
+	const gen, state, control = "(for generator)", "(for state)", "(for control)"
+	call := &ast.FuncCallExpr{Func: ident(gen), Args: []ast.Expr{ident(state), ident(control)}}
+	at(call)
+	step := &ast.LocalAssignStmt{Names: stmt.Names, Exprs: []ast.Expr{call}}
+	isNil := &ast.RelationalOpExpr{Operator: "==", Lhs: ident(stmt.Names[0]), Rhs: &ast.NilExpr{}}
+	at(isNil)
+	brk := &ast.BreakStmt{}
+	stop := &ast.IfStmt{Condition: isNil, Then: []ast.Stmt{brk}}
+	advance := &ast.AssignStmt{Lhs: []ast.Expr{ident(control)}, Rhs: []ast.Expr{ident(stmt.Names[0])}}
+	body := &ast.DoBlockStmt{Stmts: stmt.Stmts}
+	cond := &ast.TrueExpr{}
+	loop := &ast.WhileStmt{Condition: cond, Stmts: []ast.Stmt{step, stop, advance, body}}
+	init := &ast.LocalAssignStmt{Names: []string{gen, state, control}, Exprs: stmt.Exprs}
+	block := &ast.DoBlockStmt{Stmts: []ast.Stmt{init, loop}}
+	for _, n := range []ast.PositionHolder{step, brk, stop, advance, body, cond, loop, init, block, isNil.Rhs} {
+		at(n)
+	}
+	compileStmt(context, block, false)
+} // }}}
+
+// builtinIteration reports whether a generic for's explist is pairs(e),
+// ipairs(e) or next, ...: the base library's iterators by their global
+// names (luarun).
+func builtinIteration(exprs []ast.Expr) bool {
+	if len(exprs) == 0 {
+		return false
+	}
+	if id, ok := exprs[0].(*ast.IdentExpr); ok && id.Value == "next" {
+		return true
+	}
+	if call, ok := exprs[0].(*ast.FuncCallExpr); ok && len(exprs) == 1 && call.Receiver == nil {
+		if id, ok := call.Func.(*ast.IdentExpr); ok {
+			return id.Value == "pairs" || id.Value == "ipairs"
+		}
+	}
+	return false
+}
+
+func compileGenericForStmtTFor(context *funcContext, stmt *ast.GenericForStmt) { // {{{
 	code := context.Code
 	endlabel := context.NewLabel()
 	bodylabel := context.NewLabel()
