@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,7 +19,11 @@ func TestLogaggScript(t *testing.T) {
 	r := runLuarun(t, "", "scripts/logagg.lua", "30000", "3", dir)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `^30000 lines \(2\.2 MB\) parsed by 3 processes in [0-9.]+ s; summary in .*/summary\.json\n$`, r.stdout)
-	assert.Empty(t, r.stderr)
+	for _, line := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if line != "" { // a slow machine (-race) may see the watchdog's note of a long step
+			assert.Contains(t, line, "without blocking")
+		}
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	require.NoError(t, err)
 	var summary struct {
