@@ -61,6 +61,8 @@ type IO struct {
 	goroutines goroutinePool
 	// maxData is maxDataBytes (tests lower it).
 	maxData int64
+	// files are fs.open's open files (fsfile.go).
+	files openFiles
 }
 
 // DefaultHTTPTimeout bounds an HTTP request (connect, headers and body)
@@ -100,10 +102,19 @@ var ioCommands = []struct {
 	{"fs.remove", (*IO).fsRemove, func(a []any) error { _, err := argPath(a, 0); return err }},
 	{"fs.rename", (*IO).fsRename, func(a []any) error { _, _, err := renameArgs(a); return err }},
 	{"fs.append", (*IO).fsAppend, func(a []any) error { _, _, err := writeArgs(a); return err }},
+	{"file.open", (*IO).fileOpen, func(a []any) error { _, _, err := openArgs(a); return err }},
+	{"file.read", (*IO).fileRead, noCheck},
+	{"file.lines", (*IO).fileLines, noCheck},
+	{"file.write", (*IO).fileWrite, noCheck},
+	{"file.seek", (*IO).fileSeek, noCheck},
+	{"file.close", (*IO).fileClose, noCheck},
 	{"http.get", (*IO).httpGet, func(a []any) error { _, err := getArgs(a); return err }},
 	{"http.request", (*IO).httpRequest, func(a []any) error { _, err := requestArgs(a); return err }},
 	{"exec.run", (*IO).execRun, func(a []any) error { _, err := parseCommand(a); return err }},
 }
+
+// noCheck: the handle commands check their arguments as they run.
+func noCheck([]any) error { return nil }
 
 // Register installs the I/O commands (Commands) on reg.
 func (o *IO) Register(reg *scheduler.Registry) {

@@ -127,10 +127,13 @@ type luaProcess struct {
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
 
-	trace    string      // traceback of the last error raised in the root task
-	errTrace string      // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
-	entryErr *EntryError // set when the entry point did not resolve
-	chunkRun bool        // the chunk is the program (no entry)
+	trace    string // traceback of the last error raised in the root task
+	errTrace string // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
+	// openedFiles: it made a handle of fs.open, so its end closes what
+	// it left open (fsfile.go).
+	openedFiles bool
+	entryErr    *EntryError // set when the entry point did not resolve
+	chunkRun    bool        // the chunk is the program (no entry)
 
 	done   bool
 	result payload.Payloads
@@ -309,6 +312,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	if p.openedFiles {
+		p.rt.io.CloseFiles(p.pid)
+	}
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
 	}

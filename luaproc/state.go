@@ -85,6 +85,7 @@ type template struct {
 	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
 	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
 	packageMT  *lua.LTable            // the package table's metatable: fields made on first read
+	fileMT     *lua.LTable            // fs.open handles' metatable (fsfile.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -174,6 +175,9 @@ func (rt *Runtime) buildTemplate() *template {
 		if rt.allowed[module] {
 			g.RawSetString(module, commandTable(L, module, fns, checkedCommandFunc))
 		}
+	}
+	if rt.allowed["fs"] {
+		tpl.loadFileHandles(L, g.RawGetString("fs").(*lua.LTable)) // fsfile.go
 	}
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)

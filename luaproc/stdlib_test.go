@@ -185,3 +185,47 @@ func newFileMode(t *testing.T) int64 {
 	require.NoError(t, err)
 	return int64(fi.Mode().Perm())
 }
+
+// TestFileHandles: fs.open with its modes, read formats, write chaining,
+// seek, lines (a handle's, and fs.lines's, which blocks in a for
+// iterator), errors; the files a process leaves open are closed when it
+// ends.
+func TestFileHandles(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	res, err := runLua(t, rt, "fh.lua", `
+function leaves_open(path) assert(fs.open(path)) end
+function main(d)
+  local f = assert(fs.open(d .. "/x.txt", "w"))
+  assert(f:write("line one\n", "line two\n", 42, "\n"):write("last"))
+  assert(f:close())
+  local _, closed = f:write("more")
+  f = assert(fs.open(d .. "/x.txt"))
+  local a, b, c, rest, eof = f:read(), f:read("*L"), f:read("n"), f:read("a"), f:read("l")
+  local pos, three, cur = f:seek("set", 5), f:read(3), f:seek()
+  f:close()
+  local seen = {}
+  for line in fs.lines(d .. "/x.txt") do seen[#seen + 1] = line end
+  local g = assert(fs.open(d .. "/x.txt", "a+"))
+  g:write("\nappended")
+  g:seek("set", 0)
+  local n = 0
+  for _ in g:lines() do n = n + 1 end
+  g:close()
+  local _, missing = fs.open(d .. "/nope")
+  local ok, linesErr = pcall(fs.lines, d .. "/nope")
+  local ok2, modeErr = pcall(fs.open, d .. "/x.txt", "q")
+  assert(process.wait(process.spawn("leaves_open", d .. "/x.txt")))
+  return closed, a, b, c, rest, eof, pos, three, cur, table.concat(seen, "|"), n, missing, ok, linesErr, ok2, modeErr
+end`, "main", t.TempDir())
+	require.NoError(t, err)
+	require.Len(t, res, 16)
+	assert.Contains(t, res[0], "attempt to use a closed file")
+	assert.Equal(t, payload.Payloads{"line one", "line two\n", int64(42), "\nlast", nil, int64(5), "one", int64(8),
+		"line one|line two|42|last", int64(5)}, res[1:11])
+	assert.Contains(t, res[11], "no such file or directory")
+	assert.Equal(t, false, res[12])
+	assert.Contains(t, res[13], "fh.lua:21: fs.open ")
+	assert.Equal(t, false, res[14])
+	assert.Contains(t, res[15], `invalid mode "q"`)
+	assert.Zero(t, rt.io.OpenFiles(), "the files a process left open are closed at its end")
+}

@@ -316,6 +316,38 @@ function fs.write(path, data) end
 ---@return string? err
 function fs.list(dir) end
 
+---@class luarun.file
+local file = {}
+---@param ... string|integer formats: "l", "L", "a", "n", a count
+---@return any ...
+function file:read(...) end
+---@param ... string|number
+---@return luarun.file|nil self
+---@return string? err
+function file:write(...) end
+---@return fun(): string?
+function file:lines() end
+---@param whence? "set"|"cur"|"end"
+---@param offset? integer
+---@return integer|nil position
+---@return string? err
+function file:seek(whence, offset) end
+---@return true|nil ok
+---@return string? err
+function file:close() end
+
+---Open a file; a handle whose methods block, as fs.read does.
+---@param path string
+---@param mode? "r"|"w"|"a"|"r+"|"w+"|"a+"
+---@return luarun.file|nil file
+---@return string? err
+function fs.open(path, mode) end
+
+---The lines of a file, for a generic for (about 64 KB held at a time).
+---@param path string
+---@return fun(): string?
+function fs.lines(path) end
+
 ---@class luarun.fs.stat
 ---@field size integer bytes
 ---@field mtime number seconds since 1970
