@@ -33,12 +33,9 @@ var parsedIn = regexp.MustCompile(`(\d+) lines .*in ([0-9.]+) s`)
 
 func logagg() []row {
 	lines := size(2000000, 200000)
-	dir, err := os.MkdirTemp("", "luarun-logagg")
-	check(err)
+	dir, bin := luarunDir("luarun-logagg")
 	defer os.RemoveAll(dir)
-	bin := buildLuarun(dir)
-	plain := filepath.Join(dir, "plain.lua")
-	check(os.WriteFile(plain, []byte(logaggPlain), 0o644))
+	plain := writeScript(dir, "plain.lua", logaggPlain)
 	parse := func(cmd *exec.Cmd) (int, float64) {
 		out, err := cmd.Output()
 		check(err)

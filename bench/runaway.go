@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"time"
@@ -153,11 +152,9 @@ end`
 // goroutine making as many non-blocking sends to a channel of 1,000.
 func flood() []row {
 	n := size(10000000, 1000000)
-	dir, err := os.MkdirTemp("", "luarun-flood")
-	check(err)
+	dir, bin := luarunDir("luarun-flood")
 	defer os.RemoveAll(dir)
-	bin, script := buildLuarun(dir), filepath.Join(dir, "flood.lua")
-	check(os.WriteFile(script, []byte(floodLua), 0o644))
+	script := writeScript(dir, "flood.lua", floodLua)
 	run := func(args ...string) (secs float64, refused int64, rssKB int64) {
 		cmd := exec.Command(bin, append(args, script, fmt.Sprint(n))...)
 		out, err := cmd.Output()

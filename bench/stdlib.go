@@ -109,12 +109,9 @@ var stdlibIdioms = []struct {
 }
 
 func stdlib() []row {
-	dir, err := os.MkdirTemp("", "luarun-stdlib")
-	check(err)
+	dir, bin := luarunDir("luarun-stdlib")
 	defer os.RemoveAll(dir)
-	bin := buildLuarun(dir)
-	script := filepath.Join(dir, "idioms.lua")
-	check(os.WriteFile(script, []byte(stdlibLua), 0o644))
+	script := writeScript(dir, "idioms.lua", stdlibLua)
 	lua54, err := exec.LookPath("lua5.4")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "stdlib: lua5.4 is not installed (apt-get install lua5.4): its column is empty")
@@ -165,6 +162,21 @@ func medianOf(runs int, run func() float64) float64 {
 		ts[i] = run()
 	}
 	return medianF(ts)
+}
+
+// luarunDir makes a temporary directory (the caller removes it) and
+// builds luarun into it.
+func luarunDir(pattern string) (dir, bin string) {
+	dir, err := os.MkdirTemp("", pattern)
+	check(err)
+	return dir, buildLuarun(dir)
+}
+
+// writeScript writes src to dir/name and returns its path.
+func writeScript(dir, name, src string) string {
+	path := filepath.Join(dir, name)
+	check(os.WriteFile(path, []byte(src), 0o644))
+	return path
 }
 
 // buildLuarun builds the luarun binary into dir and returns its path.

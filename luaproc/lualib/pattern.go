@@ -98,35 +98,28 @@ func init() {
 	}
 }
 
-// matchClass reports whether c is in class cl (the letter after %).
+// classMasks are the classes' bits by their lower-case letter (%z is
+// handled apart: the zero byte).
+var classMasks = [128]uint8{'a': clAlpha, 'c': clCntrl, 'd': clDigit, 'l': clLower, 'p': clPunct,
+	's': clSpace, 'u': clUpper, 'w': clAlpha | clDigit, 'x': clXdigit}
+
+// matchClass reports whether c is in class cl (the letter after %); an
+// upper-case class letter is the complement, any other cl is itself.
 func matchClass(c byte, cl byte) bool {
+	if classBits[cl]&clAlpha == 0 { // not a letter: %., %%, %]...
+		return cl == c
+	}
+	lower := cl | 0x20
 	var res bool
-	bits := classBits[c]
-	switch cl | 0x20 { // tolower for letters
-	case 'a':
-		res = bits&clAlpha != 0
-	case 'c':
-		res = bits&clCntrl != 0
-	case 'd':
-		res = bits&clDigit != 0
-	case 'l':
-		res = bits&clLower != 0
-	case 'p':
-		res = bits&clPunct != 0
-	case 's':
-		res = bits&clSpace != 0
-	case 'u':
-		res = bits&clUpper != 0
-	case 'w':
-		res = bits&(clAlpha|clDigit) != 0
-	case 'x':
-		res = bits&clXdigit != 0
-	case 'z':
+	switch mask := classMasks[lower]; {
+	case lower == 'z':
 		res = c == 0
+	case mask != 0:
+		res = classBits[c]&mask != 0
 	default:
 		return cl == c
 	}
-	if classBits[cl]&clUpper != 0 { // %A, %D...: the complement
+	if classBits[cl]&clUpper != 0 {
 		return !res
 	}
 	return res
