@@ -51,7 +51,7 @@ func debugTraceback(L *lua.LState) int {
 	level = L.OptInt(n+1, level)
 	p := procOf(L)
 	var tb string
-	if t, f, _ := frameAt(th, level); f != nil {
+	if t, f := frameAt(th, level); f != nil {
 		tb = tracebackFrom(p, t, f, p.entryName())
 	} else {
 		tb = "stack traceback:"
@@ -74,7 +74,7 @@ func debugGetinfo(L *lua.LState) int {
 	case *lua.LFunction:
 		fn = v
 	case lua.LNumber:
-		_, frame, _ = frameAt(th, int(v))
+		_, frame = frameAt(th, int(v))
 		if frame == nil {
 			L.Push(lua.LNil)
 			return 1
@@ -147,18 +147,14 @@ func debugGetinfo(L *lua.LState) int {
 func debugGetlocal(L *lua.LState) int {
 	th, n := threadArg(L)
 	level, local := L.CheckInt(n), L.CheckInt(n+1)
-	t, f, depth := frameAt(th, level)
+	t, f := frameAt(th, level)
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
 	if opaqueFrame(f) {
 		return 0
 	}
-	dbg, ok := t.GetStack(depth)
-	if !ok {
-		return 0
-	}
-	name, v := t.GetLocal(dbg, local)
+	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {
 		return 0
 	}

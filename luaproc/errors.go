@@ -76,10 +76,14 @@ func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) st
 		}
 		return f.Parent
 	}
+	var boot *lua.FunctionProto // the prelude's boot, which calls the entry
+	if q := procOf(th); q != nil && q.tpl != nil && q.tpl.boot != nil {
+		boot = q.tpl.boot.Proto
+	}
 	for ; f != nil && n < 30; f = up(f) {
 		name, tail, where := calledName(f), f.TailCall > 0, ""
-		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto.SourceName == preludeName && (p == nil || !p.pthreads[th]) {
-			name = entry // called by boot
+		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto == boot {
+			name = entry
 		}
 		switch {
 		case f.Fn.IsG:
@@ -262,7 +266,7 @@ func luaError(L *lua.LState) int {
 // running Go function (level 0), or "" when there is none or it is
 // opaque (frameAt).
 func levelWhere(L *lua.LState, level int) string {
-	_, f, _ := frameAt(L, level)
+	_, f := frameAt(L, level)
 	if f == nil || opaqueFrame(f) {
 		return ""
 	}
@@ -281,32 +285,26 @@ func opaqueFrame(f *callFrame) bool { return f.Fn.IsG || isBuiltin(f.Fn.Proto.So
 // functions, built-in code) counts as one level, and the walk goes on
 // from the coroutine pcall runs its function in to the one that called
 // pcall, as the frames are one stack in Lua 5.1; it stops at the base of
-// any other coroutine. It returns the frame's coroutine, the frame, and
-// its level in that coroutine as gopher-lua's GetStack counts; a nil
+// any other coroutine. It returns the frame and its coroutine; a nil
 // frame when there is none.
-func frameAt(L *lua.LState, level int) (*lua.LState, *callFrame, int) {
+func frameAt(L *lua.LState, level int) (*lua.LState, *callFrame) {
 	p := procOf(L)
-	type pos struct {
-		th    *lua.LState
-		f     *callFrame
-		depth int // hops from currentFrame(th)
-	}
-	parent := func(at pos) pos {
-		if at.f.Parent != nil || p == nil || !p.pthreads[at.th] || at.th.Parent == nil {
-			return pos{at.th, at.f.Parent, at.depth + 1}
+	parent := func(th *lua.LState, f *callFrame) (*lua.LState, *callFrame) {
+		if f.Parent != nil || p == nil || !p.pthreads[th] || th.Parent == nil {
+			return th, f.Parent
 		}
-		return pos{at.th.Parent, currentFrame(at.th.Parent), 0}
+		return th.Parent, currentFrame(th.Parent)
 	}
-	at := pos{L, currentFrame(L), 0}
-	for ; at.f != nil && level > 0; level-- {
-		at = parent(at)
-		for at.f != nil && opaqueFrame(at.f) {
-			next := parent(at)
-			if next.f == nil || !opaqueFrame(next.f) {
+	th, f := L, currentFrame(L)
+	for ; f != nil && level > 0; level-- {
+		th, f = parent(th, f)
+		for f != nil && opaqueFrame(f) {
+			nth, next := parent(th, f)
+			if next == nil || !opaqueFrame(next) {
 				break
 			}
-			at = next
+			th, f = nth, next
 		}
 	}
-	return at.th, at.f, at.depth
+	return th, f
 }

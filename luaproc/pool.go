@@ -12,6 +12,8 @@ package luaproc
 
 import (
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/luaproc/lualib"
 )
 
 // pooledState is a main state and its root coroutine, ready for reuse.
@@ -45,6 +47,7 @@ func (rt *Runtime) reusedState() *pooledState {
 		return nil
 	}
 	L, co := ps.L, ps.co
+	lualib.Reset(L) // the last process's random generator is not the next one's
 	g := L.CreateTable(0, 4)
 	L.G.Global, L.Env, co.Env = g, g, g
 	L.SetTop(0)

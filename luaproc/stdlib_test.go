@@ -229,3 +229,47 @@ end`, "main", t.TempDir())
 	assert.Contains(t, res[15], `invalid mode "q"`)
 	assert.Zero(t, rt.io.OpenFiles(), "the files a process left open are closed at its end")
 }
+
+// TestReviewedEdges: a recycled state does not hand its random generator
+// to the next process; debug.getlocal never shows luarun's own frames; a
+// coroutine's function is not named as the entry in a traceback.
+func TestReviewedEdges(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "edges.lua", `
+function seeder() math.randomseed(42) return math.random(1000000) end
+function drawer() return math.random(1000000) end
+local function h()
+  local names = {}
+  for level = 1, 6 do
+    if not debug.getinfo(level) then break end
+    for i = 1, 20 do
+      local n = debug.getlocal(level, i)
+      if not n then break end
+      names[#names + 1] = n
+    end
+  end
+  return table.concat(names, ",")
+end
+local function g() return (h()) end
+local function f() return g() end
+function main()
+  local same = 0
+  for i = 1, 20 do
+    local _, a = process.wait(process.spawn("seeder"))
+    math.randomseed(42); math.random(1000000)
+    local expected = math.random(1000000) -- what the seeded sequence gives next
+    local _, b = process.wait(process.spawn("drawer"))
+    if b == expected then same = same + 1 end
+  end
+  local tb
+  coroutine.resume(coroutine.create(function() tb = debug.traceback() end))
+  return same, f(), tb:find("in function 'main'", 1, true) == nil
+end`, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Less(t, res[0].(int64), int64(5), "unseeded processes continued a seeded sequence")
+	for _, name := range []string{"chunk", "entry", "fn"} { // boot's locals
+		assert.NotContains(t, ","+res[1].(string)+",", ","+name+",")
+	}
+	assert.Equal(t, true, res[2])
+}

@@ -130,6 +130,7 @@ local function xpcall_start(handler, co, ...)
 end
 
 xpcall = function(f, handler, ...)
+  if handler == nil then error("bad argument #2 to 'xpcall' (value expected)", 2) end
   local fn = callable(f)
   if fn == nil then return handled(protected(handler, "attempt to call a " .. type(f) .. " value")) end
   if handler == debug_traceback then

@@ -130,10 +130,12 @@ func formatOne(L *lua.LState, buf []byte, sp formatSpec, arg int) []byte {
 	case 'c': // the byte itself, not a UTF-8 encoding
 		return sp.pad(buf, string([]byte{byte(int64(L.CheckNumber(arg)))}))
 	case 'o', 'u', 'x', 'X':
-		n := uint64(int64(L.CheckNumber(arg)))
+		n := toUnsigned(float64(L.CheckNumber(arg)))
 		if n == 0 && (sp.conv == 'x' || sp.conv == 'X') {
 			sp.flags = strings.ReplaceAll(sp.flags, "#", "") // C writes no 0x for 0
 		}
+		// C ignores + and space for an unsigned conversion; fmt does not
+		sp.flags = strings.NewReplacer("+", "", " ", "").Replace(sp.flags)
 		verb := sp.conv
 		if verb == 'u' {
 			verb = 'd'
@@ -170,6 +172,15 @@ func formatOne(L *lua.LState, buf []byte, sp formatSpec, arg int) []byte {
 	}
 	raise(L, fmt.Sprintf("invalid option '%%%c' to 'format'", sp.conv))
 	return buf
+}
+
+// toUnsigned is C's (unsigned long) of x: through long for what long
+// holds, directly from 2^63 up (a Go conversion saturates there).
+func toUnsigned(x float64) uint64 {
+	if x >= 1<<63 {
+		return uint64(x)
+	}
+	return uint64(int64(x))
 }
 
 // pad appends s padded to the spec's width with spaces, in bytes (left

@@ -61,3 +61,7 @@ func mathRandomseed(L *lua.LState) int {
 	seed(L, uint64(int64(L.CheckNumber(1))))
 	return 0
 }
+
+// Reset forgets what this package keeps in L's registry (the random
+// generator), for a state handed to another process.
+func Reset(L *lua.LState) { L.G.Registry.RawSetString(randomKey, lua.LNil) }

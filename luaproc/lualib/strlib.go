@@ -157,7 +157,7 @@ func strGsub(L *lua.LState) int {
 		L.ArgError(3, "string/function/table expected")
 	}
 	maxN := L.OptInt(4, len(src)+1)
-	if rs, ok := repl.(lua.LString); ok && pat != "" && !hasSpecials(pat) && !strings.Contains(string(rs), "%") {
+	if rs, ok := repl.(lua.LString); ok && pat != "" && !hasSpecials(pat) && !strings.Contains(pat, ")") && !strings.Contains(string(rs), "%") {
 		out, n := replacePlain(src, pat, string(rs), maxN)
 		L.Push(lua.LString(out))
 		L.Push(lua.LNumber(n))

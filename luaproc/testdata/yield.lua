@@ -242,6 +242,11 @@ function T.test_for_iterator_may_block()
     if i == 3 then break end
   end
   eq(fns[1](), false); eq(fns[2](), false); eq(fns[3](), true); eq(fns[4], nil)
+  -- a repeated name counts by position, as Lua does
+  local function iter3(t, i) i = i + 1 if t[i] then return i, t[i] end end
+  local n = 0
+  for _, _ in iter3, {10, 20, 30}, 0 do n = n + 1 end
+  eq(n, 3)
 end
 
 -- pairs, ipairs and next keep gopher-lua's TFORLOOP (their iterators are

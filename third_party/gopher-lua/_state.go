@@ -1618,6 +1618,16 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 	return &Debug{}, false
 }
 
+// GetLocalAt is GetLocal of the frame at index idx of ls's call stack
+// (luarun: a frame found by its Parent links, which GetStack's levels do
+// not reach after a tail call).
+func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
+	if idx < 0 || idx >= ls.stack.Sp() {
+		return "", LNil
+	}
+	return ls.GetLocal(&Debug{frame: ls.stack.At(idx)}, no)
+}
+
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"slices"
 	"fmt"
 	"math"
 	"reflect"
@@ -1107,7 +1108,9 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 // pass): an iterator may make a blocking call. compileGenericForStmtTFor
 // is gopher-lua's own.
 func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // {{{
-	if builtinIteration(stmt.Exprs) {
+	if builtinIteration(stmt.Exprs) || slices.Contains(stmt.Names[1:], stmt.Names[0]) {
+		// (a name repeated, "for _, _ in ...": the rewrite's test and
+		// control would read the last one; TFORLOOP reads by position)
 		// pairs(t), ipairs(t), next, t: Go iterators, which cannot block;
 		// TFORLOOP runs them about 40% faster than a CALL
 		compileGenericForStmtTFor(context, stmt)

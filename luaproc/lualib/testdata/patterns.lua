@@ -151,3 +151,9 @@ run("upper", string.upper, "héllo Wörld 123")
 run("lower", string.lower, "HÉLLO WÖRLD 123")
 run("upper", string.upper, "")
 run("upper", string.upper, 42)
+
+-- review cases: a ")" pattern in gsub's plain path, format's unsigned
+-- conversions with + and space, and values from 2^63 up
+run("gsub", string.gsub, "a)b", ")", "x")
+run("format", string.format, "%+x|% x|%+05x|%+u", 255, 255, 255, 5)
+print(pcall(string.format, "%x %u", 2^63 + 2^62, 1e19))
