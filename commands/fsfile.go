@@ -211,18 +211,21 @@ func readFormat(r *bufio.Reader, f any, n int, limit int64) (any, error) {
 	return nil, fmt.Errorf("argument %d: invalid format %v", n, f)
 }
 
-// fileLines: file.lines(h) → the next lines (without their ends), about
-// linesBatch bytes of them, or nil at the end of the file.
+// fileLines: file.lines(h [, close]) → Lines: the next lines (without
+// their ends), about linesBatch bytes of them, none at the end of the
+// file (where, with close, the file is closed).
 func (o *IO) fileLines(c scheduler.Call) error {
+	closeAtEnd := len(c.Args) > 1 && c.Args[1] == true
 	return o.fileOp(c, func(ctx context.Context, h *openFile) (any, error) {
 		r := h.reader()
-		var lines []any
-		size := 0
+		var lines []string
+		size, noEnd := 0, false
 		for size < linesBatch {
 			line, err := r.ReadString('\n')
 			if line != "" {
 				lines = append(lines, strings.TrimSuffix(line, "\n"))
 				size += len(line)
+				noEnd = !strings.HasSuffix(line, "\n")
 			}
 			if err == io.EOF {
 				break
@@ -231,11 +234,24 @@ func (o *IO) fileLines(c scheduler.Call) error {
 				return nil, fsError("fs.lines", h.path, err)
 			}
 		}
-		if lines == nil {
-			return nil, nil
+		if lines == nil && closeAtEnd {
+			h.closeLocked()
+			o.forget(c.Args[0].(int64), h)
 		}
-		return lines, nil
+		return Lines{Handle: c.Args[0].(int64), Lines: lines, NoEnd: noEnd}, nil
 	})
+}
+
+// Lines is file.lines's answer: the next lines of handle Handle (none at
+// the end of the file). The Lua layer hands them out one per call of its
+// iterator, from a buffer of the process's: only a call that finds the
+// buffer empty is a command.
+type Lines struct {
+	Handle int64
+	Lines  []string
+	// NoEnd: the last line is the file's last and had no line end (what
+	// a reader that gives lines back must know to seek back over them).
+	NoEnd bool
 }
 
 // fileWrite: file.write(h, data...) → true.
@@ -323,7 +339,16 @@ func (o *IO) fileClose(c scheduler.Call) error {
 }
 
 func (o *IO) closeFile(id int64, h *openFile) error {
+	o.forget(id, h)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.closeLocked()
+}
+
+// forget removes handle id from the open files.
+func (o *IO) forget(id int64, h *openFile) {
 	o.files.mu.Lock()
+	defer o.files.mu.Unlock()
 	delete(o.files.byID, id)
 	if mine := o.files.byOwner[h.owner]; mine != nil {
 		delete(mine, id)
@@ -331,9 +356,10 @@ func (o *IO) closeFile(id int64, h *openFile) error {
 			delete(o.files.byOwner, h.owner)
 		}
 	}
-	o.files.mu.Unlock()
-	h.mu.Lock()
-	defer h.mu.Unlock()
+}
+
+// closeLocked closes h's file (h.mu held).
+func (h *openFile) closeLocked() error {
 	if h.f == nil {
 		return nil
 	}

@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/luarun/luarun/commands"
 )
 
 // fileHandle is a handle's number in the command layer.
@@ -19,12 +21,14 @@ type fileHandle int64
 func (tpl *template) loadFileHandles(L *lua.LState, fsT *lua.LTable) {
 	L.Push(L.NewFunctionFromProto(builtinProto("fs")))
 	L.Push(L.NewFunction(checkedCommandFunc("file.open")))
-	for _, c := range []string{"file.read", "file.lines", "file.write", "file.seek", "file.close"} {
+	for _, c := range []string{"file.read", "file.write", "file.seek", "file.close"} {
 		L.Push(L.NewFunction(commandFunc(c)))
 	}
 	L.Push(L.NewFunction(bind((*luaProcess).wrapFile)))
 	L.Push(L.NewFunction(tpl.fileID))
-	L.Call(8, 3)
+	L.Push(L.NewFunction(bind((*luaProcess).linesIterator)))
+	L.Push(L.NewFunction(bind((*luaProcess).giveBackLines)))
+	L.Call(9, 3)
 	methods := L.Get(-3).(*lua.LTable)
 	fsT.RawSetString("open", L.Get(-2))
 	fsT.RawSetString("lines", L.Get(-1))
@@ -54,4 +58,63 @@ func (tpl *template) fileID(L *lua.LState) int {
 	}
 	L.ArgError(1, "a file expected (from fs.open)")
 	return 0
+}
+
+// readAhead are the lines a handle's iterator has read and not handed
+// out yet.
+type readAhead struct {
+	lines []string
+	noEnd bool // the last of them had no line end
+}
+
+// linesIterator is the iterator of handle id's lines (f:lines(), and
+// fs.lines with close true: the file is closed at its end). Each call
+// hands out a line read ahead, and only when there is none left blocks
+// on file.lines, which reads the next batch: its first line is the call's
+// value (firstLine), the rest wait in p.lineBufs.
+func (p *luaProcess) linesIterator(L *lua.LState) int {
+	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
+	args := []any{id, closeAtEnd}
+	L.Push(L.NewFunction(func(L *lua.LState) int {
+		if ra := p.lineBufs[id]; ra != nil && len(ra.lines) > 0 {
+			L.Push(lua.LString(ra.lines[0]))
+			ra.lines = ra.lines[1:]
+			return 1
+		}
+		return p.block(L, "fs.lines", request{kind: reqCommand, command: "file.lines", args: args})
+	}))
+	return 1
+}
+
+// firstLine keeps a batch of lines but its first for the handle's
+// iterator and returns the first (nil at the end of the file).
+func (p *luaProcess) firstLine(b commands.Lines) lua.LValue {
+	if len(b.Lines) == 0 {
+		delete(p.lineBufs, b.Handle)
+		return lua.LNil
+	}
+	if p.lineBufs == nil {
+		p.lineBufs = map[int64]*readAhead{}
+	}
+	p.lineBufs[b.Handle] = &readAhead{lines: b.Lines[1:], noEnd: b.NoEnd}
+	return lua.LString(b.Lines[0])
+}
+
+// giveBackLines forgets the lines handle id's iterator read ahead and
+// returns how many bytes of the file they were, for the method about to
+// read, write or seek to seek back over them first (builtin/fs.lua).
+func (p *luaProcess) giveBackLines(L *lua.LState) int {
+	id := L.CheckInt64(1)
+	n := 0
+	if ra := p.lineBufs[id]; ra != nil {
+		for _, line := range ra.lines {
+			n += len(line) + 1
+		}
+		if ra.noEnd && len(ra.lines) > 0 {
+			n--
+		}
+		delete(p.lineBufs, id)
+	}
+	L.Push(lua.LNumber(n))
+	return 1
 }

@@ -130,8 +130,10 @@ type luaProcess struct {
 	trace    string // traceback of the last error raised in the root task
 	errTrace string // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
 	// openedFiles: it made a handle of fs.open, so its end closes what
-	// it left open (fsfile.go).
+	// it left open; lineBufs: the lines read ahead for each handle's
+	// lines iterator (fsfile.go).
 	openedFiles bool
+	lineBufs    map[int64]*readAhead
 	entryErr    *EntryError // set when the entry point did not resolve
 	chunkRun    bool        // the chunk is the program (no entry)
 
@@ -362,6 +364,8 @@ func (p *luaProcess) resultValues(data any) []lua.LValue {
 			vs[i] = toLuaValue(p.L, v)
 		}
 		return vs
+	case commands.Lines: // fs.lines's batch: the first line now, the rest later (fsfile.go)
+		return []lua.LValue{p.firstLine(x)}
 	default:
 		return []lua.LValue{toLuaValue(p.L, x)}
 	}

@@ -273,3 +273,29 @@ end`, "main")
 	}
 	assert.Equal(t, true, res[2])
 }
+
+// TestLinesThenRead: a read after leaving a lines loop early starts at
+// the line after the last one the loop had, although the iterator read
+// ahead (with and without a final line end).
+func TestLinesThenRead(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	res, err := runLua(t, rt, "lr.lua", `
+function main(d)
+  local out = {}
+  for _, text in ipairs({"one\ntwo\nthree\nfour\n", "one\ntwo\nthree\nfour"}) do
+    local path = d .. "/f.txt"
+    assert(fs.write(path, text))
+    local f = assert(fs.open(path))
+    for line in f:lines() do if line == "two" then break end end
+    out[#out + 1] = f:read("a")
+    f:seek("set", 0)
+    local n = 0
+    for _ in f:lines() do n = n + 1 end
+    out[#out + 1] = n
+    f:close()
+  end
+  return unpack(out)
+end`, "main", t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"three\nfour\n", int64(4), "three\nfour", int64(4)}, res)
+}
