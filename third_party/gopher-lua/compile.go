@@ -1,10 +1,10 @@
 package lua
 
 import (
-	"slices"
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 
 	"github.com/yuin/gopher-lua/ast"
 )
