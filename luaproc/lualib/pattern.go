@@ -54,7 +54,7 @@ type matchState struct {
 	level    int // captures made so far
 	depth    int // match's recursion
 	capture  [maxCaptures]capture
-	prefix   *string // literalPrefix, once computed
+	prefix   string // literalPrefix: every match starts with it
 }
 
 // Character classes of the C locale, one bit each per byte.
@@ -411,14 +411,9 @@ func (ms *matchState) matchBalance(s, p int) int {
 // start position unless anchored; it returns the match's start and end,
 // or -1. Captures are in ms.
 func (ms *matchState) find(init int, anchored bool) (start, end int) {
-	if ms.prefix == nil {
-		p := ms.literalPrefix()
-		ms.prefix = &p
-	}
-	prefix := *ms.prefix
 	for s := init; s <= len(ms.src); s++ {
-		if prefix != "" && !anchored {
-			i := strings.Index(ms.src[s:], prefix)
+		if ms.prefix != "" && !anchored {
+			i := strings.Index(ms.src[s:], ms.prefix)
 			if i < 0 {
 				return -1, -1
 			}
@@ -433,6 +428,24 @@ func (ms *matchState) find(init int, anchored bool) (start, end int) {
 		}
 	}
 	return -1, -1
+}
+
+// init prepares ms for matching pat against src. (A method rather than a
+// constructor, so that a caller's matchState can stay on its stack.)
+func (ms *matchState) init(src, pat string) {
+	*ms = matchState{src: src, pat: pat}
+	ms.prefix = ms.literalPrefix()
+}
+
+// initAnchored is init for find, match and gsub, where a leading '^'
+// anchors the pattern (not in gmatch); it reports whether it did.
+func (ms *matchState) initAnchored(src, pat string) (anchored bool) {
+	anchored = strings.HasPrefix(pat, "^")
+	if anchored {
+		pat = pat[1:]
+	}
+	ms.init(src, pat)
+	return anchored
 }
 
 // literalPrefix is the text every match must start with: the pattern's

@@ -102,11 +102,8 @@ func findAux(L *lua.LState, find bool) int {
 		return 1
 	}
 	defer guard(L)
-	anchored := strings.HasPrefix(pat, "^")
-	if anchored {
-		pat = pat[1:]
-	}
-	ms := &matchState{src: src, pat: pat}
+	var ms matchState
+	anchored := ms.initAnchored(src, pat)
 	s, e := ms.find(init, anchored)
 	if s < 0 {
 		L.Push(lua.LNil)
@@ -125,7 +122,8 @@ func findAux(L *lua.LState, find bool) int {
 func strGmatch(L *lua.LState) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
-	ms := &matchState{src: src, pat: pat}
+	ms := new(matchState) // kept by the iterator
+	ms.init(src, pat)
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		defer guard(L)
@@ -164,11 +162,8 @@ func strGsub(L *lua.LState) int {
 		return 2
 	}
 	defer guard(L)
-	anchored := strings.HasPrefix(pat, "^")
-	if anchored {
-		pat = pat[1:]
-	}
-	ms := &matchState{src: src, pat: pat}
+	var ms matchState
+	anchored := ms.initAnchored(src, pat)
 	var b strings.Builder
 	n, pos := 0, 0
 	for n < maxN {

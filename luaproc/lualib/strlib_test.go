@@ -157,7 +157,8 @@ func FuzzFind(f *testing.F) {
 		if anchored {
 			p = p[1:]
 		}
-		ms := &matchState{src: src, pat: p}
+		var ms matchState
+		ms.init(src, p)
 		var s, e int
 		func() {
 			defer func() {
