@@ -108,10 +108,8 @@ func debugGetinfo(L *lua.LState) int {
 			t.RawSetString("lastlinedefined", lua.LNumber(fn.Proto.LastLineDefined))
 		case 'l':
 			line := -1
-			if frame != nil && !opaque {
-				if lines := fn.Proto.DbgSourcePositions; frame.Pc >= 1 && frame.Pc <= len(lines) {
-					line = lines[frame.Pc-1]
-				}
+			if frame != nil && !opaque && frameLine(frame) > 0 {
+				line = frameLine(frame)
 			}
 			t.RawSetString("currentline", lua.LNumber(line))
 		case 'u':
@@ -133,7 +131,7 @@ func debugGetinfo(L *lua.LState) int {
 			if !opaque || frame == nil {
 				t.RawSetString("func", fn)
 			}
-		case 'L':
+		case 'L': // activelines: not kept
 		default:
 			L.ArgError(n+1, "invalid option")
 		}

@@ -2,7 +2,6 @@ package luaproc
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -98,11 +97,7 @@ func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) st
 			}
 			name, tail = calledName(f), f.TailCall > 0
 		default:
-			p := f.Fn.Proto
-			where = p.SourceName + ":"
-			if f.Pc >= 1 && f.Pc <= len(p.DbgSourcePositions) {
-				where += strconv.Itoa(p.DbgSourcePositions[f.Pc-1]) + ":"
-			}
+			where = frameWhere(f)
 		}
 		n++
 		b.WriteString("\n\t")
@@ -221,13 +216,9 @@ func unwhere(v lua.LValue) lua.LValue {
 func scriptWhere(th *lua.LState) string {
 	for ; th != nil; th = th.Parent {
 		for f := currentFrame(th); f != nil; f = f.Parent {
-			if f.Fn.IsG || isBuiltin(f.Fn.Proto.SourceName) {
-				continue
+			if !opaqueFrame(f) {
+				return frameWhere(f)
 			}
-			if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
-				return fmt.Sprintf("%s:%d:", f.Fn.Proto.SourceName, lines[f.Pc-1])
-			}
-			return f.Fn.Proto.SourceName + ":"
 		}
 	}
 	return ""
@@ -267,13 +258,10 @@ func luaError(L *lua.LState) int {
 // opaque (frameAt).
 func levelWhere(L *lua.LState, level int) string {
 	_, f := frameAt(L, level)
-	if f == nil || opaqueFrame(f) {
+	if f == nil || opaqueFrame(f) || frameLine(f) == 0 {
 		return ""
 	}
-	if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
-		return fmt.Sprintf("%s:%d: ", f.Fn.Proto.SourceName, lines[f.Pc-1])
-	}
-	return ""
+	return frameWhere(f) + " "
 }
 
 // opaqueFrame: a Go function's frame or built-in Lua code's, which

@@ -26,6 +26,7 @@ package luaproc
 // misbehaving.
 
 import (
+	"strconv"
 	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
@@ -137,4 +138,22 @@ func blockContext(th *lua.LState, f *callFrame, root *lua.LState, sortFn *lua.LF
 		th = th.Parent
 		f = currentFrame(th)
 	}
+}
+
+// frameLine is the line a Lua frame is executing, or 0 if it is not
+// known.
+func frameLine(f *callFrame) int {
+	if lines := f.Fn.Proto.DbgSourcePositions; f.Pc >= 1 && f.Pc <= len(lines) {
+		return lines[f.Pc-1]
+	}
+	return 0
+}
+
+// frameWhere is "file:line:" of a Lua frame ("file:" if its line is not
+// known).
+func frameWhere(f *callFrame) string {
+	if line := frameLine(f); line > 0 {
+		return f.Fn.Proto.SourceName + ":" + strconv.Itoa(line) + ":"
+	}
+	return f.Fn.Proto.SourceName + ":"
 }
