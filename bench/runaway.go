@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"slices"
 	"syscall"
 	"time"
 
@@ -35,63 +34,43 @@ func guards() []row {
 	const rounds = 5
 	n, m := 1000, size(300000, 30000)
 	msgs := size(1000000, 100000)
-	ringOn, ringOff, ringRatio := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
+	ring := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
 		res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
 		return time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
 	})
-	streamOn, streamOff, streamRatio := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
+	stream := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
 		res := runMain(rt, "stream.lua", streamLua, int64(msgs))
 		return time.Duration(res[0].(float64) * float64(time.Second) / float64(msgs))
 	})
 	return []row{
 		{
 			workload: fmt.Sprintf("guards: ring of %d, %d hops, watchdog and mailbox counting on vs off (per hop, medians of %d)", n, m, rounds),
-			luarun:   fmtDur(ringOn), baseline: fmtDur(ringOff) + " (off)", floor: "—",
-			ratio:  ratioRange(ringRatio),
+			luarun:   fmtDur(ring.median("on")), baseline: fmtDur(ring.median("off")) + " (off)", floor: "—",
+			ratio:  "on/off " + ring.ratio("on", "off"),
 			target: "nothing measurable",
 		},
 		{
 			workload: fmt.Sprintf("guards: 2 processes stream %d messages, on vs off (per message, medians of %d)", msgs, rounds),
-			luarun:   fmtDur(streamOn), baseline: fmtDur(streamOff) + " (off)", floor: "—",
-			ratio:  ratioRange(streamRatio),
+			luarun:   fmtDur(stream.median("on")), baseline: fmtDur(stream.median("off")) + " (off)", floor: "—",
+			ratio:  "on/off " + stream.ratio("on", "off"),
 			target: "nothing measurable",
 		},
 	}
 }
 
-// onOff runs work on a default runtime and on an unguarded one, each
-// round starting with the other side, and returns the medians and each
-// round's on/off ratio.
-func onOff(rounds int, work func(*luaproc.Runtime) time.Duration) (on, off time.Duration, ratios []float64) {
-	var ons, offs []time.Duration
-	for r := range rounds {
-		var d [2]time.Duration // [guarded, unguarded]
-		for side := range 2 {
-			guarded := (side+r)%2 == 0
-			rt := unguarded(*workers)
-			if guarded {
-				rt = newRuntime(*workers)
-			}
-			t := work(rt)
-			shutdown(rt)
-			if guarded {
-				d[0] = t
-			} else {
-				d[1] = t
-			}
+// onOff runs work on a default runtime ("on") and on an unguarded one
+// ("off"), each round starting with the other side (alternate).
+func onOff(rounds int, work func(*luaproc.Runtime) time.Duration) sides {
+	return alternate(rounds, func(side string) time.Duration {
+		var rt *luaproc.Runtime
+		if side == "on" {
+			rt = newRuntime(*workers)
+		} else {
+			rt = unguarded(*workers)
 		}
-		ons, offs = append(ons, d[0]), append(offs, d[1])
-		ratios = append(ratios, float64(d[0])/float64(d[1]))
-	}
-	return median(ons), median(offs), ratios
-}
-
-// ratioRange is "on/off 1.01× (0.97–1.04)": the median of the rounds'
-// ratios and their range.
-func ratioRange(rs []float64) string {
-	s := slices.Clone(rs)
-	slices.Sort(s)
-	return fmt.Sprintf("on/off %.3f× (%.3f–%.3f)", s[len(s)/2], s[0], s[len(s)-1])
+		defer shutdown(rt)
+		return work(rt)
+	}, "on", "off")
 }
 
 const behindBusyLua = `
