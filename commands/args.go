@@ -84,6 +84,15 @@ func argString(args []any, i int) (string, error) {
 	return "", fmt.Errorf("argument %d: string expected, got %s", i+1, typeName(args, i))
 }
 
+// optArgString is argString for an optional argument: def when it is
+// absent or nil.
+func optArgString(args []any, i int, def string) (string, error) {
+	if i >= len(args) || args[i] == nil {
+		return def, nil
+	}
+	return argString(args, i)
+}
+
 // argPath reads Args[i] as a non-empty path without NUL bytes.
 func argPath(args []any, i int) (string, error) {
 	p, err := argString(args, i)

@@ -1,6 +1,7 @@
 package commands
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -286,4 +287,23 @@ func TestFSWriteKilled(t *testing.T) {
 	for _, n := range names {
 		assert.Equal(t, "big", n.Name(), "only the file, if the write won the race")
 	}
+}
+
+// TestReadLineIsCapped: a line longer than the cap fails instead of
+// growing without bound (fs.lines over /dev/zero, or a huge one-line
+// file), short lines and a last line without its end come whole.
+func TestReadLineIsCapped(t *testing.T) {
+	r := bufio.NewReaderSize(strings.NewReader("short\n"+strings.Repeat("x", 100)+"\nlast"), 16)
+	line, err := readLine(r, 50)
+	require.NoError(t, err)
+	assert.Equal(t, "short\n", line)
+	_, err = readLine(r, 50)
+	assert.ErrorAs(t, err, new(tooLargeError))
+	r = bufio.NewReaderSize(strings.NewReader("last"), 16)
+	line, err = readLine(r, 50)
+	require.NoError(t, err)
+	assert.Equal(t, "last", line)
+	line, err = readLine(r, 50)
+	require.NoError(t, err)
+	assert.Equal(t, "", line, "the end of the file")
 }

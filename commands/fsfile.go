@@ -2,18 +2,28 @@ package commands
 
 // Open files: the streams behind fs.open's handles and fs.lines.
 //
-// file.open opens a file and answers a handle: a number that only the
-// process that opened it may use. The file stays open until
-// file.close, or until its process ends (IO.CloseFiles, which the Lua
-// layer calls from the process's Close), so a process that forgets a
-// handle leaks nothing beyond its life. Each operation runs on a
-// goroutine holding a file slot, like fs.read's, and reads through a
-// buffer that a write or a seek drops. file.lines answers the next
-// lines of a file up to about 64 KB, so a generic for over a huge file
-// holds one batch at a time: constant memory.
+// fs.open opens a regular file (a FIFO, a device or a socket is refused,
+// as fs.read refuses them: a read of one could wait for ever, holding a
+// file slot) and answers a handle: a number that only the process that
+// opened it may use. The file stays open until file:close, or until its
+// process ends (IO.CloseFiles, which the Lua layer calls when a process
+// that asked for a file ends). If the process has ended by the time the
+// open completes, the file is closed at once.
 //
-// These commands are the Lua layer's (builtin/fs.lua wraps them as
-// handle methods); they are not a module of their own in Lua.
+// Each operation runs on a goroutine holding a file slot and the file's
+// own mutex, reads through a buffer that a write or a seek drops, checks
+// the call's context between chunks, and is capped at the IO's limit
+// (256 MiB): a line, a count or "a" longer than that fails the call, so a
+// line reader holds at most one batch of lines plus one line. file:lines
+// answers the next lines up to about 64 KB (a Lines), never failing: an
+// error comes in Lines.Err, for the Lua layer to raise in the loop.
+//
+// The handle commands take the handle's read-ahead as their second
+// argument: the bytes of lines the Lua iterator had been given and not
+// handed out, which the operation first seeks back over, so that a read,
+// write or seek starts where the loop stopped.
+//
+// Lock order: openFile.mu, then openFiles.mu (never the other way).
 
 import (
 	"bufio"
@@ -24,30 +34,46 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
-// linesBatch is about how many bytes of lines file.lines answers.
+// linesBatch is about how many bytes of lines file:lines answers.
 const linesBatch = 64 << 10
+
+// errClosedFile is the use of a handle after its close.
+var errClosedFile = errors.New("attempt to use a closed file")
 
 // openFile is one fs.open handle's file.
 type openFile struct {
-	mu    sync.Mutex // one operation at a time (a kill may close it meanwhile)
-	owner scheduler.PID
-	path  string
-	f     *os.File
+	owner scheduler.PID // never changes
+	path  string        // never changes
+	mu    sync.Mutex    // one operation at a time; guards f and r
+	f     *os.File      // nil once closed
 	r     *bufio.Reader // reads; nil after a write or a seek
 }
 
 // openFiles are an IO's open files by handle, and the handles of each
-// process that has any.
+// process that has any (under mu).
 type openFiles struct {
 	mu      sync.Mutex
 	next    int64
 	byID    map[int64]*openFile
-	byOwner map[scheduler.PID]map[int64]bool
+	byOwner map[scheduler.PID][]int64
+}
+
+// Lines is file:lines's answer: the next lines of handle Handle, none at
+// the end of the file, or Err. The Lua layer hands the lines out one per
+// call of its iterator, from a buffer of the process's.
+type Lines struct {
+	Handle int64
+	Lines  []string
+	// NoEnd: the last line is the file's last and had no line end (what
+	// the Lua layer must know to seek back over lines it gives back).
+	NoEnd bool
+	Err   string
 }
 
 // fileModes are io.open's modes ("b" is ignored).
@@ -60,11 +86,9 @@ func openArgs(args []any) (path string, flag int, err error) {
 	if path, err = argPath(args, 0); err != nil {
 		return "", 0, err
 	}
-	mode := "r"
-	if len(args) > 1 && args[1] != nil {
-		if mode, err = argString(args, 1); err != nil {
-			return "", 0, err
-		}
+	mode, err := optArgString(args, 1, "r")
+	if err != nil {
+		return "", 0, err
 	}
 	flag, ok := fileModes[strings.ReplaceAll(mode, "b", "")]
 	if !ok {
@@ -73,56 +97,107 @@ func openArgs(args []any) (path string, flag int, err error) {
 	return path, flag, nil
 }
 
-// fileOpen: file.open(path [, mode]) → a handle.
+// fileOpen: fs.open(path [, mode]) → a handle.
 func (o *IO) fileOpen(c scheduler.Call) error {
 	path, flag, err := openArgs(c.Args)
 	if err != nil {
 		return err
 	}
-	o.fsOp(c, func(context.Context) (any, error) {
-		f, err := os.OpenFile(path, flag, 0o666)
+	o.start(func() {
+		if !o.takeSlot(c) {
+			return
+		}
+		h, err := openRegular(path, flag)
+		<-o.fsSlots
 		if err != nil {
-			return nil, fsError("fs.open", path, err)
+			c.Fail(fsError("fs.open", path, err))
+			return
 		}
-		o.files.mu.Lock()
-		defer o.files.mu.Unlock()
-		if o.files.byID == nil {
-			o.files.byID, o.files.byOwner = map[int64]*openFile{}, map[scheduler.PID]map[int64]bool{}
+		id := o.files.add(c.PID, path, h)
+		if !c.Complete(id) { // the process has ended: nobody will close it
+			o.closeFile(id)
 		}
-		o.files.next++
-		id := o.files.next
-		o.files.byID[id] = &openFile{owner: c.PID, path: path, f: f}
-		if o.files.byOwner[c.PID] == nil {
-			o.files.byOwner[c.PID] = map[int64]bool{}
-		}
-		o.files.byOwner[c.PID][id] = true
-		return id, nil
 	})
 	return nil
 }
 
-// handle returns the open file of args[0] if c's process owns it.
-func (o *IO) handle(c scheduler.Call) (*openFile, error) {
-	var id int64
-	ok := len(c.Args) > 0
-	if ok {
-		id, ok = c.Args[0].(int64)
+// openRegular opens path with flag without waiting (a FIFO's open waits
+// for its other end) and refuses what is not a regular file.
+func openRegular(path string, flag int) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|openNonblockFlags, 0o666)
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		return nil, errors.New("argument 1: a file handle expected")
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+	case fi.IsDir():
+		err = syscall.EISDIR
+	case !fi.Mode().IsRegular():
+		err = errNotRegular
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// add records an open file of owner and returns its handle.
+func (fs *openFiles) add(owner scheduler.PID, path string, f *os.File) int64 {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.byID == nil {
+		fs.byID, fs.byOwner = map[int64]*openFile{}, map[scheduler.PID][]int64{}
+	}
+	fs.next++
+	fs.byID[fs.next] = &openFile{owner: owner, path: path, f: f}
+	fs.byOwner[owner] = append(fs.byOwner[owner], fs.next)
+	return fs.next
+}
+
+// takeSlot takes a file slot for c, or fails c when its context ends
+// first.
+func (o *IO) takeSlot(c scheduler.Call) bool {
+	select {
+	case o.fsSlots <- struct{}{}:
+		return true
+	case <-c.Ctx.Done():
+		c.Fail(context.Cause(c.Ctx))
+		return false
+	}
+}
+
+// handle reads args[0] as a handle of c's process, and args[1] as the
+// bytes of read-ahead to give back.
+func (o *IO) handle(c scheduler.Call) (int64, *openFile, int64, error) {
+	id, ok := argInt(c.Args, 0)
+	back, ok2 := argInt(c.Args, 1)
+	if !ok || !ok2 {
+		return 0, nil, 0, errors.New("argument 1: a file expected")
 	}
 	o.files.mu.Lock()
 	h := o.files.byID[id]
 	o.files.mu.Unlock()
 	if h == nil || h.owner != c.PID {
-		return nil, errors.New("attempt to use a closed file")
+		return 0, nil, 0, errClosedFile
 	}
-	return h, nil
+	return id, h, back, nil
 }
 
-// fileOp runs op on c's open file (locked), on a file slot.
-func (o *IO) fileOp(c scheduler.Call, op func(ctx context.Context, h *openFile) (any, error)) error {
-	h, err := o.handle(c)
+// argInt reads args[i] as an integer.
+func argInt(args []any, i int) (int64, bool) {
+	if i >= len(args) {
+		return 0, false
+	}
+	n, ok := args[i].(int64)
+	return n, ok
+}
+
+// fileOp runs op on c's open file (locked, after giving back the
+// read-ahead), on a file slot. name is the method for messages.
+func (o *IO) fileOp(c scheduler.Call, name string, op func(ctx context.Context, h *openFile) (any, error)) error {
+	_, h, back, err := o.handle(c)
 	if err != nil {
 		return err
 	}
@@ -130,9 +205,16 @@ func (o *IO) fileOp(c scheduler.Call, op func(ctx context.Context, h *openFile) 
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if h.f == nil {
-			return nil, errors.New("attempt to use a closed file")
+			return nil, fmt.Errorf("%s: %w", name, errClosedFile)
 		}
-		return op(ctx, h)
+		if err := h.unread(back); err != nil {
+			return nil, fsError(name, h.path, err)
+		}
+		v, err := op(ctx, h)
+		if err != nil {
+			return nil, fsError(name, h.path, err)
+		}
+		return v, nil
 	})
 	return nil
 }
@@ -145,60 +227,96 @@ func (h *openFile) reader() *bufio.Reader {
 	return h.r
 }
 
-// fileRead: file.read(h, formats...) → one value per format, as Lua's
-// file:read: "l"/"*l" a line without its end, "L"/"*L" with it, "a"/"*a"
-// the rest, "n"/"*n" a number, a count of bytes; nil (and the rest
-// skipped) at the end of the file.
+// unread drops the read buffer, moving the file back to where the reads
+// had got to (the buffer had read ahead), and back bytes more (what the
+// Lua iterator gives back).
+func (h *openFile) unread(back int64) error {
+	ahead := int64(0)
+	if h.r != nil {
+		ahead = int64(h.r.Buffered())
+		h.r = nil
+	}
+	if ahead+back > 0 {
+		_, err := h.f.Seek(-(ahead + back), io.SeekCurrent)
+		return err
+	}
+	return nil
+}
+
+// readFormats checks file:read's formats (arguments 3 on).
+func readFormats(args []any) error {
+	for i := 2; i < len(args); i++ {
+		switch f := args[i].(type) {
+		case int64:
+			if f < 0 {
+				return fmt.Errorf("argument %d: a count must not be negative", i-1)
+			}
+			continue
+		case string:
+			switch strings.TrimPrefix(f, "*") {
+			case "l", "L", "a", "n":
+				continue
+			}
+		}
+		return fmt.Errorf("argument %d: invalid format", i-1)
+	}
+	return nil
+}
+
+// fileRead: file:read(h, back, formats...) → one value per format, as
+// Lua's file:read: "l"/"*l" a line without its end, "L"/"*L" with it,
+// "a"/"*a" the rest, "n"/"*n" a number, a count of bytes; nil (and the
+// rest skipped) at the end of the file.
 func (o *IO) fileRead(c scheduler.Call) error {
-	formats := c.Args[min(1, len(c.Args)):]
+	if err := readFormats(c.Args); err != nil {
+		return err
+	}
+	formats := c.Args[min(2, len(c.Args)):]
 	if len(formats) == 0 {
 		formats = []any{"l"}
 	}
-	return o.fileOp(c, func(ctx context.Context, h *openFile) (any, error) {
-		out := make(payload.Payloads, 0, len(formats))
-		r := h.reader()
-		for i, f := range formats {
-			v, err := readFormat(r, f, i+2, o.maxData)
+	return o.fileOp(c, "file:read", func(ctx context.Context, h *openFile) (any, error) {
+		out := make([]any, 0, len(formats))
+		for _, f := range formats {
+			v, err := readFormat(ctx, h.reader(), f, o.maxData)
 			if err != nil {
-				return nil, fsError("fs.read", h.path, err)
+				return nil, err
 			}
 			out = append(out, v)
 			if v == nil {
 				break
 			}
 		}
-		return out, nil
+		return payload.Payloads(out), nil
 	})
 }
 
-// readFormat reads one value of format f (argument n) from r.
-func readFormat(r *bufio.Reader, f any, n int, limit int64) (any, error) {
+// readFormat reads one value of format f (checked by readFormats).
+func readFormat(ctx context.Context, r *bufio.Reader, f any, limit int64) (any, error) {
 	if count, ok := f.(int64); ok {
-		buf := make([]byte, count)
-		got, err := io.ReadFull(r, buf)
-		if got == 0 && count > 0 && err != nil {
-			return nil, nil
+		if count > limit {
+			return nil, tooLargeError{"read", limit}
 		}
-		return string(buf[:got]), nil
+		if _, err := r.Peek(1); err == io.EOF {
+			return nil, nil // at the end: nil, even for a count of 0
+		}
+		b, err := readCapped(ctx, io.LimitReader(r, count), 0, limit, "read")
+		return ownedString(b), err
 	}
-	s, _ := f.(string)
-	switch strings.TrimPrefix(s, "*") {
+	switch strings.TrimPrefix(f.(string), "*") {
 	case "l", "L":
-		line, err := r.ReadString('\n')
-		if err != nil && line == "" {
-			return nil, nil
+		line, err := readLine(r, limit)
+		if err != nil || line == "" {
+			return nil, err
 		}
-		if strings.TrimPrefix(s, "*") == "l" {
+		if strings.TrimPrefix(f.(string), "*") == "l" {
 			line = strings.TrimSuffix(line, "\n")
 		}
 		return line, nil
 	case "a":
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if int64(len(b)) > limit {
-			return nil, &tooLargeError{what: "file", limit: limit}
-		}
-		return string(b), err
-	case "n":
+		b, err := readCapped(ctx, r, 0, limit, "file")
+		return ownedString(b), err
+	default: // "n"
 		var x float64
 		if _, err := fmt.Fscan(r, &x); err != nil {
 			return nil, nil
@@ -208,153 +326,215 @@ func readFormat(r *bufio.Reader, f any, n int, limit int64) (any, error) {
 		}
 		return x, nil
 	}
-	return nil, fmt.Errorf("argument %d: invalid format %v", n, f)
 }
 
-// fileLines: file.lines(h [, close]) → Lines: the next lines (without
-// their ends), about linesBatch bytes of them, none at the end of the
-// file (where, with close, the file is closed).
+// readLine reads a line with its end ("" at the end of the file), at
+// most limit bytes.
+func readLine(r *bufio.Reader, limit int64) (string, error) {
+	chunk, err := r.ReadSlice('\n')
+	if err == nil && int64(len(chunk)) <= limit { // the common case: one copy
+		return string(chunk), nil
+	}
+	line := chunk
+	if err == bufio.ErrBufferFull {
+		line = append([]byte(nil), chunk...) // the next ReadSlice overwrites chunk
+	}
+	for err == bufio.ErrBufferFull {
+		chunk, err = r.ReadSlice('\n')
+		if int64(len(line)+len(chunk)) > limit {
+			return "", tooLargeError{"line", limit}
+		}
+		line = append(line, chunk...)
+	}
+	if int64(len(line)) > limit {
+		return "", tooLargeError{"line", limit}
+	}
+	if err == io.EOF {
+		err = nil
+	}
+	return string(line), err
+}
+
+// fileLines: file:lines(h, back [, close]) → Lines: the next lines
+// (without their ends), about linesBatch bytes of them, none at the end
+// of the file (where, with close, the file is closed). It does not fail:
+// an error is Lines.Err, which the Lua layer raises in the loop.
 func (o *IO) fileLines(c scheduler.Call) error {
-	closeAtEnd := len(c.Args) > 1 && c.Args[1] == true
-	return o.fileOp(c, func(ctx context.Context, h *openFile) (any, error) {
-		r := h.reader()
-		var lines []string
-		size, noEnd := 0, false
-		for size < linesBatch {
-			line, err := r.ReadString('\n')
-			if line != "" {
-				lines = append(lines, strings.TrimSuffix(line, "\n"))
-				size += len(line)
-				noEnd = !strings.HasSuffix(line, "\n")
-			}
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, fsError("fs.lines", h.path, err)
-			}
-		}
-		if lines == nil && closeAtEnd {
-			h.closeLocked()
-			o.forget(c.Args[0].(int64), h)
-		}
-		return Lines{Handle: c.Args[0].(int64), Lines: lines, NoEnd: noEnd}, nil
-	})
-}
-
-// Lines is file.lines's answer: the next lines of handle Handle (none at
-// the end of the file). The Lua layer hands them out one per call of its
-// iterator, from a buffer of the process's: only a call that finds the
-// buffer empty is a command.
-type Lines struct {
-	Handle int64
-	Lines  []string
-	// NoEnd: the last line is the file's last and had no line end (what
-	// a reader that gives lines back must know to seek back over them).
-	NoEnd bool
-}
-
-// fileWrite: file.write(h, data...) → true.
-func (o *IO) fileWrite(c scheduler.Call) error {
-	data := make([]string, 0, len(c.Args))
-	for i := 1; i < len(c.Args); i++ {
-		s, err := argString(c.Args, i)
+	id, _ := argInt(c.Args, 0)
+	closeAtEnd := len(c.Args) > 2 && c.Args[2] == true
+	failed := func(err error) { c.Complete(Lines{Handle: id, Err: err.Error()}) }
+	if _, _, _, err := o.handle(c); err != nil {
+		failed(fmt.Errorf("file:lines: %w", err))
+		return nil
+	}
+	o.start(func() {
+		v, err := o.readLines(c, id, closeAtEnd)
 		if err != nil {
-			return err
+			failed(err)
+			return
+		}
+		c.Complete(v)
+	})
+	return nil
+}
+
+// readLines is fileLines's work, on a file slot.
+func (o *IO) readLines(c scheduler.Call, id int64, closeAtEnd bool) (Lines, error) {
+	if !o.takeSlot(c) {
+		return Lines{}, context.Cause(c.Ctx)
+	}
+	defer func() { <-o.fsSlots }()
+	_, h, back, _ := o.handle(c)
+	if h == nil {
+		return Lines{}, fmt.Errorf("file:lines: %w", errClosedFile)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.f == nil {
+		return Lines{}, fmt.Errorf("file:lines: %w", errClosedFile)
+	}
+	if err := h.unread(back); err != nil {
+		return Lines{}, fsError("file:lines", h.path, err)
+	}
+	if c.Ctx.Err() != nil { // a batch is short: checked once
+		return Lines{}, context.Cause(c.Ctx)
+	}
+	b := Lines{Handle: id}
+	r := h.reader()
+	for size := 0; size < linesBatch; {
+		line, err := readLine(r, o.maxData)
+		if err != nil {
+			return Lines{}, fsError("file:lines", h.path, err)
+		}
+		if line == "" {
+			break
+		}
+		b.Lines = append(b.Lines, strings.TrimSuffix(line, "\n"))
+		b.NoEnd = !strings.HasSuffix(line, "\n")
+		size += len(line)
+	}
+	if b.Lines == nil && closeAtEnd {
+		o.files.forget(id)
+		err := h.closeLocked()
+		if err != nil {
+			return Lines{}, fsError("file:lines", h.path, err)
+		}
+	}
+	return b, nil
+}
+
+// writeData checks file:write's data (arguments 3 on).
+func writeData(args []any) ([]string, error) {
+	data := make([]string, 0, len(args))
+	for i := 2; i < len(args); i++ {
+		s, err := argString(args, i)
+		if err != nil {
+			return nil, fmt.Errorf("argument %d: string expected, got %s", i-1, typeName(args, i))
 		}
 		data = append(data, s)
 	}
-	return o.fileOp(c, func(ctx context.Context, h *openFile) (any, error) {
-		if err := h.unread(); err != nil {
-			return nil, fsError("fs.write", h.path, err)
-		}
-		if err := writeChunks(ctx, h.f, strings.Join(data, "")); err != nil {
-			return nil, fsError("fs.write", h.path, err)
+	return data, nil
+}
+
+// fileWrite: file:write(h, back, data...) → true.
+func (o *IO) fileWrite(c scheduler.Call) error {
+	data, err := writeData(c.Args)
+	if err != nil {
+		return err
+	}
+	return o.fileOp(c, "file:write", func(ctx context.Context, h *openFile) (any, error) {
+		for _, d := range data {
+			if err := writeChunks(ctx, h.f, d); err != nil {
+				return nil, err
+			}
 		}
 		return true, nil
 	})
 }
 
-// unread drops the read buffer, moving the file back to where the reads
-// had got to (the buffer had read ahead).
-func (h *openFile) unread() error {
-	if h.r == nil {
-		return nil
+// seekArgs checks file:seek's whence and offset (arguments 3 and 4).
+func seekArgs(args []any) (whence int, offset int64, err error) {
+	w, err := optArgString(args, 2, "cur")
+	if err != nil {
+		return 0, 0, fmt.Errorf("argument 1: string expected, got %s", typeName(args, 2))
 	}
-	ahead := h.r.Buffered()
-	h.r = nil
-	if ahead > 0 {
-		_, err := h.f.Seek(int64(-ahead), io.SeekCurrent)
-		return err
+	switch w {
+	case "set":
+		whence = io.SeekStart
+	case "cur":
+		whence = io.SeekCurrent
+	case "end":
+		whence = io.SeekEnd
+	default:
+		return 0, 0, fmt.Errorf("argument 1: invalid option %q", w)
 	}
-	return nil
-}
-
-// fileSeek: file.seek(h [, whence [, offset]]) → the position, as
-// file:seek ("set", "cur" (default), "end").
-func (o *IO) fileSeek(c scheduler.Call) error {
-	whence := io.SeekCurrent
-	if len(c.Args) > 1 && c.Args[1] != nil {
-		w, _ := c.Args[1].(string)
-		switch w {
-		case "set":
-			whence = io.SeekStart
-		case "cur":
-		case "end":
-			whence = io.SeekEnd
-		default:
-			return fmt.Errorf("argument 2: invalid option %q", w)
-		}
-	}
-	var offset int64
-	if len(c.Args) > 2 && c.Args[2] != nil {
-		n, ok := c.Args[2].(int64)
+	if len(args) > 3 && args[3] != nil {
+		n, ok := args[3].(int64)
 		if !ok {
-			return errors.New("argument 3: an integer expected")
+			return 0, 0, errors.New("argument 2: an integer expected")
 		}
 		offset = n
 	}
-	return o.fileOp(c, func(ctx context.Context, h *openFile) (any, error) {
-		if err := h.unread(); err != nil {
-			return nil, fsError("fs.seek", h.path, err)
-		}
-		pos, err := h.f.Seek(offset, whence)
-		if err != nil {
-			return nil, fsError("fs.seek", h.path, err)
-		}
-		return pos, nil
-	})
+	return whence, offset, nil
 }
 
-// fileClose: file.close(h) → true.
-func (o *IO) fileClose(c scheduler.Call) error {
-	h, err := o.handle(c)
+// fileSeek: file:seek(h, back [, whence [, offset]]) → the position, as
+// Lua's file:seek ("set", "cur" (the default), "end").
+func (o *IO) fileSeek(c scheduler.Call) error {
+	whence, offset, err := seekArgs(c.Args)
 	if err != nil {
 		return err
 	}
-	o.fsOp(c, func(context.Context) (any, error) {
-		return true, o.closeFile(c.Args[0].(int64), h)
+	return o.fileOp(c, "file:seek", func(ctx context.Context, h *openFile) (any, error) {
+		return h.f.Seek(offset, whence)
 	})
+}
+
+// fileClose: file:close(h, back) → true.
+func (o *IO) fileClose(c scheduler.Call) error {
+	id, _, _, err := o.handle(c)
+	if err != nil {
+		return err
+	}
+	o.fsOp(c, func(context.Context) (any, error) { return true, o.closeFile(id) })
 	return nil
 }
 
-func (o *IO) closeFile(id int64, h *openFile) error {
-	o.forget(id, h)
+// closeFile forgets handle id and closes its file (waiting for an
+// operation in flight on it, which its context bounds).
+func (o *IO) closeFile(id int64) error {
+	o.files.mu.Lock()
+	h := o.files.byID[id]
+	o.files.mu.Unlock()
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	o.files.forget(id)
 	return h.closeLocked()
 }
 
 // forget removes handle id from the open files.
-func (o *IO) forget(id int64, h *openFile) {
-	o.files.mu.Lock()
-	defer o.files.mu.Unlock()
-	delete(o.files.byID, id)
-	if mine := o.files.byOwner[h.owner]; mine != nil {
-		delete(mine, id)
-		if len(mine) == 0 {
-			delete(o.files.byOwner, h.owner)
+func (fs *openFiles) forget(id int64) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	h := fs.byID[id]
+	if h == nil {
+		return
+	}
+	delete(fs.byID, id)
+	mine := fs.byOwner[h.owner]
+	for i, x := range mine {
+		if x == id {
+			mine = append(mine[:i], mine[i+1:]...)
+			break
 		}
+	}
+	if len(mine) == 0 {
+		delete(fs.byOwner, h.owner)
+	} else {
+		fs.byOwner[h.owner] = mine
 	}
 }
 
@@ -366,23 +546,27 @@ func (h *openFile) closeLocked() error {
 	err := h.f.Close()
 	h.f, h.r = nil, nil
 	if err != nil {
-		return fsError("fs.close", h.path, err)
+		return fsError("file:close", h.path, err)
 	}
 	return nil
 }
 
-// CloseFiles closes the files process pid left open (at its end).
+// CloseFiles closes the files process pid left open (at its end), on
+// the IO's goroutines: an operation in flight on one of them is waited
+// for there, not on the caller's (a worker's) goroutine.
 func (o *IO) CloseFiles(pid scheduler.PID) {
 	o.files.mu.Lock()
 	mine := o.files.byOwner[pid]
-	handles := make(map[int64]*openFile, len(mine))
-	for id := range mine {
-		handles[id] = o.files.byID[id]
-	}
 	o.files.mu.Unlock()
-	for id, h := range handles {
-		o.closeFile(id, h)
+	if len(mine) == 0 {
+		return
 	}
+	ids := append([]int64(nil), mine...)
+	o.start(func() {
+		for _, id := range ids {
+			o.closeFile(id)
+		}
+	})
 }
 
 // OpenFiles is how many files fs.open handles hold open.

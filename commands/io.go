@@ -33,6 +33,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -102,18 +103,19 @@ var ioCommands = []struct {
 	{"fs.remove", (*IO).fsRemove, func(a []any) error { _, err := argPath(a, 0); return err }},
 	{"fs.rename", (*IO).fsRename, func(a []any) error { _, _, err := renameArgs(a); return err }},
 	{"fs.append", (*IO).fsAppend, func(a []any) error { _, _, err := writeArgs(a); return err }},
-	{"file.open", (*IO).fileOpen, func(a []any) error { _, _, err := openArgs(a); return err }},
-	{"file.read", (*IO).fileRead, noCheck},
-	{"file.lines", (*IO).fileLines, noCheck},
-	{"file.write", (*IO).fileWrite, noCheck},
-	{"file.seek", (*IO).fileSeek, noCheck},
-	{"file.close", (*IO).fileClose, noCheck},
+	{"fs.open", (*IO).fileOpen, func(a []any) error { _, _, err := openArgs(a); return err }},
+	// a handle's methods (fsfile.go): not functions of a module
+	{"file:read", (*IO).fileRead, readFormats},
+	{"file:lines", (*IO).fileLines, noCheck},
+	{"file:write", (*IO).fileWrite, func(a []any) error { _, err := writeData(a); return err }},
+	{"file:seek", (*IO).fileSeek, func(a []any) error { _, _, err := seekArgs(a); return err }},
+	{"file:close", (*IO).fileClose, noCheck},
 	{"http.get", (*IO).httpGet, func(a []any) error { _, err := getArgs(a); return err }},
 	{"http.request", (*IO).httpRequest, func(a []any) error { _, err := requestArgs(a); return err }},
 	{"exec.run", (*IO).execRun, func(a []any) error { _, err := parseCommand(a); return err }},
 }
 
-// noCheck: the handle commands check their arguments as they run.
+// noCheck: lines and close check their handle as they run.
 func noCheck([]any) error { return nil }
 
 // Register installs the I/O commands (Commands) on reg.
@@ -124,12 +126,15 @@ func (o *IO) Register(reg *scheduler.Registry) {
 	}
 }
 
-// Commands lists the I/O commands' names, module.function: fs.read,
-// fs.write, fs.list, http.get, http.request, exec.run.
+// Commands lists the I/O commands that are functions of a Lua module,
+// module.function: fs.read, fs.write, ..., http.get, exec.run (not the
+// file:read and the other methods of fs.open's handles).
 func Commands() []string {
-	names := make([]string, len(ioCommands))
-	for i, cmd := range ioCommands {
-		names[i] = cmd.name
+	var names []string
+	for _, cmd := range ioCommands {
+		if !strings.HasPrefix(cmd.name, "file:") { // a handle's methods, not a module's
+			names = append(names, cmd.name)
+		}
 	}
 	return names
 }

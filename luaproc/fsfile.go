@@ -6,6 +6,7 @@ package luaproc
 // process's files are closed when it ends (Close).
 
 import (
+	"errors"
 	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
@@ -20,9 +21,9 @@ type fileHandle int64
 // makes the handles' metatable.
 func (tpl *template) loadFileHandles(L *lua.LState, fsT *lua.LTable) {
 	L.Push(L.NewFunctionFromProto(builtinProto("fs")))
-	L.Push(L.NewFunction(checkedCommandFunc("file.open")))
-	for _, c := range []string{"file.read", "file.write", "file.seek", "file.close"} {
-		L.Push(L.NewFunction(commandFunc(c)))
+	L.Push(L.NewFunction(bind((*luaProcess).openFile)))
+	for _, c := range []string{"file:read", "file:write", "file:seek", "file:close"} {
+		L.Push(L.NewFunction(checkedCommandFunc(c)))
 	}
 	L.Push(L.NewFunction(bind((*luaProcess).wrapFile)))
 	L.Push(L.NewFunction(tpl.fileID))
@@ -42,10 +43,19 @@ func (tpl *template) loadFileHandles(L *lua.LState, fsT *lua.LTable) {
 	}))
 }
 
-// wrapFile makes the handle of open file id, and marks the process as
-// one that has files to close at its end.
-func (p *luaProcess) wrapFile(L *lua.LState) int {
+// openCommand is the fs.open command's function (a handle's number).
+var openCommand = checkedCommandFunc("fs.open")
+
+// openFile is the fs.open command: from the request on, the process has
+// files to close at its end (an open that completes after it ended is
+// closed by the command layer).
+func (p *luaProcess) openFile(L *lua.LState) int {
 	p.openedFiles = true
+	return openCommand(L)
+}
+
+// wrapFile makes the handle of open file id.
+func (p *luaProcess) wrapFile(L *lua.LState) int {
 	L.Push(&lua.LUserData{Value: fileHandle(L.CheckInt64(1)), Metatable: p.tpl.fileMT})
 	return 1
 }
@@ -74,21 +84,28 @@ type readAhead struct {
 // value (firstLine), the rest wait in p.lineBufs.
 func (p *luaProcess) linesIterator(L *lua.LState) int {
 	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
-	args := []any{id, closeAtEnd}
+	args := []any{id, int64(0), closeAtEnd} // no read-ahead: this iterator has handed it all out
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		if ra := p.lineBufs[id]; ra != nil && len(ra.lines) > 0 {
 			L.Push(lua.LString(ra.lines[0]))
 			ra.lines = ra.lines[1:]
 			return 1
 		}
-		return p.block(L, "fs.lines", request{kind: reqCommand, command: "file.lines", args: args})
+		return p.block(L, "file:lines", request{kind: reqCommand, command: "file:lines", args: args})
 	}))
 	return 1
 }
 
 // firstLine keeps a batch of lines but its first for the handle's
-// iterator and returns the first (nil at the end of the file).
-func (p *luaProcess) firstLine(b commands.Lines) lua.LValue {
+// iterator and returns the first (nil at the end of the file); a failed
+// batch is raised in the task, in the loop (a generic for would drop a
+// second result).
+func (p *luaProcess) firstLine(t *task, b commands.Lines) lua.LValue {
+	if b.Err != "" {
+		delete(p.lineBufs, b.Handle)
+		t.raise = errors.New(b.Err)
+		return lua.LNil
+	}
 	if len(b.Lines) == 0 {
 		delete(p.lineBufs, b.Handle)
 		return lua.LNil

@@ -347,6 +347,10 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 	case ev.Error != nil:
 		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error())}
 	default:
+		if b, ok := ev.Data.(commands.Lines); ok { // a lines iterator's batch (fsfile.go)
+			t.args = []lua.LValue{p.firstLine(t, b)}
+			break
+		}
 		t.args = p.resultValues(ev.Data)
 	}
 	p.ready = append(p.ready, t)
@@ -364,8 +368,6 @@ func (p *luaProcess) resultValues(data any) []lua.LValue {
 			vs[i] = toLuaValue(p.L, v)
 		}
 		return vs
-	case commands.Lines: // fs.lines's batch: the first line now, the rest later (fsfile.go)
-		return []lua.LValue{p.firstLine(x)}
 	default:
 		return []lua.LValue{toLuaValue(p.L, x)}
 	}

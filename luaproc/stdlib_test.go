@@ -2,7 +2,9 @@ package luaproc
 
 import (
 	"os"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -227,7 +229,9 @@ end`, "main", t.TempDir())
 	assert.Contains(t, res[13], "fh.lua:21: fs.open ")
 	assert.Equal(t, false, res[14])
 	assert.Contains(t, res[15], `invalid mode "q"`)
-	assert.Zero(t, rt.io.OpenFiles(), "the files a process left open are closed at its end")
+	// closed by the IO's goroutines once the process has ended (20 s only bounds a hang)
+	require.Eventually(t, func() bool { return rt.io.OpenFiles() == 0 }, 20*time.Second, time.Millisecond,
+		"the files a process left open are closed at its end")
 }
 
 // TestReviewedEdges: a recycled state does not hand its random generator
@@ -298,4 +302,39 @@ function main(d)
 end`, "main", t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"three\nfour\n", int64(4), "three\nfour", int64(4)}, res)
+}
+
+// TestFileHandleEdges: fs.open refuses what is not a regular file (a
+// FIFO's open or read could wait for ever); a negative count raises; a
+// lines loop raises what fails (a directory, a closed handle) instead of
+// ending quietly; close drops the read-ahead; an open that completes
+// after its process was killed leaves no file open.
+func TestFileHandleEdges(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	d := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(d+"/fifo", 0o600))
+	require.NoError(t, os.WriteFile(d+"/f.txt", []byte("a\nb\nc\n"), 0o644))
+	res, err := runLua(t, rt, "edges.lua", `
+function main(d)
+  local _, fifo = fs.open(d .. "/fifo")
+  local f = assert(fs.open(d .. "/f.txt"))
+  local ok1, neg = pcall(f.read, f, -1)
+  local ok2, dir = pcall(function() for _ in fs.lines(d) do end end)
+  local got = {}
+  local ok3, closed = pcall(function()
+    for l in f:lines() do got[#got + 1] = l; f:close() end
+  end)
+  return fifo, ok1, neg, ok2, dir, ok3, closed, table.concat(got, ",")
+end`, "main", d)
+	require.NoError(t, err)
+	require.Len(t, res, 8)
+	assert.Contains(t, res[0], "not a regular file")
+	assert.Equal(t, false, res[1])
+	assert.Contains(t, res[2], "a count must not be negative")
+	assert.Equal(t, false, res[3])
+	assert.Contains(t, res[4], "is a directory")
+	assert.Equal(t, false, res[5])
+	assert.Contains(t, res[6], "attempt to use a closed file")
+	assert.Equal(t, "a", res[7], "no line after the close")
+	require.Eventually(t, func() bool { return rt.io.OpenFiles() == 0 }, 20*time.Second, time.Millisecond)
 }
