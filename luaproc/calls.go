@@ -35,6 +35,7 @@ package luaproc
 //     it.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -196,8 +197,11 @@ func (p *luaProcess) dropMonitors() {
 func (p *luaProcess) down(ev *scheduler.Event) {
 	if cm := p.callMons[ev.From]; cm != nil && cm.ref == ev.Tag {
 		delete(p.callMons, ev.From) // first: endCall finds no entry to update
+		if len(cm.waiting) == 0 {
+			return // a monitor kept between calls: no call to end
+		}
 		msg := lua.LString(fmt.Sprintf("process %d ended before replying: %s", ev.From, reasonText(ev.Error)))
-		if ev.Error != nil && reasonText(ev.Error) == "noproc" {
+		if errors.Is(ev.Error, scheduler.ErrNoProcess) {
 			msg = lua.LString(fmt.Sprintf("no process %d (it does not exist or has ended)", ev.From))
 		}
 		for _, t := range cm.waiting {

@@ -340,20 +340,27 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 		return
 	}
 	t := w.t
-	var pe *commands.PartialError
-	switch {
-	case errors.As(ev.Error, &pe): // nil, err, what it did before failing
-		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error()), toLuaValue(p.L, pe.Partial)}
+	switch b, isLines := ev.Data.(commands.Lines); {
 	case ev.Error != nil:
-		t.args = []lua.LValue{lua.LNil, lua.LString(ev.Error.Error())}
+		t.args = p.errorValues(ev.Error)
+	case isLines: // a lines iterator's batch (fsfile.go)
+		t.args = []lua.LValue{p.firstLine(t, b)}
 	default:
-		if b, ok := ev.Data.(commands.Lines); ok { // a lines iterator's batch (fsfile.go)
-			t.args = []lua.LValue{p.firstLine(t, b)}
-			break
-		}
 		t.args = p.resultValues(ev.Data)
 	}
 	p.ready = append(p.ready, t)
+}
+
+// errorValues are what a failed command's Lua call returns: nil, the
+// message, and what it did before failing if it says (exec.run's
+// partial output). Apart from completed, so that a success does not pay
+// for errors.As's target escaping to the heap.
+func (p *luaProcess) errorValues(err error) []lua.LValue {
+	var pe *commands.PartialError
+	if errors.As(err, &pe) {
+		return []lua.LValue{lua.LNil, lua.LString(err.Error()), toLuaValue(p.L, pe.Partial)}
+	}
+	return []lua.LValue{lua.LNil, lua.LString(err.Error())}
 }
 
 // resultValues turns a command's result into the values its Lua call
