@@ -59,6 +59,10 @@ type relations struct {
 	names    []string
 }
 
+// endedRelations are the relations of every process that ended without
+// having any: closed, and never written (every writer checks closed).
+var endedRelations = &relations{closed: true}
+
 // rels returns p's relations, making them on first use.
 func (p *proc) rels() *relations {
 	if r := p.rel.Load(); r != nil {
@@ -226,10 +230,13 @@ type relate func(*proc) error
 // Monitor, Link and Register see p ended) and tells the watchers and the
 // linked processes, and releases p's names. err is how p ended.
 func (s *Scheduler) endRelations(p *proc, err error) {
-	r := p.rel.Load()
-	if r == nil {
+	// A process that never had relations gets the shared closed ones, so
+	// that a Monitor, Link or Register racing its end (it is still in the
+	// table) finds them closed instead of making open ones nobody closes.
+	if p.rel.CompareAndSwap(nil, endedRelations) {
 		return
 	}
+	r := p.rel.Load()
 	r.mu.Lock()
 	r.closed = true
 	watchers, callers, links, names := r.watchers, r.callers, r.links, r.names

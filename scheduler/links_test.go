@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -318,4 +319,57 @@ func TestOnCrashOnlyUnwatched(t *testing.T) {
 	require.Len(t, crashed, 2, "%v", crashed)
 	require.EqualError(t, crashed[alone.PID()], "failed on purpose")
 	require.EqualError(t, crashed[quiet.PID()], "failed on purpose")
+}
+
+// TestRelationsRacingEnds: processes that never had a monitor, link or
+// name end on their own while Monitor and Register race their ends. Every
+// monitor gets exactly one down (from the end, or noproc), and no name
+// outlives its process: a process still in the table after it closed
+// its relations must not get new, open ones that nobody closes.
+func TestRelationsRacingEnds(t *testing.T) {
+	s := newSched(t, 4, nil)
+	const targets = 2000
+	watcher := newCollector(false)
+	wh, err := s.Submit(watcher, "", nil)
+	require.NoError(t, err)
+	ths := make([]Handle, targets)
+	for i := range ths {
+		h, err := s.Submit(newCollector(false), "", nil)
+		require.NoError(t, err)
+		ths[i] = h
+	}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		for _, th := range ths {
+			s.Send(0, th.PID(), "stop")
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for _, th := range ths {
+			s.Monitor(wh.PID(), th.PID())
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for i, th := range ths {
+			s.Register(fmt.Sprintf("target-%d", i), th.PID())
+		}
+	}()
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for range targets {
+		ev := next(t, watcher) // a lost down fails here
+		require.Equal(t, EventDown, ev.Type)
+		require.False(t, seen[ev.Tag], "a second down for monitor %d", ev.Tag)
+		seen[ev.Tag] = true
+	}
+	for i, th := range ths {
+		<-th.Done()
+		_, held := s.Whereis(fmt.Sprintf("target-%d", i))
+		require.False(t, held, "the name of ended process %d is still held", th.PID())
+	}
+	s.Send(0, wh.PID(), "stop")
 }
