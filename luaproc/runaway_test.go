@@ -349,3 +349,39 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(19900), int64(19900), int64(19900), int64(9991), false, "deep.lua:2: stack overflow"}, res)
 }
+
+// TestKillEndsATrappedShutdown: a process that traps exits takes the
+// shutdown as an exit event and may run on; a Kill then still ends it at
+// once (a busy loop at its next instruction), and Shutdown returns without
+// abandoning it.
+func TestKillEndsATrappedShutdown(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("trap.lua", `
+function main()
+  process.trap_exits(true)
+  log.info("trapping")
+  local msg, _, kind = process.receive()
+  log.info("trapped " .. kind)
+  local n = 0
+  while true do n = n + 1 end
+end`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main")
+	require.NoError(t, err)
+	logs.waitFor(t, "trapping") // before the shutdown, or it would just end
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stopped <- rt.Shutdown(ctx)
+	}()
+	logs.waitFor(t, "trapped exit") // it has the shutdown and spins
+	require.NoError(t, rt.Kill(h.PID(), "enough"))
+	select {
+	case err := <-stopped:
+		require.NoError(t, err, "nothing abandoned")
+	case <-time.After(20 * time.Second): // only bounds a hang: the kill works in milliseconds
+		t.Fatal("the kill did not end the process that trapped the shutdown")
+	}
+	assert.Zero(t, rt.Stats().Abandoned)
+}

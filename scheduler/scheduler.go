@@ -371,13 +371,22 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 //
 // Only the first cancel sends the event and cancels the context: the
 // reason the process ends with is then the one it is counted by. A Kill
-// after Shutdown's cancel still ends the process's cleanup commands.
+// after Shutdown's cancel still ends the process's cleanup commands, and
+// a process that trapped the shutdown.
 func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
+	firstKill := false
 	if !atShutdown {
-		p.killed.Store(true)
+		firstKill = !p.killed.Swap(true)
 		p.endGrace(reason)
 	}
 	if !p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown}) {
+		if c := p.cancelled.Load(); firstKill && c.atShutdown {
+			// A shutdown the process may have trapped does not cover a
+			// Kill (or the watchdog's MaxStep): it ends now, still counted
+			// by the shutdown.
+			s.sendCancel(p, reason)
+			p.ctx.cancel(reason)
+		}
 		return
 	}
 	// The event first: whatever the context's cancellation triggers (a
