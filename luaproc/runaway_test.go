@@ -384,4 +384,5 @@ end`)
 		t.Fatal("the kill did not end the process that trapped the shutdown")
 	}
 	assert.Zero(t, rt.Stats().Abandoned)
+	assert.EqualValues(t, 1, rt.Stats().Killed, "the kill took over from the trapped shutdown")
 }

@@ -108,6 +108,7 @@ type graceContext struct {
 type cancelInfo struct {
 	reason     error
 	atShutdown bool // by Shutdown, not Kill
+	trapped    bool // a shutdown the process traps: its context runs on
 }
 
 // wake makes p runnable after an event was pushed to its queue. A message

@@ -379,11 +379,16 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 		firstKill = !p.killed.Swap(true)
 		p.endGrace(reason)
 	}
-	if !p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown}) {
-		if c := p.cancelled.Load(); firstKill && c.atShutdown {
-			// A shutdown the process may have trapped does not cover a
-			// Kill (or the watchdog's MaxStep): it ends now, still counted
-			// by the shutdown.
+	trapped := false // decided before the cancel is installed: a Kill racing it reads it
+	if st, ok := p.impl.(ShutdownTrapper); ok && atShutdown {
+		trapped = st.TrapsShutdown()
+	}
+	if !p.cancelled.CompareAndSwap(nil, &cancelInfo{reason: reason, atShutdown: atShutdown, trapped: trapped}) {
+		// A shutdown the process trapped does not cover a Kill or the
+		// watchdog's MaxStep: the kill takes over (the process ends now,
+		// counted as killed).
+		if c := p.cancelled.Load(); firstKill && c.trapped &&
+			p.cancelled.CompareAndSwap(c, &cancelInfo{reason: reason}) {
 			s.sendCancel(p, reason)
 			p.ctx.cancel(reason)
 		}
@@ -392,7 +397,7 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 	// The event first: whatever the context's cancellation triggers (a
 	// handler failing its call) then reaches the process after it.
 	s.sendCancel(p, reason)
-	if st, ok := p.impl.(ShutdownTrapper); ok && atShutdown && st.TrapsShutdown() {
+	if trapped {
 		return // it may run on until the deadline (abandon cancels it then)
 	}
 	p.ctx.cancel(reason)
