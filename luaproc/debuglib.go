@@ -7,20 +7,53 @@ package luaproc
 // functions, and pcall's coroutine is part of its caller's stack.
 //
 // What would reach what processes share is left out: no getregistry,
-// getmetatable/setmetatable (type metatables are shared), sethook, and no
-// locals or upvalues of built-in functions (their upvalues are shared by
-// every process).
+// getmetatable (it would hand out the shared, locked metatables of strings,
+// globals and module proxies), sethook, and no locals or upvalues of
+// built-in functions (their upvalues are shared by every process).
+// setmetatable is there: the metatables of nil, booleans, numbers,
+// strings, functions and threads belong to the process's own state (reset
+// when a state is recycled), and a table's or userdata's protected
+// metatable stays protected, as with the base setmetatable.
 
 import (
 	lua "github.com/yuin/gopher-lua"
 )
 
 var debugFuncs = map[string]lua.LGFunction{
-	"traceback":  debugTraceback,
-	"getinfo":    debugGetinfo,
-	"getlocal":   debugGetlocal,
-	"getupvalue": debugGetupvalue,
-	"setupvalue": debugSetupvalue,
+	"traceback":    debugTraceback,
+	"getinfo":      debugGetinfo,
+	"getlocal":     debugGetlocal,
+	"getupvalue":   debugGetupvalue,
+	"setupvalue":   debugSetupvalue,
+	"setmetatable": debugSetmetatable,
+}
+
+// debugSetmetatable is debug.setmetatable(value, table or nil): it
+// returns true, as 5.1's does. A type's metatable is set on the calling
+// process's own state; a table or userdata whose metatable is protected
+// (by __metatable) keeps it, since such values may be shared by processes
+// (json.null is one).
+func debugSetmetatable(L *lua.LState) int {
+	v := L.CheckAny(1)
+	mt := L.Get(2)
+	if mt != lua.LNil {
+		if _, ok := mt.(*lua.LTable); !ok {
+			L.ArgError(2, "nil or table expected")
+		}
+	}
+	var old lua.LValue = lua.LNil
+	switch v := v.(type) {
+	case *lua.LTable:
+		old = v.Metatable
+	case *lua.LUserData:
+		old = v.Metatable
+	}
+	if old, ok := old.(*lua.LTable); ok && old.RawGetString("__metatable") != lua.LNil {
+		L.RaiseError("cannot change a protected metatable")
+	}
+	L.SetMetatable(v, mt)
+	L.Push(lua.LTrue)
+	return 1
 }
 
 // threadArg reads an optional first thread argument: the thread and the
@@ -97,7 +130,11 @@ func debugGetinfo(L *lua.LState) int {
 				continue
 			}
 			src := fn.Proto.SourceName
-			t.RawSetString("source", lua.LString("@"+src))
+			source := src
+			if isScriptSource(src) {
+				source = "@" + src
+			}
+			t.RawSetString("source", lua.LString(source))
 			t.RawSetString("short_src", lua.LString(src))
 			kind := "Lua"
 			if fn.Proto.LineDefined == 0 {

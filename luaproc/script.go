@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	lua "github.com/yuin/gopher-lua"
@@ -65,7 +66,22 @@ func Compile(name, src string) (*Script, error) {
 		return nil, &SyntaxError{File: name, Message: err.Error()}
 	}
 	noArgTable(proto)
+	scriptSources.Store(name, struct{}{})
 	return &Script{name: name, proto: proto}, nil
+}
+
+// scriptSources holds the names of every chunk compiled by Compile: the
+// files and scripts luarun runs, as against chunks a script built with
+// load or loadstring. debug.getinfo tells them apart as Lua 5.1 does (a
+// file's source is "@name", a loaded chunk's is its chunk name); gopher-lua
+// keeps one SourceName for both. Written by Compile on any goroutine, read
+// by debug.getinfo; it grows by one entry per distinct script name.
+var scriptSources sync.Map
+
+// isScriptSource reports whether source names a chunk compiled by Compile.
+func isScriptSource(source string) bool {
+	_, ok := scriptSources.Load(source)
+	return ok
 }
 
 // noArgTable stops gopher-lua from making an "arg" table each time the

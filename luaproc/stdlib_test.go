@@ -2,6 +2,7 @@ package luaproc
 
 import (
 	"os"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -137,7 +138,7 @@ function main()
   local tb = debug.traceback("msg")
   local ok, xtb = xpcall(function() error("boom") end, debug.traceback)
   local left_out = debug.getregistry == nil and debug.sethook == nil and debug.getmetatable == nil
-    and debug.setmetatable == nil and select("#", debug.getupvalue(pcall, 1)) == 0
+    and select("#", debug.getupvalue(pcall, 1)) == 0
   return info.short_src, info.source, info.what, info.currentline, name, value, upname, upvalue, setname, g(),
     what2, line3, caller_line(), tb:match("^msg\nstack traceback:\n\tdbg.lua:13: in function 'main'") ~= nil,
     ok, xtb:match("^dbg.lua:14: boom\nstack traceback:\n\t%[G%]: in function 'error'\n\tdbg.lua:14: in function <dbg.lua:14>") ~= nil,
@@ -146,6 +147,48 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"dbg.lua", "@dbg.lua", "Lua", int64(7), "c", int64(3), "up", int64(10), "up", int64(20),
 		"C", int64(12), int64(18), true, false, true, true, nil}, res)
+}
+
+// TestDebugSources: a chunk of load or loadstring has its chunk name as
+// its source, a script's is "@name" (calls.lua of the 5.1 suite checks it).
+func TestDebugSources(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "src.lua", `
+local parts, i = {"return ", "1"}, 0
+local loaded = load(function() i = i + 1; return parts[i] end, "modname")
+return debug.getinfo(loaded).source, debug.getinfo(loadstring("return 1", "=named")).source,
+  debug.getinfo(1, "S").source`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"modname", "=named", "@src.lua"}, res)
+}
+
+// TestDebugSetmetatable: the metatables of numbers, booleans, nil and
+// strings that debug.setmetatable sets are the calling process's alone,
+// and gone when its state is recycled; a protected metatable (json.null's,
+// a module proxy's, _G's) cannot be replaced.
+func TestDebugSetmetatable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	for range 10 {
+		res, err := runLua(t, rt, "a.lua", `
+debug.setmetatable(10, {__index = function(a, b) return a + b end})
+debug.setmetatable(nil, {__add = function(a, b) return (a or 0) + (b or 0) end})
+local sum, plus = (10)[3], nil + 5
+debug.setmetatable("", {__index = {shout = function(s) return s .. "!" end}})
+local shout = ("hi"):shout()
+local refused = {}
+for _, v in ipairs({json.null, _G, string}) do
+  refused[#refused + 1] = select(2, pcall(debug.setmetatable, v, nil))
+end
+return sum, plus, shout, table.concat(refused, "|"), debug.setmetatable({}, nil)`, "")
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{int64(13), int64(5), "hi!",
+			"cannot change a protected metatable|cannot change a protected metatable|cannot change a protected metatable", true}, res)
+		res, err = runLua(t, rt, "b.lua", `return getmetatable(1), getmetatable(nil), ("x"):upper(), (pcall(function() return nil + 1 end))`, "")
+		require.NoError(t, err)
+		require.Len(t, res, 4)
+		require.Equal(t, payload.Payloads{nil, nil, "X", false}, res)
+	}
 }
 
 // TestFileOperations: fs.mkdir (with and without parents), fs.append,
