@@ -18,6 +18,17 @@ package commands
 // answers the next lines up to about 64 KB (a Lines), never failing: an
 // error comes in Lines.Err, for the Lua layer to raise in the loop.
 //
+// While the Lua side works through a batch, the next ones are read: after
+// a batch of lines is handed out and the end of the file was not reached,
+// an IO goroutine (if a file slot is free; it takes the file's mutex like
+// any operation) reads up to maxPrefetched batches into openFile.ready.
+// The Lua side takes a ready batch without a yield (TakeLines), and
+// file:lines answers one at once. Ready batches start where the last
+// batch handed out ended; every other operation counts their bytes as
+// read ahead and seeks back over them (unread), so they never show. A
+// prefetch that fails seeks back and leaves its error to the next call's
+// own read.
+//
 // The handle commands take the handle's read-ahead as their second
 // argument: the bytes of lines the Lua iterator had been given and not
 // handed out, which the operation first seeks back over, so that a read,
@@ -53,6 +64,25 @@ type openFile struct {
 	mu    sync.Mutex    // one operation at a time; guards f and r
 	f     *os.File      // nil once closed
 	r     *bufio.Reader // reads; nil after a write or a seek
+	// readyMu guards ready and prefetching (taken after mu, never the
+	// other way): TakeLines takes a ready batch without waiting for mu.
+	readyMu sync.Mutex
+	// ready: batches of lines read after the last one handed out, in
+	// order, at most maxPrefetched.
+	ready []*linesRead
+	// prefetching: a prefetch goroutine is running for this file.
+	prefetching bool
+}
+
+// maxPrefetched is how many batches of lines a file reads ahead.
+const maxPrefetched = 2
+
+// linesRead is a batch of lines read from a file.
+type linesRead struct {
+	lines []string // without their ends
+	noEnd bool     // the last line had no end
+	bytes int64    // what they took of the file, ends included
+	eof   bool     // the batch stopped at the end of the file
 }
 
 // openFiles are an IO's open files by handle, and the handles of each
@@ -231,9 +261,9 @@ func (h *openFile) reader() *bufio.Reader {
 // had got to (the buffer had read ahead), and back bytes more (what the
 // Lua iterator gives back).
 func (h *openFile) unread(back int64) error {
-	ahead := int64(0)
+	ahead := h.dropReady()
 	if h.r != nil {
-		ahead = int64(h.r.Buffered())
+		ahead += int64(h.r.Buffered())
 		h.r = nil
 	}
 	if ahead+back > 0 {
@@ -378,7 +408,8 @@ func (o *IO) fileLines(c scheduler.Call) error {
 	return nil
 }
 
-// readLines is fileLines's work, on a file slot.
+// readLines is fileLines's work, on a file slot: the first ready batch
+// if there is one, else a batch read now; then the next are prefetched.
 func (o *IO) readLines(c scheduler.Call, id int64, closeAtEnd bool) (Lines, error) {
 	if !o.takeSlot(c) {
 		return Lines{}, context.Cause(c.Ctx)
@@ -393,34 +424,170 @@ func (o *IO) readLines(c scheduler.Call, id int64, closeAtEnd bool) (Lines, erro
 	if h.f == nil {
 		return Lines{}, fmt.Errorf("file:lines: %w", errClosedFile)
 	}
-	if err := h.unread(back); err != nil {
-		return Lines{}, fsError("file:lines", h.path, err)
+	var b *linesRead
+	if back == 0 {
+		b = h.takeReady()
 	}
-	if c.Ctx.Err() != nil { // a batch is short: checked once
-		return Lines{}, context.Cause(c.Ctx)
-	}
-	b := Lines{Handle: id}
-	r := h.reader()
-	for size := 0; size < linesBatch; {
-		line, err := readLine(r, o.maxData)
-		if err != nil {
+	if b == nil {
+		if err := h.unread(back); err != nil {
 			return Lines{}, fsError("file:lines", h.path, err)
 		}
-		if line == "" {
-			break
+		if c.Ctx.Err() != nil { // a batch is short: checked once
+			return Lines{}, context.Cause(c.Ctx)
 		}
-		b.Lines = append(b.Lines, strings.TrimSuffix(line, "\n"))
-		b.NoEnd = !strings.HasSuffix(line, "\n")
-		size += len(line)
+		var err error
+		if b, err = h.readBatch(o.maxData); err != nil {
+			return Lines{}, fsError("file:lines", h.path, err)
+		}
 	}
-	if b.Lines == nil && closeAtEnd {
+	if b.lines == nil && closeAtEnd {
 		o.files.forget(id)
 		err := h.closeLocked()
 		if err != nil {
 			return Lines{}, fsError("file:lines", h.path, err)
 		}
 	}
+	if !b.eof {
+		o.prefetch(h)
+	}
+	return Lines{Handle: id, Lines: b.lines, NoEnd: b.noEnd}, nil
+}
+
+// TakeLines answers file:lines for handle id of process pid at once when
+// a batch of its lines is ready (not the end of the file): then the
+// caller needs no yield, and more batches are prefetched. ok is false
+// when none is ready; the caller then yields file:lines. It never waits
+// for the file.
+func (o *IO) TakeLines(pid scheduler.PID, id int64) (b Lines, ok bool) {
+	o.files.mu.Lock()
+	h := o.files.byID[id]
+	o.files.mu.Unlock()
+	if h == nil || h.owner != pid {
+		return Lines{}, false
+	}
+	h.readyMu.Lock()
+	if len(h.ready) == 0 || len(h.ready[0].lines) == 0 {
+		h.readyMu.Unlock()
+		return Lines{}, false
+	}
+	r := h.ready[0]
+	h.ready = h.ready[1:]
+	h.readyMu.Unlock()
+	if !r.eof {
+		o.prefetch(h)
+	}
+	return Lines{Handle: id, Lines: r.lines, NoEnd: r.noEnd}, true
+}
+
+// takeReady takes h's first ready batch, or nil.
+func (h *openFile) takeReady() *linesRead {
+	h.readyMu.Lock()
+	defer h.readyMu.Unlock()
+	if len(h.ready) == 0 {
+		return nil
+	}
+	b := h.ready[0]
+	h.ready = h.ready[1:]
+	return b
+}
+
+// dropReady forgets h's ready batches and returns how many bytes of the
+// file they took.
+func (h *openFile) dropReady() int64 {
+	h.readyMu.Lock()
+	defer h.readyMu.Unlock()
+	n := int64(0)
+	for _, b := range h.ready {
+		n += b.bytes
+	}
+	h.ready = nil
+	return n
+}
+
+// readBatch reads lines from h's position up to about linesBatch bytes
+// (h.mu held).
+func (h *openFile) readBatch(limit int64) (*linesRead, error) {
+	b := &linesRead{}
+	r := h.reader()
+	for b.bytes < linesBatch {
+		line, err := readLine(r, limit)
+		if err != nil {
+			return nil, err
+		}
+		if line == "" {
+			b.eof = true
+			break
+		}
+		b.lines = append(b.lines, strings.TrimSuffix(line, "\n"))
+		b.noEnd = !strings.HasSuffix(line, "\n")
+		b.bytes += int64(len(line))
+	}
 	return b, nil
+}
+
+// prefetch starts reading h's next batches on an IO goroutine, unless one
+// is at it, enough are ready, or no file slot is free (a prefetch never
+// waits for one).
+func (o *IO) prefetch(h *openFile) {
+	h.readyMu.Lock()
+	if h.prefetching || len(h.ready) >= maxPrefetched {
+		h.readyMu.Unlock()
+		return
+	}
+	h.prefetching = true
+	h.readyMu.Unlock()
+	select {
+	case o.fsSlots <- struct{}{}:
+	default:
+		h.setPrefetching(false)
+		return
+	}
+	o.start(func() {
+		defer func() { <-o.fsSlots }()
+		defer h.setPrefetching(false)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for h.f != nil && h.prefetchOne(o.maxData) {
+		}
+	})
+}
+
+// setPrefetching sets h.prefetching.
+func (h *openFile) setPrefetching(on bool) {
+	h.readyMu.Lock()
+	h.prefetching = on
+	h.readyMu.Unlock()
+}
+
+// prefetchOne reads one more batch into h.ready (h.mu held) and reports
+// whether another may follow.
+func (h *openFile) prefetchOne(limit int64) bool {
+	h.readyMu.Lock()
+	n := len(h.ready)
+	done := n >= maxPrefetched || n > 0 && h.ready[n-1].eof
+	h.readyMu.Unlock()
+	if done {
+		return false
+	}
+	// Where the batch starts, to go back to if it fails: the file's
+	// offset less what the buffer holds.
+	start, err := h.f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return false
+	}
+	if h.r != nil {
+		start -= int64(h.r.Buffered())
+	}
+	b, err := h.readBatch(limit)
+	if err != nil {
+		h.r = nil
+		h.f.Seek(start, io.SeekStart) // the next call reads again and reports its own error
+		return false
+	}
+	h.readyMu.Lock()
+	h.ready = append(h.ready, b)
+	h.readyMu.Unlock()
+	return !b.eof
 }
 
 // writeData checks file:write's data (arguments 3 on).
@@ -545,6 +712,7 @@ func (h *openFile) closeLocked() error {
 	}
 	err := h.f.Close()
 	h.f, h.r = nil, nil
+	h.dropReady()
 	if err != nil {
 		return fsError("file:close", h.path, err)
 	}

@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -384,5 +385,30 @@ func benchGoGet(b *testing.B, url string, timeout time.Duration) {
 		if err != nil || len(data) != 1024 {
 			b.Fatal("short body", err)
 		}
+	}
+}
+
+// BenchmarkLines: fs.lines over a file of 99-byte lines, per line.
+func BenchmarkLines(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "lines.txt")
+	block := []byte(strings.Repeat(strings.Repeat("x", 98)+"\n", 1000))
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for n := b.N; n > 0; n -= 1000 {
+		if _, err := f.Write(block[:min(n, 1000)*99]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"fs"}})
+	b.Cleanup(func() { rt.Shutdown(context.Background()) })
+	b.ResetTimer()
+	res := runBench(b, rt, `function main(path) local k = 0; for _ in fs.lines(path) do k = k + 1 end return k end`, "main", path)
+	if res[0] != int64(b.N) {
+		b.Fatalf("counted %v lines of %d", res[0], b.N)
 	}
 }

@@ -7,80 +7,89 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// luaCtx is the context of every coroutine a process runs. gopher-lua
-// checks it between any two instructions (so Kill stops a busy loop); its
-// Done channel is fetched once, so that check is one channel poll. It
-// also carries the process, for the shared module functions (procOf).
+// luaCtx is the context of every coroutine a process runs, and the
+// interrupt they check before every instruction (gopher-lua's
+// SetInterrupt, luarun's fork: one atomic load per instruction, where a
+// context's check is a channel poll). It also carries the process, for
+// the shared module functions (procOf).
 type luaCtx struct {
 	context.Context // the process's scheduler context
 	p               *luaProcess
-	done            <-chan struct{}
 
-	// flags: probeFlag — the watchdog asks where the running code is
-	// (SlowStep sets it from the watchdog's goroutine; Done answers on the
-	// process's); raiseFlag — raise raiseErr at the next instruction (set
-	// and cleared on the process's goroutine). One atomic word, so that
-	// the per-instruction check is one load. slowFor: how long the step
-	// had run when probed, in nanoseconds.
-	flags    atomic.Uint32
-	slowFor  atomic.Int64
-	raiseErr error
-	raiseIn  *lua.LState // the coroutine that is to raise it
+	// interrupt.Flag holds the reasons to stop the running code:
+	// probeFlag — the watchdog asks where it is (SlowStep sets it from
+	// the watchdog's goroutine); raiseFlag — raise raiseErr at the next
+	// instruction of raiseIn (set and cleared on the process's
+	// goroutine); cancelFlag — the context was cancelled (Interrupt, from
+	// the goroutine that cancelled it). checkInterrupt answers them on the
+	// process's goroutine. slowFor: how long the step had run when
+	// probed, in nanoseconds.
+	interrupt lua.Interrupt
+	slowFor   atomic.Int64
+	raiseErr  error
+	raiseIn   *lua.LState // the coroutine that is to raise it
 }
 
 const (
 	probeFlag uint32 = 1 << iota
 	raiseFlag
+	cancelFlag
 )
 
-// closedChan is a channel that is closed.
-var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
-
-// raiseAtNext makes the next instruction coroutine th runs raise err
-// (gopher-lua raises at a done context: Done says so, Err gives err).
+// raiseAtNext makes the next instruction coroutine th runs raise err.
 // The coroutines that resumed th run first (the prelude passing the
 // resume in): they must not raise it.
 func (c *luaCtx) raiseAtNext(err error, th *lua.LState) {
 	c.raiseErr, c.raiseIn = err, th
-	c.flags.Or(raiseFlag)
+	c.interrupt.Flag.Or(raiseFlag)
 }
 
 type procKey struct{}
 
 func newLuaCtx(ctx context.Context, p *luaProcess) *luaCtx {
-	return &luaCtx{Context: ctx, p: p, done: ctx.Done()}
+	c := &luaCtx{Context: ctx, p: p}
+	c.interrupt.Check = checkInterrupt
+	return c
 }
 
-// Done is called by gopher-lua before every instruction of the process's
-// coroutines: besides the channel, it answers the watchdog's probe.
-func (c *luaCtx) Done() <-chan struct{} {
-	if f := c.flags.Load(); f != 0 {
-		if f&probeFlag != 0 {
-			c.p.answerProbe()
-		}
-		if f&raiseFlag != 0 && c.p.L.G.CurrentThread == c.raiseIn {
-			return closedChan
-		}
+// adopt makes co one of the process's coroutines: with its context, and
+// checking its interrupt.
+func (c *luaCtx) adopt(co *lua.LState) {
+	co.SetContext(c)
+	co.SetInterrupt(&c.interrupt)
+}
+
+// Interrupt implements scheduler.Interrupter: the process's context has
+// been cancelled, and its running code stops at its next instruction.
+func (p *luaProcess) Interrupt() { p.lctx.interrupt.Flag.Or(cancelFlag) }
+
+// checkInterrupt is called by gopher-lua before an instruction of coroutine
+// L when the process's interrupt flag is set; an error it returns is
+// raised there. A cancelled context raises at every instruction (as a
+// done context does), and the first time records where the process's
+// code stopped, before pcall or a coroutine boundary turns the error into
+// another raised further out.
+func checkInterrupt(L *lua.LState) error {
+	c := procOf(L).lctx
+	f := c.interrupt.Flag.Load()
+	if f&probeFlag != 0 {
+		c.p.answerProbe()
 	}
-	return c.done
-}
-
-// Err is gopher-lua's message when it stops at a cancelled context:
-// the first time, it also records where the process's code stopped (the
-// coroutine running then), before pcall or a coroutine boundary turns
-// the error into another raised further out.
-func (c *luaCtx) Err() error {
-	if c.flags.Load()&raiseFlag != 0 && c.p.L.G.CurrentThread == c.raiseIn {
-		c.flags.And(^raiseFlag)
+	if f&raiseFlag != 0 && L == c.raiseIn {
+		c.interrupt.Flag.And(^raiseFlag)
 		err := c.raiseErr
 		c.raiseErr, c.raiseIn = nil, nil
 		return err
 	}
-	err := c.Context.Err()
-	if err != nil && c.p.stoppedAt == "" && c.p.L != nil {
-		c.p.stoppedAt = scriptWhere(c.p.L.G.CurrentThread)
+	if f&cancelFlag != 0 {
+		if err := c.Context.Err(); err != nil {
+			if c.p.stoppedAt == "" {
+				c.p.stoppedAt = scriptWhere(L)
+			}
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // Value answers procKey (for coroutines a script makes, whose contexts
@@ -171,7 +180,7 @@ func (p *luaProcess) takeThread() *lua.LState {
 		return co
 	}
 	co, _ := p.L.NewThread()
-	co.SetContext(p.lctx)
+	p.lctx.adopt(co)
 	if p.pthreads == nil {
 		p.pthreads = map[*lua.LState]bool{}
 	}

@@ -81,14 +81,23 @@ type readAhead struct {
 // fs.lines with close true: the file is closed at its end). Each call
 // hands out a line read ahead, and only when there is none left blocks
 // on file.lines, which reads the next batch: its first line is the call's
-// value (firstLine), the rest wait in p.lineBufs.
+// value (firstLine), the rest wait in p.lineBufs. A batch the IO layer
+// has prefetched is taken without blocking (IO.TakeLines).
 func (p *luaProcess) linesIterator(L *lua.LState) int {
 	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
 	args := []any{id, int64(0), closeAtEnd} // no read-ahead: this iterator has handed it all out
+	var ra *readAhead // p.lineBufs[id] as last looked up (giveBackLines empties it)
 	L.Push(L.NewFunction(func(L *lua.LState) int {
-		if ra := p.lineBufs[id]; ra != nil && len(ra.lines) > 0 {
+		if ra == nil || len(ra.lines) == 0 {
+			ra = p.lineBufs[id]
+		}
+		if ra != nil && len(ra.lines) > 0 {
 			L.Push(lua.LString(ra.lines[0]))
 			ra.lines = ra.lines[1:]
+			return 1
+		}
+		if b, ok := p.rt.io.TakeLines(p.pid, id); ok { // prefetched: no yield
+			L.Push(p.keepLines(b))
 			return 1
 		}
 		return p.block(L, "file:lines", request{kind: reqCommand, command: "file:lines", args: args})
@@ -102,19 +111,35 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 // second result).
 func (p *luaProcess) firstLine(t *task, b commands.Lines) lua.LValue {
 	if b.Err != "" {
-		delete(p.lineBufs, b.Handle)
+		p.dropLines(b.Handle)
 		t.raise = errors.New(b.Err)
 		return lua.LNil
 	}
 	if len(b.Lines) == 0 {
-		delete(p.lineBufs, b.Handle)
+		p.dropLines(b.Handle)
 		return lua.LNil
 	}
+	return p.keepLines(b)
+}
+
+// keepLines keeps batch b (of at least one line) but its first line for
+// the handle's iterator, and returns the first.
+func (p *luaProcess) keepLines(b commands.Lines) lua.LValue {
 	if p.lineBufs == nil {
 		p.lineBufs = map[int64]*readAhead{}
 	}
+	p.dropLines(b.Handle)
 	p.lineBufs[b.Handle] = &readAhead{lines: b.Lines[1:], noEnd: b.NoEnd}
 	return lua.LString(b.Lines[0])
+}
+
+// dropLines forgets the lines read ahead for handle id, also in an
+// iterator holding them.
+func (p *luaProcess) dropLines(id int64) {
+	if ra := p.lineBufs[id]; ra != nil {
+		ra.lines = nil
+		delete(p.lineBufs, id)
+	}
 }
 
 // giveBackLines forgets the lines handle id's iterator read ahead and
@@ -130,6 +155,7 @@ func (p *luaProcess) giveBackLines(L *lua.LState) int {
 		if ra.noEnd && len(ra.lines) > 0 {
 			n--
 		}
+		ra.lines = nil // an iterator holding ra looks again
 		delete(p.lineBufs, id)
 	}
 	L.Push(lua.LNumber(n))

@@ -257,7 +257,7 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 	if co == nil {
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
-	co.SetContext(p.lctx)
+	p.lctx.adopt(co)
 	if p.taskThreads == nil {
 		p.taskThreads = map[*lua.LState]bool{}
 	}

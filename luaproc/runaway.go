@@ -54,13 +54,13 @@ const nestError = "C stack overflow (coroutines, pcalls and xpcalls nested more 
 // it is at its next instruction (answerProbe).
 func (p *luaProcess) SlowStep(elapsed time.Duration) {
 	p.lctx.slowFor.Store(int64(elapsed))
-	p.lctx.flags.Or(probeFlag)
+	p.lctx.interrupt.Flag.Or(probeFlag)
 }
 
 // answerProbe logs where the process's running code is. It runs on the
 // goroutine running the process (from luaCtx.Done).
 func (p *luaProcess) answerProbe() {
-	if p.lctx.flags.And(^probeFlag)&probeFlag == 0 {
+	if p.lctx.interrupt.Flag.And(^probeFlag)&probeFlag == 0 {
 		return // answered already
 	}
 	where := scriptWhere(p.L.G.CurrentThread)
@@ -127,7 +127,7 @@ func (p *luaProcess) coCreate(L *lua.LState) int {
 	n := p.tpl.rawCreate(L)
 	L.SetContext(saved)
 	if th, ok := L.Get(-1).(*lua.LState); ok {
-		th.SetContext(p.lctx)
+		p.lctx.adopt(th)
 	}
 	return n
 }

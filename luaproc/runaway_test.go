@@ -386,3 +386,35 @@ end`)
 	assert.Zero(t, rt.Stats().Abandoned)
 	assert.EqualValues(t, 1, rt.Stats().Killed, "the kill took over from the trapped shutdown")
 }
+
+// TestKillStopsBusyCodeAnywhere: process.kill ends a process busy in its
+// own code, inside pcall (also a pcall retried for ever), inside a
+// coroutine it resumes, a coroutine.wrap function and a process.all
+// function: every coroutine of a process checks its interrupt.
+func TestKillStopsBusyCodeAnywhere(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 2})
+	res, err := runLua(t, rt, "kill.lua", `
+local parent
+local function spin() process.send(parent, "spinning"); while true do end end
+local kinds = {
+  plain = spin,
+  pcall = function() while true do pcall(spin) end end,
+  coroutine = function() coroutine.resume(coroutine.create(spin)) end,
+  wrap = function() coroutine.wrap(spin)() end,
+  all = function() process.all(spin) end,
+}
+function busy(kind, from) parent = from; kinds[kind]() end
+function main()
+  local out = {}
+  for _, kind in ipairs({"plain", "pcall", "coroutine", "wrap", "all"}) do
+    local pid = process.spawn("busy", kind, process.self())
+    assert(process.receive() == "spinning")
+    process.kill(pid, kind)
+    local ok, err = process.wait(pid)
+    out[#out + 1] = tostring(ok) .. " " .. tostring(err)
+  end
+  return table.concat(out, "|")
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"false killed: plain|false killed: pcall|false killed: coroutine|false killed: wrap|false killed: all"}, res)
+}

@@ -1,8 +1,10 @@
 package luaproc
 
 import (
+	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -345,6 +347,53 @@ function main(d)
 end`, "main", t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"three\nfour\n", int64(4), "three\nfour", int64(4)}, res)
+}
+
+// TestLinesPrefetchedThenRead: on a file of many batches (the IO layer
+// reads batches ahead while the loop runs), stopping a lines loop at any
+// line and then reading, seeking or writing starts right after that line,
+// whatever was read ahead; two loops over one handle share its lines.
+func TestLinesPrefetchedThenRead(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	d := t.TempDir()
+	var text strings.Builder
+	for i := 1; i <= 40000; i++ { // ~350 KB: several batches of ~64 KB
+		fmt.Fprintf(&text, "line %d\n", i)
+	}
+	require.NoError(t, os.WriteFile(d+"/f.txt", []byte(text.String()), 0o644))
+	res, err := runLua(t, rt, "pf.lua", `
+function main(path)
+  local out = {}
+  for _, stop in ipairs({1, 700, 5000, 12345, 39999}) do
+    local f = assert(fs.open(path, "r+"))
+    for line in f:lines() do if line == "line " .. stop then break end end
+    out[#out + 1] = f:read("l")
+    out[#out + 1] = f:seek("cur")
+    f:close()
+  end
+  local f = assert(fs.open(path))
+  local a, b = f:lines(), f:lines()
+  local first, second, n = a(), b(), 2
+  for _ in a do n = n + 1 end
+  f:close()
+  local total, sum = 0, 0
+  for line in fs.lines(path) do total = total + 1; sum = sum + tonumber(line:match("%d+")) end
+  out[#out + 1] = first .. "|" .. second .. "|" .. n .. "|" .. total .. "|" .. sum
+  return unpack(out)
+end`, "main", d+"/f.txt")
+	require.NoError(t, err)
+	offset := func(line int) int64 { // where the line starts; the file's size past its end
+		if i := strings.Index(text.String(), fmt.Sprintf("line %d\n", line)); i >= 0 {
+			return int64(i)
+		}
+		return int64(text.Len())
+	}
+	want := payload.Payloads{}
+	for _, stop := range []int{1, 700, 5000, 12345, 39999} {
+		want = append(want, fmt.Sprintf("line %d", stop+1), offset(stop+2))
+	}
+	want = append(want, "line 1|line 2|40000|40000|800020000")
+	assert.Equal(t, want, res)
 }
 
 // TestFileHandleEdges: fs.open refuses what is not a regular file (a

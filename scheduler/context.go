@@ -22,6 +22,18 @@ type procContext struct {
 	// cause: the cancel cause recorded before the real context existed
 	// (under mu).
 	cause error
+	// interrupter: the process, if it is an Interrupter (set before the
+	// process is in the table, then only read).
+	interrupter Interrupter
+}
+
+// Interrupter is implemented by processes whose running step checks a
+// flag of their own rather than their context's Done channel (a Lua
+// process checks one before every instruction). Interrupt is called on
+// the goroutine that cancelled the process's context, after the cancel;
+// it must not block, and may be called more than once.
+type Interrupter interface {
+	Interrupt()
 }
 
 type realContext struct {
@@ -50,6 +62,9 @@ func (c *procContext) get() context.Context {
 
 // cancel cancels the context with cause (the first cause wins).
 func (c *procContext) cancel(cause error) {
+	if c.interrupter != nil {
+		defer c.interrupter.Interrupt() // after the cancel: Err answers it
+	}
 	if r := c.real.Load(); r != nil {
 		r.cancel(cause)
 		return

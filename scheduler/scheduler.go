@@ -246,6 +246,9 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		s.slots.Add(-1)
 		return Handle{}, err
 	}
+	if in, ok := p.(Interrupter); ok {
+		pr.ctx.interrupter = in
+	}
 	s.live.Add(1)
 	s.table.put(pr)
 	// Shutdown stores closing, then lists the table; this put the process

@@ -1635,6 +1635,9 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 		thread.ctx, f = context.WithCancel(ls.ctx)
 		thread.ctxCancelFn = f
 	}
+	if ls.interrupt != nil {
+		thread.SetInterrupt(ls.interrupt)
+	}
 	return thread, f
 }
 
@@ -2283,8 +2286,37 @@ func (ls *LState) SetMx(mx int) {
 
 // SetContext set a context ctx to this LState. The provided ctx must be non-nil.
 func (ls *LState) SetContext(ctx context.Context) {
-	ls.mainLoop = mainLoopWithContext
+	if ls.interrupt == nil {
+		ls.mainLoop = mainLoopWithContext
+	}
 	ls.ctx = ctx
+}
+
+// Interrupt stops a running state from another goroutine at its next
+// instruction, for a price of one atomic load per instruction (a context
+// costs a channel poll per instruction). Flag is written by any
+// goroutine; it is read before every instruction by the goroutine running
+// the state, which calls Check when it is not zero: a non-nil error is
+// raised there, as a done context's error is. Check may clear the bits it
+// has answered. (luarun's fork.)
+type Interrupt struct {
+	Flag  atomic.Uint32
+	Check func(L *LState) error
+}
+
+// SetInterrupt makes ls (and the threads made from it afterwards) check
+// in before every instruction; it takes the place of the context's check,
+// while the context stays ls's context. nil removes it. (luarun's fork.)
+func (ls *LState) SetInterrupt(in *Interrupt) {
+	ls.interrupt = in
+	switch {
+	case in != nil:
+		ls.mainLoop = mainLoopWithInterrupt
+	case ls.ctx != nil:
+		ls.mainLoop = mainLoopWithContext
+	default:
+		ls.mainLoop = mainLoop
+	}
 }
 
 // Context returns the LState's context. To change the context, use WithContext.
@@ -2295,7 +2327,9 @@ func (ls *LState) Context() context.Context {
 // RemoveContext removes the context associated with this LState and returns this context.
 func (ls *LState) RemoveContext() context.Context {
 	oldctx := ls.ctx
-	ls.mainLoop = mainLoop
+	if ls.interrupt == nil {
+		ls.mainLoop = mainLoop
+	}
 	ls.ctx = nil
 	return oldctx
 }

@@ -195,6 +195,7 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	interrupt    *Interrupt
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -34,6 +34,39 @@ func mainLoop(L *LState, baseframe *callFrame) {
 	}
 }
 
+// mainLoopWithInterrupt is mainLoop with L.interrupt checked before every
+// instruction: one atomic load. (luarun's fork.)
+func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
+	var inst uint32
+	var cf *callFrame
+
+	if L.stack.IsEmpty() {
+		return
+	}
+
+	L.currentFrame = L.stack.Last()
+	if L.currentFrame.Fn.IsG {
+		callGFunction(L, false)
+		return
+	}
+
+	in := L.interrupt
+	for {
+		cf = L.currentFrame
+		inst = cf.Fn.Proto.Code[cf.Pc]
+		cf.Pc++
+		if in.Flag.Load() != 0 {
+			if err := in.Check(L); err != nil {
+				L.RaiseError(err.Error())
+				return
+			}
+		}
+		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
+			return
+		}
+	}
+}
+
 func mainLoopWithContext(L *LState, baseframe *callFrame) {
 	var inst uint32
 	var cf *callFrame
