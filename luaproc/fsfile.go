@@ -86,7 +86,7 @@ type readAhead struct {
 func (p *luaProcess) linesIterator(L *lua.LState) int {
 	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
 	args := []any{id, int64(0), closeAtEnd} // no read-ahead: this iterator has handed it all out
-	var ra *readAhead // p.lineBufs[id] as last looked up (giveBackLines empties it)
+	var ra *readAhead                       // p.lineBufs[id] as last looked up (giveBackLines empties it)
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		if ra == nil || len(ra.lines) == 0 {
 			ra = p.lineBufs[id]
