@@ -36,6 +36,7 @@ const (
 )
 
 func main() {
+	keepHeapFloor()
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestGCPercentFor(t *testing.T) {
+	assert.Equal(t, 800, gcPercentFor(0, 32<<20), "a small heap: 4 MB grows by the floor")
+	assert.Equal(t, 800, gcPercentFor(1<<20, 32<<20))
+	assert.Equal(t, 200, gcPercentFor(16<<20, 32<<20))
+	assert.Equal(t, 100, gcPercentFor(32<<20, 32<<20))
+	assert.Equal(t, 100, gcPercentFor(10<<30, 32<<20), "a big heap: Go's own pace")
+}
+
+// gogc is the collector's current percentage.
+func gogc() uint64 {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// TestKeepHeapFloorFollowsTheLiveHeap: after collections, the percentage
+// follows the live heap: Go's 100 % with 256 MB live, the floor's again
+// once it is gone. It waits for the finalizer by collecting until the
+// percentage changes (no deadline but the test's).
+func TestKeepHeapFloorFollowsTheLiveHeap(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	stop := keepHeapFloor()
+	defer stop()
+	assert.EqualValues(t, gcPercentFor(0, heapFloor), gogc())
+	big := make([]byte, 256<<20)
+	for gogc() != 100 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(big)
+	for gogc() == 100 {
+		runtime.GC()
+		runtime.Gosched()
+	}
+	assert.Greater(t, gogc(), uint64(100))
+}
+
+// TestKeepHeapFloorLeavesGOGC: a GOGC the user set is left alone.
+func TestKeepHeapFloorLeavesGOGC(t *testing.T) {
+	t.Setenv("GOGC", "150")
+	defer debug.SetGCPercent(debug.SetGCPercent(150))
+	keepHeapFloor()()
+	assert.EqualValues(t, 150, gogc())
+}
