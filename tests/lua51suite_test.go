@@ -1,10 +1,14 @@
 package tests
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // lua51SuiteDir is the official Lua 5.1 test suite, as gopher-lua ships it.
@@ -33,4 +37,33 @@ func TestLua51Suite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestModuloAsLua51: a % b is Lua 5.1's a - floor(a/b)*b for integers,
+// fractions, negative and huge operands, zero and infinities (lua5.1
+// prints nan as "nan" or "-nan", luarun as "NaN": compared as one), and
+// math.mod is math.fmod, as in 5.1. Skipped without lua5.1 (.ci/run
+// installs it).
+func TestModuloAsLua51(t *testing.T) {
+	lua51, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("lua5.1 is not installed (apt-get install lua5.1)")
+	}
+	src := `
+local xs = {0, 1, -1, 2, -2, 3, -3, 7, -7, 0.5, -0.5, 2.5, -2.5, 5.75, 1e17, -1e17, 2^53, 2^60 + 7, 1/0, -1/0, 1e-300}
+local out = {}
+for _, a in ipairs(xs) do
+  for _, b in ipairs(xs) do
+    out[#out + 1] = string.format("%.17g %.17g %.17g", a % b, math.mod(a, b), math.fmod(a, b))
+  end
+end
+print((table.concat(out, "\n"):gsub("%-?nan", "nan"):gsub("NaN", "nan")))
+`
+	path := filepath.Join(t.TempDir(), "mod.lua")
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	want, err := exec.Command(lua51, path).Output()
+	require.NoError(t, err)
+	r := runLuarun(t, "", path)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, string(want), r.stdout)
 }

@@ -159,11 +159,10 @@ func mathMin(L *LState) int {
 	return 1
 }
 
+// mathMod is Lua 5.1's math.mod, the old name of math.fmod
+// (LUA_COMPAT_MOD). luarun: gopher-lua gave it the % operator's sign.
 func mathMod(L *LState) int {
-	lhs := L.CheckNumber(1)
-	rhs := L.CheckNumber(2)
-	L.Push(luaModulo(lhs, rhs))
-	return 1
+	return mathFmod(L)
 }
 
 func mathModf(L *LState) int {
