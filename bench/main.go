@@ -97,6 +97,7 @@ func workloads() []workload {
 		{"failure", failure},
 		{"stdlib", stdlib},
 		{"logagg", logagg},
+		{"vm", vmBench},
 	}
 }
 
