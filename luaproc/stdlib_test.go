@@ -430,3 +430,21 @@ end`, "main", d)
 	assert.Equal(t, "a", res[7], "no line after the close")
 	require.Eventually(t, func() bool { return rt.io.OpenFiles() == 0 }, 20*time.Second, time.Millisecond)
 }
+
+// TestNumericForTakesNumericStrings: a numeric for converts numeric
+// strings as Lua 5.1 does (command-line arguments arrive as strings), and
+// names a bad bound with 5.1's words.
+func TestNumericForTakesNumericStrings(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "for.lua", `
+local s = 0
+for i = "1", "3", "1" do s = s + i end
+for i = "0x10", 17 do s = s + i end
+local _, e1 = pcall(function() for i = 1, "x" do end end)
+local _, e2 = pcall(function() for i = {}, 2 do end end)
+local _, e3 = pcall(function() for i = 1, 2, "y" do end end)
+return s, e1, e2, e3`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(39), "for.lua:5: 'for' limit must be a number",
+		"for.lua:6: 'for' initial value must be a number", "for.lua:7: 'for' step must be a number"}, res)
+}

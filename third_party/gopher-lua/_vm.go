@@ -732,13 +732,13 @@ func init() {
 							// +inline-call reg.SetTop RA+1
 						}
 					} else {
-						L.RaiseError("for statement step must be a number")
+						L.RaiseError("'for' step must be a number")
 					}
 				} else {
-					L.RaiseError("for statement limit must be a number")
+					L.RaiseError("'for' limit must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			return 0
 		},
@@ -749,14 +749,15 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
+			forNumbers(reg, RA) // luarun: numeric strings, as Lua 5.1 takes them
 			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
 				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
 					// +inline-call reg.SetNumber RA LNumber(init-step)
 				} else {
-					L.RaiseError("for statement step must be a number")
+					L.RaiseError("'for' step must be a number")
 				}
 			} else {
-				L.RaiseError("for statement init must be a number")
+				L.RaiseError("'for' initial value must be a number")
 			}
 			cf.Pc += Sbx
 			return 0
@@ -882,6 +883,19 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 		// +inline-call reg.Set RA v
 	}
 	return 0
+}
+
+// forNumbers turns the numeric strings among a numeric for's initial
+// value, limit and step (registers ra to ra+2) into numbers, as Lua 5.1's
+// OP_FORPREP does (luarun).
+func forNumbers(reg *registry, ra int) {
+	for i := ra; i < ra+3; i++ {
+		if s, ok := reg.Get(i).(LString); ok {
+			if n, err := parseNumber(string(s)); err == nil {
+				reg.Set(i, n)
+			}
+		}
+	}
 }
 
 // luaModulo is Lua 5.1's a % b (luai_nummod): a - floor(a/b)*b. luarun:
