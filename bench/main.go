@@ -98,6 +98,7 @@ func workloads() []workload {
 		{"stdlib", stdlib},
 		{"logagg", logagg},
 		{"vm", vmBench},
+		{"erlang", erlang},
 	}
 }
 

@@ -1,0 +1,277 @@
+package main
+
+// The distance to Erlang: the figures that decide whether a process
+// runtime carries a large program — a message hop in a ring of 1,000
+// processes, a warm two-process ping-pong, spawn to the first blocking
+// receive, and the memory of an idle process — for luarun, for Erlang/OTP
+// (erl, when installed: apt-get install erlang-base) and for the floors a
+// Lua runtime cannot beat, in one run.
+//
+// Erlang runs bench/anchor.erl (compiled here with erlc) in its own VM;
+// luarun's time figures run in this process (a Runtime), its RSS figure
+// in the luarun binary, as Erlang's does in erl: the resident set with N
+// idle processes less the resident set with none, over N.
+
+import (
+	_ "embed"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+//go:embed anchor.erl
+var anchorErl string
+
+const pingpongLua = `
+function pong()
+  while true do
+    local n, from = process.receive()
+    process.send(from, n)
+  end
+end
+function main(m)
+  local peer = process.spawn("pong")
+  local function rounds(k)
+    for i = 1, k do process.send(peer, i); assert(process.receive() == i) end
+  end
+  rounds(1000) -- warm-up
+  local t0 = time.monotonic()
+  rounds(m)
+  local dt = time.monotonic() - t0
+  process.kill(peer)
+  return dt
+end`
+
+// idleRSSLua starts n processes that wait in receive, waits until each
+// has said so, and prints its resident set (VmRSS, KB).
+const idleRSSLua = `
+function idle(main) process.send(main, true); process.receive() end
+function main(n)
+  n = tonumber(n)
+  local me = process.self()
+  for i = 1, n do process.spawn("idle", me) end
+  for i = 1, n do process.receive() end
+  print((assert(fs.read("/proc/self/status")):match("VmRSS:%s*(%d+)")))
+  os.exit(0)
+end`
+
+// erlang is the anchor table: each figure for luarun, its floor, and
+// Erlang.
+func erlang() []row {
+	n, m := size(1000, 200), size(1000000, 100000)
+	nSpawn := size(100000, 10000)
+	erl := newErlAnchor()
+	defer erl.close()
+
+	rt := newRuntime(*workers)
+	ringHop := time.Duration(runMain(rt, "ring.lua", ringLua, int64(n), int64(m))[0].(float64) * float64(time.Second) / float64(m))
+	pingpong := time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64) * float64(time.Second) / float64(2*m))
+	shutdown(rt)
+	spawnT, heap := idleSpawns(nSpawn)
+	floorT, floorHeap := bareSpawnFloor(nSpawn)
+	rss := luarunIdleRSS(nSpawn)
+
+	rows := []row{
+		{workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop)", n, m), luarun: fmtDur(ringHop), target: "≤ 2.0× Erlang"},
+		{workload: fmt.Sprintf("ping-pong: two processes, %d round trips after 1,000 (per message)", m), luarun: fmtDur(pingpong), target: "≤ 1.5× Erlang"},
+		{workload: fmt.Sprintf("spawn to the first blocking receive, %d processes, median of 3 after a warm-up (each)", nSpawn),
+			luarun: fmtDur(spawnT), floor: fmtDur(floorT) + " (a coroutine of one bare gopher-lua state run to its first yield)",
+			target: "≤ 1.5× the floor"},
+		{workload: fmt.Sprintf("idle process: heap (HeapAlloc after GC) and resident set (VmRSS of the luarun binary, less with none) per process at %d", nSpawn),
+			luarun: fmtBytes(heap) + " heap, " + fmtBytes(rss) + " RSS", floor: fmtBytes(floorHeap) + " heap (the bare coroutine)",
+			target: "≤ 6 KB heap, ≤ 8 KB RSS"},
+	}
+	rows[2].ratio = fmt.Sprintf("%.2f× floor", float64(spawnT)/float64(floorT))
+	if !erl.ok() {
+		for i := range rows {
+			rows[i].baseline = "erl missing (apt-get install erlang-base)"
+		}
+		return rows
+	}
+	erlHop := erl.nanos("ring", n, m)
+	erlPing := erl.nanos("pingpong", m)
+	erlSpawn, erlMem := erl.spawn(nSpawn)
+	erlRSS := erl.idleRSS(nSpawn)
+	rows[0].baseline, rows[0].ratio = "Erlang "+fmtDur(erlHop), fmt.Sprintf("%.2f× Erlang", float64(ringHop)/float64(erlHop))
+	rows[1].baseline, rows[1].ratio = "Erlang "+fmtDur(erlPing), fmt.Sprintf("%.2f× Erlang", float64(pingpong)/float64(erlPing))
+	rows[2].baseline = "Erlang " + fmtDur(erlSpawn)
+	rows[2].ratio += fmt.Sprintf("; %.2f× Erlang", float64(spawnT)/float64(erlSpawn))
+	rows[3].baseline = fmt.Sprintf("Erlang %s (erlang:memory(processes)), %s RSS", fmtBytes(erlMem), fmtBytes(erlRSS))
+	rows[3].ratio = fmt.Sprintf("heap %.1f× Erlang's, RSS %.1f×", heap/erlMem, rss/erlRSS)
+	return rows
+}
+
+// idleSpawns is the spawn row's measurement: n idle processes, a warm-up
+// round, then the medians of 3 rounds (a fresh runtime each).
+func idleSpawns(n int) (time.Duration, float64) {
+	var ts []time.Duration
+	var heaps []float64
+	for round := range 4 {
+		rt := newRuntime(*workers)
+		s, err := rt.LoadString("idle.lua", idleLua)
+		check(err)
+		t, heap := startIdle(rt, s, n)
+		shutdown(rt)
+		if round > 0 {
+			ts, heaps = append(ts, t), append(heaps, heap)
+		}
+	}
+	return median(ts), medianF(heaps)
+}
+
+// bareSpawnFloor starts n coroutines of one bare gopher-lua state, each
+// run to its first yield (a Go function that yields, as a blocking
+// receive does), and returns the time and heap per coroutine: what
+// spawning costs with nothing of luarun's.
+func bareSpawnFloor(n int) (time.Duration, float64) {
+	// The stack sizes luarun's coroutines start with (64 values, a frame
+	// stack that grows): gopher-lua's defaults (5,120 values, 256 frames)
+	// would make each ~100 KB.
+	L := lua.NewState(lua.Options{RegistrySize: 128, RegistryMaxSize: 1 << 20, RegistryGrowStep: 128,
+		CallStackSize: 20000, MinimizeStackMemory: true})
+	defer L.Close()
+	L.Options.RegistrySize = 64 // for the threads (NewState takes no less than 128)
+	L.SetGlobal("receive", L.NewFunction(func(L *lua.LState) int { return L.Yield() }))
+	check(L.DoString(`function idle() receive() end`))
+	fn := L.GetGlobal("idle").(*lua.LFunction)
+	var ts []time.Duration
+	var heaps []float64
+	for round := range 4 {
+		cos := make([]*lua.LState, n)
+		before := heapAfterGC()
+		t0 := time.Now()
+		for i := range cos {
+			cos[i], _ = L.NewThread()
+			if st, err, _ := L.Resume(cos[i], fn); st != lua.ResumeYield || err != nil {
+				check(fmt.Errorf("bare coroutine: status %v, %v", st, err))
+			}
+		}
+		t := time.Since(t0) / time.Duration(n)
+		heap := float64(heapAfterGC()-before) / float64(n)
+		if round > 0 {
+			ts, heaps = append(ts, t), append(heaps, heap)
+		}
+		clear(cos)
+	}
+	return median(ts), medianF(heaps)
+}
+
+// luarunIdleRSS is the luarun binary's resident set with n idle processes
+// less its resident set with none, over n (median of 3 each).
+func luarunIdleRSS(n int) float64 {
+	dir, bin := luarunDir("luarun-rss")
+	defer os.RemoveAll(dir)
+	script := writeScript(dir, "idle.lua", idleRSSLua)
+	rss := func(k int) float64 {
+		return medianOf(3, func() float64 { return printedRSS(exec.Command(bin, script, strconv.Itoa(k))) })
+	}
+	return (rss(n) - rss(0)) / float64(n)
+}
+
+// printedRSS runs cmd, which prints its VmRSS in KB (the rusage of a
+// child would not do: on Linux its peak starts at the parent's), and
+// returns it in bytes.
+func printedRSS(cmd *exec.Cmd) float64 {
+	cmd.Stderr = io.Discard // the watchdog's notes of long steps
+	out, err := cmd.Output()
+	check(err)
+	kb, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	check(err)
+	return kb * 1024
+}
+
+// erlAnchor runs anchor.erl's figures in erl.
+type erlAnchor struct {
+	dir string // where anchor.beam is; "" when erl or erlc is missing
+}
+
+func newErlAnchor() *erlAnchor {
+	a := &erlAnchor{}
+	if _, err := exec.LookPath("erl"); err != nil {
+		fmt.Fprintln(os.Stderr, "erlang: erl is not installed (apt-get install erlang-base): its column is empty")
+		return a
+	}
+	dir, err := os.MkdirTemp("", "luarun-erl")
+	check(err)
+	check(os.WriteFile(filepath.Join(dir, "anchor.erl"), []byte(anchorErl), 0o644))
+	erlc := exec.Command("erlc", "anchor.erl")
+	erlc.Dir, erlc.Stderr = dir, os.Stderr
+	check(erlc.Run())
+	a.dir = dir
+	return a
+}
+
+func (a *erlAnchor) ok() bool { return a.dir != "" }
+
+func (a *erlAnchor) close() {
+	if a.dir != "" {
+		os.RemoveAll(a.dir)
+	}
+}
+
+// command is erl running anchor:main with kind and args.
+func (a *erlAnchor) command(kind string, args ...int) *exec.Cmd {
+	argv := []string{"-noshell", "-pa", a.dir, "-run", "anchor", "main", kind}
+	for _, x := range args {
+		argv = append(argv, strconv.Itoa(x))
+	}
+	return exec.Command("erl", argv...)
+}
+
+// run runs kind and returns the numbers it printed, median of 3 runs
+// (each number on its own).
+func (a *erlAnchor) run(kind string, args ...int) []float64 {
+	var runs [][]float64
+	for range 3 {
+		out, err := a.command(kind, args...).Output()
+		check(err)
+		var xs []float64
+		for _, f := range strings.Fields(strings.Trim(strings.TrimSpace(string(out)), "{}")) {
+			for _, p := range strings.Split(f, ",") {
+				if p == "" {
+					continue
+				}
+				x, err := strconv.ParseFloat(p, 64)
+				check(err)
+				xs = append(xs, x)
+			}
+		}
+		runs = append(runs, xs)
+	}
+	med := make([]float64, len(runs[0]))
+	for i := range med {
+		col := make([]float64, len(runs))
+		for j, r := range runs {
+			col[j] = r[i]
+		}
+		med[i] = medianF(col)
+	}
+	return med
+}
+
+// nanos runs a figure that prints nanoseconds.
+func (a *erlAnchor) nanos(kind string, args ...int) time.Duration {
+	return time.Duration(a.run(kind, args...)[0])
+}
+
+// spawn is Erlang's time per spawn and bytes per idle process.
+func (a *erlAnchor) spawn(n int) (time.Duration, float64) {
+	r := a.run("spawn", n)
+	return time.Duration(r[0]), r[1]
+}
+
+// idleRSS is erl's resident set with n idle processes less with none,
+// over n.
+func (a *erlAnchor) idleRSS(n int) float64 {
+	rss := func(k int) float64 {
+		return medianOf(3, func() float64 { return printedRSS(a.command("idle", k)) })
+	}
+	return (rss(n) - rss(0)) / float64(n)
+}
