@@ -676,9 +676,17 @@ func panicWithoutTraceback(L *LState) {
 }
 
 func newLState(options Options) *LState {
-	al := newAllocator(32)
+	return newLStateOf(options, newGlobal(), newAllocator(32))
+}
+
+// newLStateOf makes a state of global state g with allocator al. luarun:
+// NewThread passes its parent's, instead of making a Global (two tables
+// and a map, ~7 KB) and an allocator only to drop or duplicate them: the
+// threads of one state never run at the same time, so they can share
+// the number allocator.
+func newLStateOf(options Options, g *Global, al *allocator) *LState {
 	ls := &LState{
-		G:       newGlobal(),
+		G:       g,
 		Parent:  nil,
 		Panic:   panicWithTraceback,
 		Dead:    false,
@@ -1626,8 +1634,7 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLState(ls.Options)
-	thread.G = ls.G
+	thread := newLStateOf(ls.Options, ls.G, ls.alloc) // luarun: no Global of its own to drop
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
