@@ -122,3 +122,19 @@ func TestRegisterWhileAChunkRuns(t *testing.T) {
 	_, err = h.Wait(ctx)
 	assert.EqualError(t, err, `r.lua: unknown entry "wokrer" (entries: worker)`)
 }
+
+// TestArgIsEachProcesss: arg, made when a process first reads it, holds
+// that process's own arguments, also on a recycled state, and a process
+// that never reads it gets none.
+func TestArgIsEachProcesss(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	for i := range 10 {
+		res, err := runLua(t, rt, "a.lua", `local n = ... ; arg[1] = "changed"; arg.extra = true; return n`, "", int64(i))
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{int64(i)}, res)
+		res, err = runLua(t, rt, "b.lua", `return rawget(_G, "arg") == nil, arg[0], arg[1], arg.extra, #arg, rawget(_G, "arg") ~= nil`, "", "own")
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{true, "b.lua", "own", nil, int64(1), true}, res)
+	}
+}

@@ -276,6 +276,8 @@ func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.
 		v = g
 	case name == "package":
 		v = procOf(L).modules().pkg
+	case name == "arg":
+		v = procOf(L).argTable()
 	case tpl.deniedMT[name] != nil || tpl.moduleMT[name] != nil:
 		if p := procOf(L); p.mods != nil { // the one package.loaded has
 			if m := p.mods.loaded.RawGetString(name); tpl.isModuleTable(m, name) {
@@ -366,7 +368,6 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 		g.RawSetString(lua.IoLibName, p.io)
 	}
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
-	p.setArgs()
 	return co
 }
 
@@ -510,15 +511,19 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	}
 }
 
-// setArgs sets the global arg table as the standalone lua does: arg[0]
+// argTable is the global arg table as the standalone lua makes it: arg[0]
 // the script, arg[1..n] the process's arguments.
-func (p *luaProcess) setArgs() {
+//
+// It is made when the process first reads arg (globalValue): most never
+// do, and the table was a sixth of an idle process's memory. A process
+// that sets arg to nil before reading it reads the arguments afterwards.
+func (p *luaProcess) argTable() *lua.LTable {
 	t := p.L.CreateTable(len(p.input), 1)
 	t.RawSetInt(0, lua.LString(p.script.name))
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
 	}
-	p.L.G.Global.RawSetString("arg", t)
+	return t
 }
 
 // arm (called first by boot, in the root task) makes every error raised
