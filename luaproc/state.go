@@ -44,11 +44,10 @@ import (
 )
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
-// resumes coroutines and holds globals (128 is the least lua.NewState
-// accepts; below it takes 5,120); the coroutines run the code. Both grow
-// on demand.
+// resumes coroutines and holds globals; the coroutines run the code. Both
+// grow on demand (geometrically: third_party/gopher-lua/FORK.md).
 const (
-	mainRegistrySize = 128
+	mainRegistrySize = 8
 	coRegistrySize   = 64
 )
 

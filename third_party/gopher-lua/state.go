@@ -1437,7 +1437,9 @@ func NewState(opts ...Options) *LState {
 		if opts[0].CallStackSize < 1 {
 			opts[0].CallStackSize = CallStackSize
 		}
-		if opts[0].RegistrySize < 128 {
+		// luarun: a small first size is kept when the registry may grow
+		// (gopher-lua took any size under 128 for a mistake).
+		if opts[0].RegistrySize < 1 || opts[0].RegistrySize < 128 && opts[0].RegistryMaxSize < 128 {
 			opts[0].RegistrySize = RegistrySize
 		}
 		if opts[0].RegistryMaxSize < opts[0].RegistrySize {
