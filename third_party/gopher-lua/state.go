@@ -245,7 +245,9 @@ func newCallFrameStackSegment() *callFrameStackSegment {
 }
 
 func freeCallFrameStackSegment(seg *callFrameStackSegment) {
-	segmentPool.Put(seg)
+	if seg != nil { // luarun: the first segment is made on the first Push
+		segmentPool.Put(seg)
+	}
 }
 
 // newCallFrameStack allocates a new stack for a lua state, which will auto grow up to a max size of at least maxSize.
@@ -258,7 +260,8 @@ func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 		maxSegs:  maxSegs,
 		segIdx:   0,
 	}
-	cs.segments[0] = newCallFrameStackSegment()
+	// luarun: the first segment is made by the first Push (a state that
+	// only resumes coroutines never calls anything itself).
 	return cs
 }
 
@@ -291,6 +294,10 @@ func (cs *autoGrowingCallFrameStack) FreeAll() {
 // invoking this to avoid this.
 func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	curSeg := cs.segments[cs.segIdx]
+	if curSeg == nil { // luarun: the first Push
+		curSeg = newCallFrameStackSegment()
+		cs.segments[cs.segIdx] = curSeg
+	}
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
 		if int(cs.segIdx) < cs.maxSegs-1 {
