@@ -418,3 +418,31 @@ end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"false killed: plain|false killed: pcall|false killed: coroutine|false killed: wrap|false killed: all"}, res)
 }
+
+// TestWokenBehindALongStepRuns: a process woken by one that goes on
+// computing instead of blocking (it waits in its worker's runnext) is run
+// elsewhere after a watchdog tick, with one worker or two: the sender's
+// loop ends only when the woken process has run. It would wait for ever
+// if nothing took it from runnext.
+func TestWokenBehindALongStepRuns(t *testing.T) {
+	for _, workers := range []int{1, 2} {
+		rt, _, _ := newTestRuntime(t, Options{Workers: workers})
+		var ran atomic.Bool
+		require.NoError(t, rt.RegisterGoModule("flag", map[string]Func{
+			"set": func(payload.Payloads) (payload.Payloads, error) { ran.Store(true); return nil, nil },
+			"get": func(payload.Payloads) (payload.Payloads, error) { return payload.Payloads{ran.Load()}, nil },
+		}))
+		res, err := runLua(t, rt, "long.lua", `
+function woken() process.receive(); flag.set() end
+function main()
+  local pid = process.spawn("woken")
+  process.sleep(0) -- let it block in receive
+  process.send(pid, "go")
+  local spins = 0
+  while not flag.get() do spins = spins + 1 end
+  return true
+end`, "main")
+		require.NoError(t, err)
+		assert.Equal(t, payload.Payloads{true}, res)
+	}
+}

@@ -114,7 +114,8 @@ type cancelInfo struct {
 // wake makes p runnable after an event was pushed to its queue. A message
 // does not wake a Blocked process: it waits in the queue for the next step.
 // w is the worker whose goroutine this is, if known (nil otherwise): p then
-// goes onto its deque instead of the global queue.
+// becomes its runnext (worker.runnext) instead of going to the global
+// queue.
 func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 	for {
 		st := p.state.Load()
@@ -126,11 +127,20 @@ func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 			fallthrough
 		case stateIdle:
 			if p.state.CompareAndSwap(st, stateReady) {
-				if w != nil {
+				switch {
+				case w == nil:
+					s.enqueue(p)
+				case s.watch.stop == nil: // no watchdog to take runnext from a long step
 					w.local.PushBottom(p)
 					s.wakeIfNeeded() // someone may steal it
-				} else {
-					s.enqueue(p)
+				default:
+					// p runs next here, most likely as soon as the waker
+					// blocks; only the process it displaces is left for
+					// others to steal.
+					if old := w.runnext.Swap(p); old != nil {
+						w.local.PushBottom(old)
+						s.wakeIfNeeded()
+					}
 				}
 				return
 			}

@@ -205,6 +205,7 @@ func (s *Scheduler) watchTick(now time.Time) {
 		if st.stepSeq.Load() != seq || p == nil {
 			continue // the step ended while we looked
 		}
+		s.runnextOverdue(w)
 		ran := now.Sub(st.seenSince)
 		if ran >= wd.slice {
 			stuck++
@@ -241,6 +242,20 @@ func (s *Scheduler) reportSlow(p *proc, ran time.Duration) {
 		ss.SlowStep(ran)
 	} else if s.limits.warn != nil {
 		s.limits.warn(p.pid, fmt.Sprintf("process %d has run for %v without blocking", p.pid, ran.Round(time.Millisecond)))
+	}
+}
+
+// runnextOverdue moves the process waiting in w's runnext to the global
+// queue, and wakes a worker for it: w's step has run for a tick or more,
+// so the process that woke it did not block soon after (a process woken
+// by one that computes on waits one or two ticks, 5-10 ms by default).
+func (s *Scheduler) runnextOverdue(w *worker) {
+	if w.runnext.Load() == nil {
+		return
+	}
+	if p := w.runnext.Swap(nil); p != nil {
+		s.global.push(p)
+		s.wakeIfNeeded()
 	}
 }
 
@@ -297,7 +312,7 @@ func (s *Scheduler) workWaiting(active []*worker) bool {
 		return true
 	}
 	for _, w := range active {
-		if w.local.Len() > 0 {
+		if w.local.Len() > 0 || w.runnext.Load() != nil {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/luarun/luarun/deque"
 	"github.com/luarun/luarun/mpsc"
@@ -41,6 +42,15 @@ type worker struct {
 
 	stats workerStats
 	watch stepWatch // what the watchdog sees of this worker (watchdog.go)
+
+	// runnext: the process a step on this worker woke last, which this
+	// worker runs next (Go's runnext). Written by the owner (wake, which
+	// moves what it held to the deque, and findWork, which takes it); taken
+	// by the watchdog when the owner's step runs on (runnextOverdue). No
+	// thief steals it: a process that wakes another and then blocks — a
+	// message handed on — keeps both on one core, with no other worker
+	// woken for it.
+	runnext atomic.Pointer[proc]
 }
 
 var (
@@ -95,6 +105,12 @@ func (w *worker) findWork() *proc {
 		// And the oldest local process, so that processes waking each
 		// other on this deque's LIFO end cannot starve the ones below.
 		if p, ok := w.local.Steal(); ok {
+			w.stats.localPops.Add(1)
+			return p
+		}
+	}
+	if w.runnext.Load() != nil {
+		if p := w.runnext.Swap(nil); p != nil {
 			w.stats.localPops.Add(1)
 			return p
 		}
@@ -155,7 +171,7 @@ func (w *worker) run(p *proc) {
 			return
 		}
 		rerun := budget > 0
-		if !rerun && w.local.Len() == 0 && s.global.n.Load() == 0 {
+		if !rerun && w.local.Len() == 0 && w.runnext.Load() == nil && s.global.n.Load() == 0 {
 			// Nobody is waiting for a turn: sending p to the global
 			// queue would only wake another worker to run it.
 			rerun, budget = true, rerunBudget
