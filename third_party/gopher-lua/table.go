@@ -201,7 +201,9 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
 	if tb.strdict == nil {
-		tb.strdict = make(map[string]LValue, defaultHashCap)
+		// luarun: no room for 32 keys up front (~1.1 KB); Go's map grows
+		// as Lua's tables do.
+		tb.strdict = make(map[string]LValue)
 	}
 	if tb.keys == nil {
 		tb.keys = []LValue{}
