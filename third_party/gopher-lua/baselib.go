@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
 )
 
@@ -402,33 +401,34 @@ func baseSetMetatable(L *LState) int {
 }
 
 func baseToNumber(L *LState) int {
+	// luarun: Lua 5.1's rules (parseNumber, and parseUintBase with a base
+	// other than 10).
 	base := L.OptInt(2, 10)
-	noBase := L.Get(2) == LNil
-
+	if base < 2 || base > 36 {
+		L.ArgError(2, "base out of range")
+	}
 	switch lv := L.CheckAny(1).(type) {
 	case LNumber:
-		L.Push(lv)
-	case LString:
-		str := strings.Trim(string(lv), " \n\t")
-		if strings.Index(str, ".") > -1 {
-			if v, err := strconv.ParseFloat(str, LNumberBit); err != nil {
-				L.Push(LNil)
-			} else {
-				L.Push(LNumber(v))
-			}
-		} else {
-			if noBase && strings.HasPrefix(strings.ToLower(str), "0x") {
-				base, str = 16, str[2:] // Hex number
-			}
-			if v, err := strconv.ParseInt(str, base, LNumberBit); err != nil {
-				L.Push(LNil)
-			} else {
-				L.Push(LNumber(v))
-			}
+		if base == 10 {
+			L.Push(lv)
+			return 1
 		}
-	default:
-		L.Push(LNil)
+		if v, ok := parseUintBase(lv.String(), base); ok {
+			L.Push(v)
+			return 1
+		}
+	case LString:
+		if base == 10 {
+			if v, err := parseNumber(string(lv)); err == nil {
+				L.Push(v)
+				return 1
+			}
+		} else if v, ok := parseUintBase(string(lv), base); ok {
+			L.Push(v)
+			return 1
+		}
 	}
+	L.Push(LNil)
 	return 1
 }
 

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"bufio"
 	"fmt"
 	"io"
@@ -140,19 +141,70 @@ func isArrayKey(v LNumber) bool {
 	return isInteger(v) && v < LNumber(int((^uint(0))>>1)) && v > LNumber(0) && v < LNumber(MaxArrayIndex)
 }
 
+// luaSpace is C's isspace in the C locale: what Lua 5.1 skips around a
+// number in a string.
+const luaSpace = " \t\n\v\f\r"
+
+// errNotANumber is parseNumber's error.
+var errNotANumber = errors.New("not a number")
+
+// parseNumber converts a string as Lua 5.1's luaO_str2d does: white space
+// around it, then what C's strtod reads (decimal with an exponent, inf,
+// nan, C99 hex floats), or a hex integer (0x, read by strtoul). luarun:
+// gopher-lua took Go's syntax, reading "010" as octal 8 and accepting
+// "0b11" and "1_0", and refused "1e2" in tonumber.
 func parseNumber(number string) (LNumber, error) {
-	var value LNumber
-	number = strings.Trim(number, " \t\n")
-	if v, err := strconv.ParseInt(number, 0, LNumberBit); err != nil {
-		if v2, err2 := strconv.ParseFloat(number, LNumberBit); err2 != nil {
-			return LNumber(0), err2
-		} else {
-			value = LNumber(v2)
-		}
-	} else {
-		value = LNumber(v)
+	s := strings.Trim(number, luaSpace)
+	if s == "" || strings.ContainsRune(s, '_') {
+		return 0, errNotANumber
 	}
-	return value, nil
+	body, neg := s, false
+	if body[0] == '-' || body[0] == '+' {
+		body, neg = body[1:], body[0] == '-'
+	}
+	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
+		if v, err := strconv.ParseUint(body[2:], 16, 64); err == nil {
+			if neg {
+				return LNumber(-float64(v)), nil
+			}
+			return LNumber(float64(v)), nil
+		}
+	}
+	if strings.HasPrefix(body, "0b") || strings.HasPrefix(body, "0B") || strings.HasPrefix(body, "0o") || strings.HasPrefix(body, "0O") {
+		return 0, errNotANumber // Go's prefixes, not C's
+	}
+	f, err := strconv.ParseFloat(s, LNumberBit)
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: strtod's HUGE_VAL or 0
+		return 0, errNotANumber
+	}
+	return LNumber(f), nil
+}
+
+// parseUintBase converts a string as Lua 5.1's tonumber(s, base) does
+// with C's strtoul: white space, an optional sign, "0x" allowed in base
+// 16, at least one digit, white space; ok is false otherwise. A minus
+// makes the number negative, as the 5.1 test suite (math.lua) expects and
+// Lua 5.2 does (a 64-bit lua5.1's strtoul wraps it around 2^64).
+func parseUintBase(str string, base int) (LNumber, bool) {
+	s := strings.Trim(str, luaSpace)
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		s, neg = s[1:], s[0] == '-'
+	}
+	if base == 16 && len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		s = s[2:]
+	}
+	if s == "" || strings.ContainsRune(s, '_') || s[0] == '+' || s[0] == '-' {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(s, base, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	if neg {
+		return LNumber(-float64(v)), true
+	}
+	return LNumber(float64(v)), true
 }
 
 func popenArgs(arg string) (string, []string) {
