@@ -1,8 +1,8 @@
 package lua
 
 import (
-	"errors"
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
