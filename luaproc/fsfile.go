@@ -28,8 +28,9 @@ func (tpl *template) loadFileHandles(L *lua.LState, fsT *lua.LTable) {
 	L.Push(L.NewFunction(bind((*luaProcess).wrapFile)))
 	L.Push(L.NewFunction(tpl.fileID))
 	L.Push(L.NewFunction(bind((*luaProcess).linesIterator)))
-	L.Push(L.NewFunction(bind((*luaProcess).giveBackLines)))
-	L.Call(9, 3)
+	L.Push(L.NewFunction(bind((*luaProcess).readAheadBytes)))
+	L.Push(L.NewFunction(bind((*luaProcess).dropReadAhead)))
+	L.Call(10, 3)
 	methods := L.Get(-3).(*lua.LTable)
 	fsT.RawSetString("open", L.Get(-2))
 	fsT.RawSetString("lines", L.Get(-1))
@@ -70,6 +71,12 @@ func (tpl *template) fileID(L *lua.LState) int {
 	return 0
 }
 
+// maxLinesTaken is how many prefetched batches of lines (~64 KB each) a
+// step takes without a yield: the loop still yields every few batches,
+// so that it stays a series of short steps (--max-step, the watchdog's
+// warning, and the process's other tasks and messages see it as before).
+const maxLinesTaken = 4
+
 // readAhead are the lines a handle's iterator has read and not handed
 // out yet.
 type readAhead struct {
@@ -86,7 +93,7 @@ type readAhead struct {
 func (p *luaProcess) linesIterator(L *lua.LState) int {
 	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
 	args := []any{id, int64(0), closeAtEnd} // no read-ahead: this iterator has handed it all out
-	var ra *readAhead                       // p.lineBufs[id] as last looked up (giveBackLines empties it)
+	var ra *readAhead                       // p.lineBufs[id] as last looked up (dropLines empties it)
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		if ra == nil || len(ra.lines) == 0 {
 			ra = p.lineBufs[id]
@@ -96,11 +103,15 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 			ra.lines = ra.lines[1:]
 			return 1
 		}
-		if b, ok := p.rt.io.TakeLines(p.pid, id); ok { // prefetched: no yield
-			L.Push(p.keepLines(b))
-			return 1
+		f := p.blockable(L, "file:lines") // wherever it could not block, it fails alike
+		if p.linesTaken < maxLinesTaken {
+			if b, ok := p.rt.io.TakeLines(p.pid, id); ok { // prefetched: no yield
+				p.linesTaken++
+				L.Push(p.keepLines(b))
+				return 1
+			}
 		}
-		return p.block(L, "file:lines", request{kind: reqCommand, command: "file:lines", args: args})
+		return p.park(L, f, request{kind: reqCommand, command: "file:lines", args: args})
 	}))
 	return 1
 }
@@ -142,10 +153,13 @@ func (p *luaProcess) dropLines(id int64) {
 	}
 }
 
-// giveBackLines forgets the lines handle id's iterator read ahead and
-// returns how many bytes of the file they were, for the method about to
-// read, write or seek to seek back over them first (builtin/fs.lua).
-func (p *luaProcess) giveBackLines(L *lua.LState) int {
+// readAheadBytes returns how many bytes of the file the lines handle
+// id's iterator read ahead and did not hand out: the method about to read,
+// write or seek passes it to its command, which seeks back over them
+// first; once the command has run, builtin/fs.lua drops them
+// (dropReadAhead). A method that raises before (bad arguments) leaves them
+// to the loop.
+func (p *luaProcess) readAheadBytes(L *lua.LState) int {
 	id := L.CheckInt64(1)
 	n := 0
 	if ra := p.lineBufs[id]; ra != nil {
@@ -155,9 +169,14 @@ func (p *luaProcess) giveBackLines(L *lua.LState) int {
 		if ra.noEnd && len(ra.lines) > 0 {
 			n--
 		}
-		ra.lines = nil // an iterator holding ra looks again
-		delete(p.lineBufs, id)
 	}
 	L.Push(lua.LNumber(n))
 	return 1
+}
+
+// dropReadAhead forgets what handle id's iterator read ahead (its
+// command has sought back over it).
+func (p *luaProcess) dropReadAhead(L *lua.LState) int {
+	p.dropLines(L.CheckInt64(1))
+	return 0
 }

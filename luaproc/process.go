@@ -134,6 +134,7 @@ type luaProcess struct {
 	// lines iterator (fsfile.go).
 	openedFiles bool
 	lineBufs    map[int64]*readAhead
+	linesTaken  int         // batches of lines this step took without a yield (fsfile.go)
 	entryErr    *EntryError // set when the entry point did not resolve
 	chunkRun    bool        // the chunk is the program (no entry)
 
@@ -267,7 +268,7 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
-	p.out = out
+	p.out, p.linesTaken = out, 0
 	defer func() { p.out = nil }()
 	for i := range events {
 		ev := &events[i]

@@ -448,3 +448,48 @@ return s, e1, e2, e3`, "")
 	assert.Equal(t, payload.Payloads{int64(39), "for.lua:5: 'for' limit must be a number",
 		"for.lua:6: 'for' initial value must be a number", "for.lua:7: 'for' step must be a number"}, res)
 }
+
+// TestFailedMethodKeepsTheReadAhead: a file method that raises on its
+// arguments leaves what a lines loop read ahead, so the next read starts
+// right after the loop's last line (a review found the read-ahead lost).
+func TestFailedMethodKeepsTheReadAhead(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	res, err := runLua(t, rt, "fm.lua", `
+function main(d)
+  local path = d .. "/f.txt"
+  local lines = {}
+  for i = 1, 10 do lines[i] = "line " .. i end
+  assert(fs.write(path, table.concat(lines, "\n") .. "\n"))
+  local f = assert(fs.open(path))
+  for line in f:lines() do if line == "line 2" then break end end
+  local bad = pcall(f.read, f, "bogus")
+  local bad_seek = pcall(f.seek, f, "nowhere")
+  return bad, bad_seek, f:read("l"), f:seek("cur")
+end`, "main", t.TempDir())
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{false, false, "line 3", int64(21)}, res)
+}
+
+// TestLinesLoopStaysShortSteps: a lines loop takes a few prefetched
+// batches without a yield, then yields, so a long file is read in many
+// steps (a step limit or a process's other tasks see a series of short
+// steps, not one step as long as the file; without the cap this loop ran
+// in 4 to 6 steps; with it, at least 13).
+func TestLinesLoopStaysShortSteps(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	path := t.TempDir() + "/big.txt"
+	line := strings.Repeat("x", 99) + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat(line, 40000)), 0o644)) // 4 MB: ~61 batches
+	before := rt.Stats().Steps
+	// work on each line, so that the prefetch keeps ahead of the loop
+	res, err := runLua(t, rt, "ls.lua", `function main(path)
+  local n, s = 0, 0
+  for _ in fs.lines(path) do n = n + 1; for i = 1, 40 do s = s + i end end
+  return n
+end`, "main", path)
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{int64(40000)}, res)
+	batches := 4000000 / (64 << 10)
+	assert.GreaterOrEqual(t, rt.Stats().Steps-before, uint64(batches/(maxLinesTaken+1)), "steps for %d batches", batches)
+	t.Logf("steps %d", rt.Stats().Steps-before)
+}
