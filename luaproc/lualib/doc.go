@@ -4,7 +4,8 @@
 //
 // Install replaces them in a state's string and table libraries:
 // string.find, match, gmatch, gsub, format, upper, lower; table.concat;
-// math.random and math.randomseed (a generator per state).
+// math.random and math.randomseed (a generator per state); and the base
+// function collectgarbage.
 package lualib
 
 import lua "github.com/yuin/gopher-lua"
@@ -30,4 +31,5 @@ func Install(L *lua.LState) {
 	m := L.GetGlobal(lua.MathLibName).(*lua.LTable)
 	m.RawSetString("random", L.NewFunction(mathRandom))
 	m.RawSetString("randomseed", L.NewFunction(mathRandomseed))
+	L.SetGlobal("collectgarbage", L.NewFunction(baseCollectGarbage))
 }

@@ -63,5 +63,9 @@ func mathRandomseed(L *lua.LState) int {
 }
 
 // Reset forgets what this package keeps in L's registry (the random
-// generator), for a state handed to another process.
-func Reset(L *lua.LState) { L.G.Registry.RawSetString(randomKey, lua.LNil) }
+// generator, collectgarbage's tuning values), for a state handed to
+// another process.
+func Reset(L *lua.LState) {
+	L.G.Registry.RawSetString(randomKey, lua.LNil)
+	L.G.Registry.RawSetString(gcTuningKey, lua.LNil)
+}

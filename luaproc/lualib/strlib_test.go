@@ -295,3 +295,33 @@ func FuzzAgainstGopherLua(f *testing.F) {
 		}
 	})
 }
+
+// TestCollectGarbage: Lua 5.1's options — "count" is the heap's size in
+// KB (a number), "step" finishes a cycle, setpause and setstepmul answer
+// the previous value (200 at first), stop/restart/collect answer 0, an
+// unknown option raises; Reset forgets the tuning values.
+func TestCollectGarbage(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	Install(L)
+	run := func(src string) []lua.LValue {
+		t.Helper()
+		top := L.GetTop()
+		require.NoError(t, L.DoString(src))
+		vals := make([]lua.LValue, 0, L.GetTop()-top)
+		for i := top + 1; i <= L.GetTop(); i++ {
+			vals = append(vals, L.Get(i))
+		}
+		L.SetTop(top)
+		return vals
+	}
+	got := run(`local kb = collectgarbage("count")
+return type(kb) == "number" and kb > 0, collectgarbage("step"), collectgarbage("setpause", 150), collectgarbage("setpause"),
+  collectgarbage("setstepmul", 300), collectgarbage("stop"), collectgarbage("restart"), collectgarbage(),
+  select(2, pcall(collectgarbage, "bogus"))`)
+	assert.Equal(t, []lua.LValue{lua.LTrue, lua.LTrue, lua.LNumber(200), lua.LNumber(150), lua.LNumber(200),
+		lua.LNumber(0), lua.LNumber(0), lua.LNumber(0)}, got[:8])
+	assert.Contains(t, got[8].String(), "invalid option 'bogus'")
+	Reset(L)
+	assert.Equal(t, []lua.LValue{lua.LNumber(200)}, run(`return collectgarbage("setpause", 100)`))
+}
