@@ -129,7 +129,7 @@
 // until it blocks (gopher-lua has no preemption); the scheduler's
 // watchdog then runs the other processes elsewhere, Options.MaxStep
 // kills such a loop, and Kill and Shutdown stop it at once: every
-// coroutine checks the process's context between instructions.
+// coroutine checks the process's interrupt flag between instructions.
 // Options.MaxMailbox and MaxProcs bound what a script can take; os.exit
 // calls Options.Exit.
 // process.spawn keeps a handle to each child so process.wait works after

@@ -107,7 +107,7 @@ type luaProcess struct {
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go). stoppedAt: where the code was when a cancelled
-	// context stopped it (luaCtx.Err).
+	// context stopped it (checkInterrupt).
 	depth     int
 	stoppedAt string
 

@@ -7,19 +7,21 @@ package luaproc
 // the goroutine running it may touch:
 //
 //   - Where it is, for the once-per-process warning (SlowStep). Every
-//     coroutine of a process has the process's luaCtx as its context,
-//     and gopher-lua calls its Done method before every instruction. So
-//     SlowStep, on the watchdog's goroutine, only raises a flag; Done, on
-//     the goroutine running the loop, sees it at the next instruction and
-//     logs the line the loop is at.
+//     coroutine of a process reads the process's interrupt flag (luaCtx)
+//     before every instruction. So SlowStep, on the watchdog's
+//     goroutine, only sets a bit; checkInterrupt, on the goroutine
+//     running the loop, sees it at the next instruction and logs the
+//     line the loop is at.
 //   - The line it was at when MaxStep killed it: the kill cancels the
-//     process's context, gopher-lua raises "file:line: context canceled"
-//     at the next instruction, and scriptError turns that into
+//     process's context and sets the flag's cancel bit (Interrupt);
+//     checkInterrupt raises "file:line: context canceled" at the next
+//     instruction, and scriptError turns that into
 //     "pid 42 spin.lua:17: ran 2s without blocking".
 //
 // For that, coroutine.create must give the coroutines it makes the
-// process's luaCtx rather than gopher-lua's context.WithCancel child of
-// it (which would also cost a context per coroutine).
+// process's luaCtx and interrupt (adopt) rather than gopher-lua's
+// context.WithCancel child of it (which would also cost a context per
+// coroutine).
 //
 // Nesting: every coroutine resume, pcall and xpcall runs its function on
 // the Go stack of the one that called it (gopher-lua's Resume is a Go
@@ -58,7 +60,7 @@ func (p *luaProcess) SlowStep(elapsed time.Duration) {
 }
 
 // answerProbe logs where the process's running code is. It runs on the
-// goroutine running the process (from luaCtx.Done).
+// goroutine running the process (from checkInterrupt).
 func (p *luaProcess) answerProbe() {
 	if p.lctx.interrupt.Flag.And(^probeFlag)&probeFlag == 0 {
 		return // answered already
@@ -77,7 +79,7 @@ func (p *luaProcess) answerProbe() {
 func (p *luaProcess) stepLimitError(t *task, sle *scheduler.StepLimitError, rerr error) error {
 	where := ""
 	switch msg := errorText(rerr); {
-	case p.stoppedAt != "": // the innermost coroutine's line (luaCtx.Err)
+	case p.stoppedAt != "": // the innermost coroutine's line (checkInterrupt)
 		where = " " + p.stoppedAt
 	case strings.HasSuffix(msg, ": "+context.Canceled.Error()):
 		where = " " + strings.TrimSuffix(msg, " "+context.Canceled.Error())
