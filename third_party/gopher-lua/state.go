@@ -662,8 +662,7 @@ func newGlobal() *Global {
 		MainThread: nil,
 		Registry:   newLTable(0, 32),
 		Global:     newLTable(0, 64),
-		builtinMts: make(map[int]LValue),
-		tempFiles:  make([]*os.File, 0, 10),
+		tempFiles:  nil, // luarun: made by the first temporary file
 	}
 }
 
@@ -1009,7 +1008,7 @@ func (ls *LState) metatable(lvalue LValue, rawget bool) LValue {
 	case *LUserData:
 		metatable = obj.Metatable
 	default:
-		if table, ok := ls.G.builtinMts[int(obj.Type())]; ok {
+		if table := ls.G.builtinMts[int(obj.Type())]; table != nil {
 			metatable = table
 		}
 	}
