@@ -110,7 +110,7 @@ func (c *luaCtx) Value(key any) any {
 func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		th, p := L.CheckThread(1), procOf(L)
-		if p.taskThreads[th] {
+		if isTask(th) {
 			L.Push(lua.LFalse)
 			L.Push(lua.LString("cannot resume a coroutine that runs a task of this process (the process or a process.all function)"))
 			return 2
@@ -220,7 +220,7 @@ func (p *luaProcess) running(L *lua.LState) int {
 	for p.pthreads[th] && th.Parent != nil {
 		th = th.Parent
 	}
-	if p.taskThreads[th] { // the process's own code: Lua's main thread
+	if isTask(th) { // the process's own code: Lua's main thread
 		L.Push(lua.LNil)
 		return 1
 	}

@@ -80,10 +80,6 @@ type luaProcess struct {
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
 
-	// taskThreads: the coroutines of the live tasks (scripts must not
-	// resume them: paddedResume).
-	taskThreads map[*lua.LState]bool
-
 	// pthreads: the coroutines pcall/xpcall run in now; freeThreads: the
 	// finished ones kept for reuse (context.go).
 	pthreads    map[*lua.LState]bool
@@ -259,10 +255,7 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
 	p.lctx.adopt(co)
-	if p.taskThreads == nil {
-		p.taskThreads = map[*lua.LState]bool{}
-	}
-	p.taskThreads[co] = true
+	co.Tagged = true // a task's coroutine (isTask): scripts must not resume it
 	return &task{co: co, fn: fn, args: args}
 }
 
@@ -570,10 +563,14 @@ func (p *luaProcess) newTag() uint64 {
 	return p.nextTag
 }
 
+// isTask reports whether th is the coroutine of one of the process's live
+// tasks (the process's own code and process.all's functions).
+func isTask(th *lua.LState) bool { return th.Tagged }
+
 // taskEnded records how t ended: the process's end for the root task,
 // one result of process.all for the others.
 func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
-	delete(p.taskThreads, t.co)
+	t.co.Tagged = false
 	p.failTaskLoads(t)
 	if t.parent == nil {
 		if err != nil {

@@ -310,7 +310,7 @@ func (p *luaProcess) requireCheck(L *lua.LState) int {
 			"(as in Lua 5.1, a failed module stays failed; set package.loaded[\"" + name + "\"] = nil to load it again)"))
 	case p.encloses(L, ld):
 		L.Push(lua.LString("require cycle: " + p.cycle(L, ld)))
-	case ld.task != p.current && p.taskThreads[ld.task.co]:
+	case ld.task != p.current && isTask(ld.task.co):
 		if p.waitsFor(ld.task, p.current, 0) { // waiting would never end
 			L.Push(lua.LString("require cycle: " + p.taskCycle(ld)))
 			return 1
@@ -369,7 +369,7 @@ func (p *luaProcess) waitsFor(t, target *task, depth int) bool {
 		return true
 	}
 	for _, c := range t.children {
-		if p.taskThreads[c.co] && p.waitsFor(c, target, depth+1) {
+		if isTask(c.co) && p.waitsFor(c, target, depth+1) {
 			return true
 		}
 	}

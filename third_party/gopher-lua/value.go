@@ -177,11 +177,14 @@ type Global struct {
 }
 
 type LState struct {
-	G       *Global
-	Parent  *LState
-	Env     *LTable
-	Panic   func(*LState)
-	Dead    bool
+	G      *Global
+	Parent *LState
+	Env    *LTable
+	Panic  func(*LState)
+	Dead   bool
+	// Tagged is the embedder's mark, gopher-lua never reads it (luarun:
+	// the coroutine runs one of its process's tasks).
+	Tagged  bool
 	Options Options
 
 	stop         int32
