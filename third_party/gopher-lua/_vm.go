@@ -749,7 +749,8 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
 			Sbx := int(inst&0x3ffff) - opMaxArgSbx //GETSBX
-			forNumbers(reg, RA) // luarun: numeric strings, as Lua 5.1 takes them
+			// luarun: numeric strings, as Lua 5.1 takes them
+			forNumbers(reg, RA)
 			if init, ok1 := reg.Get(RA).(LNumber); ok1 {
 				if step, ok2 := reg.Get(RA + 2).(LNumber); ok2 {
 					// +inline-call reg.SetNumber RA LNumber(init-step)
