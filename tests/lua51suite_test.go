@@ -45,10 +45,6 @@ func TestLua51Suite(t *testing.T) {
 // math.mod is math.fmod, as in 5.1. Skipped without lua5.1 (.ci/run
 // installs it).
 func TestModuloAsLua51(t *testing.T) {
-	lua51, err := exec.LookPath("lua5.1")
-	if err != nil {
-		t.Skip("lua5.1 is not installed (apt-get install lua5.1)")
-	}
 	src := `
 local xs = {0, 1, -1, 2, -2, 3, -3, 7, -7, 0.5, -0.5, 2.5, -2.5, 5.75, 1e17, -1e17, 2^53, 2^60 + 7, 1/0, -1/0, 1e-300}
 local out = {}
@@ -59,13 +55,7 @@ for _, a in ipairs(xs) do
 end
 print((table.concat(out, "\n"):gsub("%-?nan", "nan"):gsub("NaN", "nan")))
 `
-	path := filepath.Join(t.TempDir(), "mod.lua")
-	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
-	want, err := exec.Command(lua51, path).Output()
-	require.NoError(t, err)
-	r := runLuarun(t, "", path)
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, string(want), r.stdout)
+	sameAsLua51(t, "mod.lua", src)
 }
 
 // TestNumberConversionAsLua51: strings become numbers as in Lua 5.1 —
@@ -77,10 +67,6 @@ print((table.concat(out, "\n"):gsub("%-?nan", "nan"):gsub("NaN", "nan")))
 // 2^64: those are left out of the comparison. Skipped without lua5.1
 // (.ci/run installs it).
 func TestNumberConversionAsLua51(t *testing.T) {
-	lua51, err := exec.LookPath("lua5.1")
-	if err != nil {
-		t.Skip("lua5.1 is not installed (apt-get install lua5.1)")
-	}
 	src := `
 local function show(x)
   if type(x) ~= "number" then return tostring(x) end
@@ -101,7 +87,19 @@ for _, s in ipairs(strs) do
 end
 print((pcall(tonumber, "1", 1)), (pcall(tonumber, "1", 37)))
 `
-	path := filepath.Join(t.TempDir(), "num.lua")
+	sameAsLua51(t, "num.lua", src)
+}
+
+// sameAsLua51 runs src, saved as name, with lua5.1 and with the luarun
+// binary, and asserts that both print the same; it skips the test when
+// lua5.1 is not installed (.ci/run installs it).
+func sameAsLua51(t *testing.T, name, src string) {
+	t.Helper()
+	lua51, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("lua5.1 is not installed (apt-get install lua5.1)")
+	}
+	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
 	want, err := exec.Command(lua51, path).Output()
 	require.NoError(t, err)
