@@ -58,10 +58,7 @@ func (o *IO) fsWrite(c scheduler.Call) error {
 		return err
 	}
 	o.fsOp(c, func(ctx context.Context) (any, error) {
-		if err := writeAtomic(ctx, path, data); err != nil {
-			return nil, fsError("fs.write", path, err)
-		}
-		return true, nil
+		return fsDone("fs.write", path, writeAtomic(ctx, path, data))
 	})
 	return nil
 }
@@ -279,6 +276,15 @@ func writeChunks(ctx context.Context, f *os.File, data string) error {
 // fsError is "cmd path: reason", without Go's wrappers (see sysError).
 func fsError(cmd, path string, err error) error {
 	return fmt.Errorf("%s %s: %w", cmd, path, sysError(err))
+}
+
+// fsDone is the answer of a file operation that returns true: true, or
+// err as command cmd's on path.
+func fsDone(cmd, path string, err error) (any, error) {
+	if err != nil {
+		return nil, fsError(cmd, path, err)
+	}
+	return true, nil
 }
 
 // sysError peels Go's wrappers off a system error: they repeat the

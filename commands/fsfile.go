@@ -186,6 +186,13 @@ func (fs *openFiles) add(owner scheduler.PID, path string, f *os.File) int64 {
 	return fs.next
 }
 
+// get returns the open file of handle id, or nil.
+func (fs *openFiles) get(id int64) *openFile {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.byID[id]
+}
+
 // takeSlot takes a file slot for c, or fails c when its context ends
 // first.
 func (o *IO) takeSlot(c scheduler.Call) bool {
@@ -206,9 +213,7 @@ func (o *IO) handle(c scheduler.Call) (int64, *openFile, int64, error) {
 	if !ok || !ok2 {
 		return 0, nil, 0, errors.New("argument 1: a file expected")
 	}
-	o.files.mu.Lock()
-	h := o.files.byID[id]
-	o.files.mu.Unlock()
+	h := o.files.get(id)
 	if h == nil || h.owner != c.PID {
 		return 0, nil, 0, errClosedFile
 	}
@@ -426,7 +431,7 @@ func (o *IO) readLines(c scheduler.Call, id int64, closeAtEnd bool) (Lines, erro
 	}
 	var b *linesRead
 	if back == 0 {
-		b = h.takeReady()
+		b = h.takeReady(false)
 	}
 	if b == nil {
 		if err := h.unread(back); err != nil {
@@ -459,31 +464,27 @@ func (o *IO) readLines(c scheduler.Call, id int64, closeAtEnd bool) (Lines, erro
 // when none is ready; the caller then yields file:lines. It never waits
 // for the file.
 func (o *IO) TakeLines(pid scheduler.PID, id int64) (b Lines, ok bool) {
-	o.files.mu.Lock()
-	h := o.files.byID[id]
-	o.files.mu.Unlock()
+	h := o.files.get(id)
 	if h == nil || h.owner != pid {
 		return Lines{}, false
 	}
-	h.readyMu.Lock()
-	if len(h.ready) == 0 || len(h.ready[0].lines) == 0 {
-		h.readyMu.Unlock()
+	r := h.takeReady(true)
+	if r == nil {
 		return Lines{}, false
 	}
-	r := h.ready[0]
-	h.ready = h.ready[1:]
-	h.readyMu.Unlock()
 	if !r.eof {
 		o.prefetch(h)
 	}
 	return Lines{Handle: id, Lines: r.lines, NoEnd: r.noEnd}, true
 }
 
-// takeReady takes h's first ready batch, or nil.
-func (h *openFile) takeReady() *linesRead {
+// takeReady takes h's first ready batch, or nil; with lines, only a
+// batch that has lines (the end of the file is left to file:lines, which
+// may close the file there).
+func (h *openFile) takeReady(lines bool) *linesRead {
 	h.readyMu.Lock()
 	defer h.readyMu.Unlock()
-	if len(h.ready) == 0 {
+	if len(h.ready) == 0 || lines && len(h.ready[0].lines) == 0 {
 		return nil
 	}
 	b := h.ready[0]
@@ -670,9 +671,7 @@ func (o *IO) fileClose(c scheduler.Call) error {
 // closeFile forgets handle id and closes its file (waiting for an
 // operation in flight on it, which its context bounds).
 func (o *IO) closeFile(id int64) error {
-	o.files.mu.Lock()
-	h := o.files.byID[id]
-	o.files.mu.Unlock()
+	h := o.files.get(id)
 	if h == nil {
 		return nil
 	}

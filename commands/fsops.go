@@ -62,10 +62,7 @@ func (o *IO) fsMkdir(c scheduler.Call) error {
 		if parents {
 			mkdir = os.MkdirAll
 		}
-		if err := mkdir(path, 0o777); err != nil { // less the umask
-			return nil, fsError("fs.mkdir", path, err)
-		}
-		return true, nil
+		return fsDone("fs.mkdir", path, mkdir(path, 0o777)) // less the umask
 	})
 	return nil
 }
@@ -77,10 +74,7 @@ func (o *IO) fsRemove(c scheduler.Call) error {
 		return err
 	}
 	o.fsOp(c, func(context.Context) (any, error) {
-		if err := os.Remove(path); err != nil {
-			return nil, fsError("fs.remove", path, err)
-		}
-		return true, nil
+		return fsDone("fs.remove", path, os.Remove(path))
 	})
 	return nil
 }
@@ -101,10 +95,7 @@ func (o *IO) fsRename(c scheduler.Call) error {
 		return err
 	}
 	o.fsOp(c, func(context.Context) (any, error) {
-		if err := os.Rename(from, to); err != nil {
-			return nil, fsError("fs.rename", from, err)
-		}
-		return true, nil
+		return fsDone("fs.rename", from, os.Rename(from, to))
 	})
 	return nil
 }
@@ -126,10 +117,7 @@ func (o *IO) fsAppend(c scheduler.Call) error {
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		if err != nil {
-			return nil, fsError("fs.append", path, err)
-		}
-		return true, nil
+		return fsDone("fs.append", path, err)
 	})
 	return nil
 }
