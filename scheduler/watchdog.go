@@ -250,10 +250,7 @@ func (s *Scheduler) reportSlow(p *proc, ran time.Duration) {
 // so the process that woke it did not block soon after (a process woken
 // by one that computes on waits one or two ticks, 5-10 ms by default).
 func (s *Scheduler) runnextOverdue(w *worker) {
-	if w.runnext.Load() == nil {
-		return
-	}
-	if p := w.runnext.Swap(nil); p != nil {
+	if p := w.takeRunnext(); p != nil {
 		s.global.push(p)
 		s.wakeIfNeeded()
 	}

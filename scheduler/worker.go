@@ -109,11 +109,9 @@ func (w *worker) findWork() *proc {
 			return p
 		}
 	}
-	if w.runnext.Load() != nil {
-		if p := w.runnext.Swap(nil); p != nil {
-			w.stats.localPops.Add(1)
-			return p
-		}
+	if p := w.takeRunnext(); p != nil {
+		w.stats.localPops.Add(1)
+		return p
 	}
 	if p, ok := w.local.PopBottom(); ok {
 		w.stats.localPops.Add(1)
@@ -124,6 +122,15 @@ func (w *worker) findWork() *proc {
 		return p
 	}
 	return w.steal()
+}
+
+// takeRunnext takes the process in w's runnext, or nil (a load first:
+// the swap is a write, and most looks find it empty).
+func (w *worker) takeRunnext() *proc {
+	if w.runnext.Load() == nil {
+		return nil
+	}
+	return w.runnext.Swap(nil)
 }
 
 func (w *worker) steal() *proc {
