@@ -72,7 +72,8 @@ func (tpl *template) fileID(L *lua.LState) int {
 }
 
 // maxLinesTaken is how many prefetched batches of lines (~64 KB each) a
-// step takes without a yield: the loop still yields every few batches,
+// lines iterator takes without a yield (counted in the process, so that
+// Step has nothing to reset): the loop still yields every few batches,
 // so that it stays a series of short steps (--max-step, the watchdog's
 // warning, and the process's other tasks and messages see it as before).
 const maxLinesTaken = 4
@@ -111,6 +112,7 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 				return 1
 			}
 		}
+		p.linesTaken = 0 // this yield ends the step
 		return p.park(L, f, request{kind: reqCommand, command: "file:lines", args: args})
 	}))
 	return 1

@@ -130,7 +130,7 @@ type luaProcess struct {
 	// lines iterator (fsfile.go).
 	openedFiles bool
 	lineBufs    map[int64]*readAhead
-	linesTaken  int         // batches of lines this step took without a yield (fsfile.go)
+	linesTaken  int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr    *EntryError // set when the entry point did not resolve
 	chunkRun    bool        // the chunk is the program (no entry)
 
@@ -261,7 +261,7 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
-	p.out, p.linesTaken = out, 0
+	p.out = out
 	defer func() { p.out = nil }()
 	for i := range events {
 		ev := &events[i]
