@@ -139,18 +139,6 @@ func Commands() []string {
 	return names
 }
 
-// ResultKeys lists the string keys the I/O commands' results use often:
-// the fields of an HTTP response and of an exec result, and the common
-// response header names as http.get gives them ("content-type"). A
-// caller that builds a table per result may make these keys once.
-func ResultKeys() []string {
-	keys := []string{"status", "body", "headers", "code", "stdout", "stderr"}
-	for _, h := range commonHeaderNames {
-		keys = append(keys, lowerHeader(h))
-	}
-	return keys
-}
-
 // CheckArgs reports the error an I/O command's handler would fail with
 // at once for args (a wrong type, a NUL byte in a path...), without doing
 // any I/O; nil for valid arguments and for other commands. A Lua caller

@@ -232,14 +232,14 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		}
 		return t
 	case map[string]any:
-		r := newRecordTable(len(x))
+		t := L.CreateTable(0, len(x))
 		for k, e := range x {
-			r.set(k, c.toLua(L, e))
+			t.RawSetString(k, c.toLua(L, e)) // a nil is left out
 		}
 		if len(x) == 0 && c.objectMT != nil {
-			r.t.Metatable = c.objectMT
+			t.Metatable = c.objectMT
 		}
-		return r.t
+		return t
 	case map[any]any:
 		t := L.CreateTable(0, len(x))
 		for k, e := range x {

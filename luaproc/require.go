@@ -278,7 +278,6 @@ func (p *luaProcess) requireTables(L *lua.LState) int {
 func (p *luaProcess) requireBegin(L *lua.LState) int {
 	name := L.CheckString(1)
 	m := p.modules()
-	presize(m.loaded, 4) // require.lua sets loaded[name] next
 	m.seq++
 	if old := m.remove(name); old != nil { // the script cleared loaded[name]
 		p.wakeLoadWaiters(old) // they will wait for this load instead

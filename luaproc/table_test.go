@@ -1,68 +1,44 @@
 package luaproc
 
 import (
+	"fmt"
+	"math/rand"
+	"reflect"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	lua "github.com/yuin/gopher-lua"
 )
 
-// TestTableLayout checks table.go's mirror of lua.LTable against tables
-// built through gopher-lua's public API, then uses tables built through
-// the mirror from the public API and from Lua.
-func TestTableLayout(t *testing.T) {
-	require.Equal(t, unsafe.Sizeof(lua.LTable{}), unsafe.Sizeof(tableFields{}), "lua.LTable's size")
-
-	// gopher-lua's own table, read through the mirror
-	pub := &lua.LTable{Metatable: lua.LNil}
-	pub.RawSetInt(1, lua.LString("one"))
-	pub.RawSetString("s", lua.LNumber(2))
-	pub.RawSet(lua.LTrue, lua.LNumber(3))
-	f := (*tableFields)(unsafe.Pointer(pub))
-	require.Equal(t, []lua.LValue{lua.LString("one")}, f.array)
-	require.Equal(t, map[string]lua.LValue{"s": lua.LNumber(2)}, f.strdict)
-	require.Equal(t, map[lua.LValue]lua.LValue{lua.LTrue: lua.LNumber(3)}, f.dict)
-	require.Equal(t, []lua.LValue{lua.LString("s"), lua.LTrue}, f.keys)
-	require.Equal(t, map[lua.LValue]int{lua.LString("s"): 0, lua.LTrue: 1}, f.k2i)
-
-	// a record, read and changed through the public API
-	r := newRecordTable(3)
-	r.set("status", integerValue(200)) // an interned key
-	r.set("x-custom", lua.LString("a"))
-	r.set("gone", lua.LNil)
-	tb := r.t
-	assert.Equal(t, lua.LNumber(200), tb.RawGetString("status"))
-	assert.Equal(t, lua.LString("a"), tb.RawGetString("x-custom"))
-	assert.Equal(t, lua.LNil, tb.RawGetString("gone"))
-	assert.Equal(t, 0, tb.Len())
-	assert.Equal(t, map[string]lua.LValue{"status": lua.LNumber(200), "x-custom": lua.LString("a")}, nextAll(tb))
-	tb.RawSetString("status", lua.LNumber(404)) // no second key
-	tb.RawSetString("added", lua.LTrue)
-	tb.RawSetString("x-custom", lua.LNil)
-	assert.Equal(t, map[string]lua.LValue{"status": lua.LNumber(404), "added": lua.LTrue}, nextAll(tb))
-
-	// an empty record takes keys like any table
-	empty := newRecordTable(0).t
-	empty.RawSetString("x", lua.LTrue)
-	assert.Equal(t, map[string]lua.LValue{"x": lua.LTrue}, nextAll(empty))
-
-	// and from Lua
+// TestRecordFromGo: a record a command returns (a Go map made a table)
+// reads, traverses and changes like any table, in Go and in Lua, with
+// few keys (a slice in the table) and many (maps).
+func TestRecordFromGo(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	r = newRecordTable(2)
-	r.set("body", lua.LString("hi"))
-	r.set("code", integerValue(3))
-	L.SetGlobal("rec", r.t)
-	require.NoError(t, L.DoString(`
-		local n, seen = 0, {}
-		for k, v in pairs(rec) do n = n + 1; seen[k] = v end
-		assert(n == 2 and seen.body == "hi" and seen.code == 3, "pairs")
-		rec.code, rec.extra = nil, 1
-		n = 0
-		for k in pairs(rec) do n = n + 1 end
-		assert(n == 2 and rec.extra == 1 and rec.code == nil and #rec == 0, "after changes")`))
+	c := &converter{}
+	for _, n := range []int{0, 2, 8, 9, 30} {
+		m := map[string]any{}
+		want := map[string]lua.LValue{}
+		for i := range n {
+			k := string(rune('a'+i%26)) + string(rune('A'+i/26))
+			m[k] = i
+			want[k] = lua.LNumber(i)
+		}
+		tb := c.toLua(L, m).(*lua.LTable)
+		assert.Equal(t, want, nextAll(tb), "%d keys", n)
+		L.SetGlobal("rec", tb)
+		L.SetGlobal("n", lua.LNumber(n))
+		require.NoError(t, L.DoString(`
+			local seen = 0
+			for k, v in pairs(rec) do seen = seen + 1; assert(rec[k] == v) end
+			assert(seen == n, "pairs saw " .. seen)
+			for k in pairs(rec) do rec[k] = nil end -- deleting while traversing
+			assert(next(rec) == nil, "left after deleting")
+			rec.x, rec.y = 1, 2
+			assert(rec.x == 1 and rec.y == 2 and #rec == 0)`), "%d keys", n)
+	}
 }
 
 // nextAll walks t with Next, as pairs does, failing on a key seen twice.
@@ -76,6 +52,86 @@ func nextAll(t *lua.LTable) map[string]lua.LValue {
 		out[s] = v
 	}
 	return out
+}
+
+// Tables keep their first string keys in a slice (luarun's gopher-lua:
+// third_party/gopher-lua/FORK.md). TestTablesAgainstAMap checks tables
+// against a Go map through every operation that reads or writes keys,
+// with tables that start with room for up to 12 keys, across the move of
+// the string keys to maps at the ninth.
+
+// tableContents reads tb with Next, failing on a key seen twice, and
+// checks ForEach and RawGet agree.
+func tableContents(t *testing.T, tb *lua.LTable) map[lua.LValue]lua.LValue {
+	t.Helper()
+	out := map[lua.LValue]lua.LValue{}
+	for k, v := tb.Next(lua.LNil); k != lua.LNil; k, v = tb.Next(k) {
+		if _, twice := out[k]; twice {
+			t.Fatalf("next gave %v twice", k)
+		}
+		if got := tb.RawGet(k); got != v {
+			t.Fatalf("next gave %v = %v, RawGet %v", k, v, got)
+		}
+		out[k] = v
+	}
+	n := 0
+	tb.ForEach(func(k, v lua.LValue) {
+		n++
+		if out[k] != v {
+			t.Fatalf("ForEach gave %v = %v, next %v", k, v, out[k])
+		}
+	})
+	if n != len(out) {
+		t.Fatalf("ForEach gave %d pairs, next %d", n, len(out))
+	}
+	return out
+}
+
+func TestTablesAgainstAMap(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	keys := []lua.LValue{lua.LTrue, lua.LNumber(0), lua.LNumber(-1), lua.LNumber(0.5), lua.LNumber(1), lua.LNumber(2)}
+	for i := range 14 {
+		keys = append(keys, lua.LString(fmt.Sprintf("k%d", i)))
+	}
+	L := lua.NewState()
+	defer L.Close()
+	for round := range 300 {
+		tb := L.CreateTable(0, rng.Intn(12))
+		model := map[lua.LValue]lua.LValue{}
+		for op := range 60 {
+			k := keys[rng.Intn(len(keys))]
+			if rng.Intn(3) == 0 {
+				tb.RawSet(k, lua.LNil)
+				delete(model, k)
+			} else {
+				v := lua.LNumber(op)
+				tb.RawSet(k, v)
+				model[k] = v
+			}
+			if got := tableContents(t, tb); !reflect.DeepEqual(got, model) {
+				t.Fatalf("round %d op %d: table %v, want %v", round, op, got, model)
+			}
+			for _, k := range keys {
+				want, ok := model[k]
+				if !ok {
+					want = lua.LNil
+				}
+				if got := tb.RawGet(k); got != want {
+					t.Fatalf("round %d op %d: [%v] = %v, want %v", round, op, k, got, want)
+				}
+			}
+		}
+		// A traversal that deletes every key it visits sees each once and
+		// leaves the table empty, as Lua's next allows.
+		seen := 0
+		for k, _ := tb.Next(lua.LNil); k != lua.LNil; k, _ = tb.Next(k) {
+			seen++
+			tb.RawSet(k, lua.LNil)
+		}
+		if seen != len(model) || len(tableContents(t, tb)) != 0 {
+			t.Fatalf("round %d: deleting traversal saw %d of %d", round, seen, len(model))
+		}
+	}
 }
 
 func TestIntegerValue(t *testing.T) {

@@ -1,7 +1,21 @@
 package lua
 
+// luarun: a table's first string keys live in a slice of key-value pairs
+// (LTable.small) instead of gopher-lua's three structures — a map from
+// key to value, a list of keys that next() walks, and a map from key to
+// its index in that list, each made by the first key — which cost over
+// 600 bytes and a dozen allocations for a table of two fields. Reads scan
+// the slice, comparing lengths first: for smallStrings keys or fewer that
+// is as fast as hashing the key. The ninth live key moves them all to the
+// maps (spillSmall), where they stay. Deleting a key sets its value to
+// nil and keeps its slot, so a traversal that deletes goes on; the slots
+// of deleted keys are reused or dropped when a new key needs room.
+
 const defaultArrayCap = 32
 const defaultHashCap = 32
+
+// smallStrings is the most string keys a table keeps in small.
+const smallStrings = 8
 
 type lValueArraySorter struct {
 	L      *LState
@@ -40,8 +54,11 @@ func newLTable(acap int, hcap int) *LTable {
 	if acap != 0 {
 		tb.array = make([]LValue, 0, acap)
 	}
-	if hcap != 0 {
-		tb.strdict = make(map[string]LValue, hcap)
+	switch {
+	case hcap > smallStrings:
+		tb.hash = &tableHash{strdict: make(map[string]LValue, hcap)}
+	case hcap > 0:
+		tb.small = make([]strSlot, 0, hcap)
 	}
 	return tb
 }
@@ -200,27 +217,94 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
-	if tb.strdict == nil {
-		// luarun: no room for 32 keys up front (~1.1 KB); Go's map grows
-		// as Lua's tables do.
-		tb.strdict = make(map[string]LValue)
+	if h := tb.hash; h == nil || h.strdict == nil {
+		if tb.setSmall(key, value) {
+			return
+		}
+		tb.spillSmall()
 	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
-	}
-
+	h := tb.hashPart()
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
-		delete(tb.strdict, key)
+		delete(h.strdict, key)
 	} else {
-		tb.strdict[key] = value
+		h.strdict[key] = value
 		lkey := LString(key)
-		if _, ok := tb.k2i[lkey]; !ok {
-			tb.k2i[lkey] = len(tb.keys)
-			tb.keys = append(tb.keys, lkey)
+		if _, ok := h.k2i[lkey]; !ok {
+			h.k2i[lkey] = len(h.keys)
+			h.keys = append(h.keys, lkey)
 		}
 	}
+}
+
+// setSmall sets key in small and reports whether it could: false when key
+// is new and small has smallStrings live keys already.
+func (tb *LTable) setSmall(key string, value LValue) bool {
+	for i := range tb.small {
+		if tb.small[i].key == key {
+			tb.small[i].value = value
+			return true
+		}
+	}
+	if value == LNil {
+		return true
+	}
+	if len(tb.small) == smallStrings {
+		// A new key: a traversal may not go on after it (the manual makes
+		// next undefined then), so the deleted keys' slots can go.
+		live := tb.small[:0]
+		for _, slot := range tb.small {
+			if slot.value != LNil {
+				live = append(live, slot)
+			}
+		}
+		clear(tb.small[len(live):])
+		tb.small = live
+		if tb.hash != nil {
+			tb.hash.boxed = nil
+		}
+		if len(live) == smallStrings {
+			return false
+		}
+	}
+	if tb.small == nil {
+		tb.small = make([]strSlot, 0, 2)
+	}
+	tb.small = append(tb.small, strSlot{key, value})
+	return true
+}
+
+// spillSmall moves the string keys from small to the hash part's maps.
+func (tb *LTable) spillSmall() {
+	h := tb.hashPart()
+	h.strdict = make(map[string]LValue, 2*smallStrings)
+	for i, slot := range tb.small {
+		if slot.value == LNil {
+			continue
+		}
+		h.strdict[slot.key] = slot.value
+		var lkey LValue
+		if i < len(h.boxed) {
+			lkey = h.boxed[i]
+		} else {
+			lkey = LString(slot.key)
+		}
+		h.k2i[lkey] = len(h.keys)
+		h.keys = append(h.keys, lkey)
+	}
+	tb.small, h.boxed = nil, nil
+}
+
+// hashPart returns tb.hash, made if tb has none, with its key list.
+func (tb *LTable) hashPart() *tableHash {
+	if tb.hash == nil {
+		tb.hash = &tableHash{}
+	}
+	if tb.hash.keys == nil {
+		tb.hash.keys = []LValue{}
+		tb.hash.k2i = map[LValue]int{}
+	}
+	return tb.hash
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
@@ -229,22 +313,19 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 		tb.RawSetString(string(s), value)
 		return
 	}
-	if tb.dict == nil {
-		tb.dict = make(map[LValue]LValue, len(tb.strdict))
-	}
-	if tb.keys == nil {
-		tb.keys = []LValue{}
-		tb.k2i = map[LValue]int{}
+	h := tb.hashPart()
+	if h.dict == nil {
+		h.dict = make(map[LValue]LValue, len(h.strdict))
 	}
 
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
-		delete(tb.dict, key)
+		delete(h.dict, key)
 	} else {
-		tb.dict[key] = value
-		if _, ok := tb.k2i[key]; !ok {
-			tb.k2i[key] = len(tb.keys)
-			tb.keys = append(tb.keys, key)
+		h.dict[key] = value
+		if _, ok := h.k2i[key]; !ok {
+			h.k2i[key] = len(h.keys)
+			h.keys = append(h.keys, key)
 		}
 	}
 }
@@ -264,18 +345,18 @@ func (tb *LTable) RawGet(key LValue) LValue {
 			return tb.array[index]
 		}
 	case LString:
-		if tb.strdict == nil {
-			return LNil
-		}
-		if ret, ok := tb.strdict[string(v)]; ok {
-			return ret
-		}
+		return tb.RawGetString(string(v))
+	}
+	return tb.rawGetDict(key)
+}
+
+// rawGetDict returns the value of a key that is not a string from the
+// hash part.
+func (tb *LTable) rawGetDict(key LValue) LValue {
+	if tb.hash == nil || tb.hash.dict == nil {
 		return LNil
 	}
-	if tb.dict == nil {
-		return LNil
-	}
-	if v, ok := tb.dict[key]; ok {
+	if v, ok := tb.hash.dict[key]; ok {
 		return v
 	}
 	return LNil
@@ -296,30 +377,22 @@ func (tb *LTable) RawGetInt(key int) LValue {
 // RawGet returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetH(key LValue) LValue {
 	if s, sok := key.(LString); sok {
-		if tb.strdict == nil {
-			return LNil
-		}
-		if v, vok := tb.strdict[string(s)]; vok {
-			return v
-		}
-		return LNil
+		return tb.RawGetString(string(s))
 	}
-	if tb.dict == nil {
-		return LNil
-	}
-	if v, ok := tb.dict[key]; ok {
-		return v
-	}
-	return LNil
+	return tb.rawGetDict(key)
 }
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	if tb.strdict == nil {
-		return LNil
+	for i := range tb.small {
+		if tb.small[i].key == key {
+			return tb.small[i].value
+		}
 	}
-	if v, vok := tb.strdict[string(key)]; vok {
-		return v
+	if h := tb.hash; h != nil && h.strdict != nil {
+		if v, ok := h.strdict[key]; ok {
+			return v
+		}
 	}
 	return LNil
 }
@@ -333,15 +406,24 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 			}
 		}
 	}
-	if tb.strdict != nil {
-		for k, v := range tb.strdict {
+	for i := range tb.small {
+		if v := tb.small[i].value; v != LNil {
+			cb(tb.smallKey(i), v)
+		}
+	}
+	h := tb.hash
+	if h == nil {
+		return
+	}
+	if h.strdict != nil {
+		for k, v := range h.strdict {
 			if v != LNil {
 				cb(LString(k), v)
 			}
 		}
 	}
-	if tb.dict != nil {
-		for k, v := range tb.dict {
+	if h.dict != nil {
+		for k, v := range h.dict {
 			if v != LNil {
 				cb(k, v)
 			}
@@ -350,6 +432,8 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 }
 
 // This function is equivalent to lua_next ( http://www.lua.org/manual/5.1/manual.html#lua_next ).
+//
+// luarun: the order is the array part, small, then the hash part's keys.
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	init := false
 	if key == LNil {
@@ -360,30 +444,69 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	if init || key != LNumber(0) {
 		if kv, ok := key.(LNumber); ok && isInteger(kv) && int(kv) >= 0 && kv < LNumber(MaxArrayIndex) {
 			index := int(kv)
-			if tb.array != nil {
-				for ; index < len(tb.array); index++ {
-					if v := tb.array[index]; v != LNil {
-						return LNumber(index + 1), v
-					}
+			for ; index < len(tb.array); index++ {
+				if v := tb.array[index]; v != LNil {
+					return LNumber(index + 1), v
 				}
 			}
-			if tb.array == nil || index == len(tb.array) {
-				if (tb.dict == nil || len(tb.dict) == 0) && (tb.strdict == nil || len(tb.strdict) == 0) {
-					return LNil, LNil
-				}
-				key = tb.keys[0]
-				if v := tb.RawGetH(key); v != LNil {
-					return key, v
-				}
-			}
+			return tb.nextSmall(0)
 		}
 	}
+	if s, ok := key.(LString); ok && (tb.hash == nil || tb.hash.strdict == nil) {
+		for i := range tb.small {
+			if tb.small[i].key == string(s) {
+				return tb.nextSmall(i + 1)
+			}
+		}
+		return LNil, LNil // not a key of tb
+	}
+	if tb.hash == nil {
+		return LNil, LNil
+	}
+	i, ok := tb.hash.k2i[key]
+	if !ok {
+		return LNil, LNil // not a key of tb
+	}
+	return tb.nextHash(i + 1)
+}
 
-	for i := tb.k2i[key] + 1; i < len(tb.keys); i++ {
-		key := tb.keys[i]
-		if v := tb.RawGetH(key); v != LNil {
-			return key, v
+// nextSmall is Next from small's slot i on.
+func (tb *LTable) nextSmall(i int) (LValue, LValue) {
+	for ; i < len(tb.small); i++ {
+		if v := tb.small[i].value; v != LNil {
+			return tb.smallKey(i), v
+		}
+	}
+	return tb.nextHash(0)
+}
+
+// nextHash is Next from the hash part's key i on.
+func (tb *LTable) nextHash(i int) (LValue, LValue) {
+	if tb.hash == nil {
+		return LNil, LNil
+	}
+	for keys := tb.hash.keys; i < len(keys); i++ {
+		if v := tb.RawGetH(keys[i]); v != LNil {
+			return keys[i], v
 		}
 	}
 	return LNil, LNil
+}
+
+// smallKey returns small[i]'s key as an LValue, boxed once per table (a
+// traversal would otherwise allocate on every step).
+func (tb *LTable) smallKey(i int) LValue {
+	if tb.hash == nil {
+		tb.hash = &tableHash{}
+	}
+	h := tb.hash
+	if len(h.boxed) <= i {
+		if h.boxed == nil {
+			h.boxed = make([]LValue, 0, cap(tb.small))
+		}
+		for j := len(h.boxed); j < len(tb.small); j++ {
+			h.boxed = append(h.boxed, LString(tb.small[j].key))
+		}
+	}
+	return h.boxed[i]
 }

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -156,12 +157,11 @@ func TestTableRawSetH(t *testing.T) {
 	tbl := newLTable(0, 0)
 	tbl.RawSetH(LString("key"), LTrue)
 	tbl.RawSetH(LString("key"), LNil)
-	_, found := tbl.dict[LString("key")]
-	errorIfNotEqual(t, false, found)
+	errorIfNotEqual(t, LNil, tbl.RawGetH(LString("key")))
 
 	tbl.RawSetH(LTrue, LTrue)
 	tbl.RawSetH(LTrue, LNil)
-	_, foundb := tbl.dict[LTrue]
+	_, foundb := tbl.hash.dict[LTrue]
 	errorIfNotEqual(t, false, foundb)
 }
 
@@ -230,4 +230,50 @@ func TestTableForEach(t *testing.T) {
 			}
 		}
 	})
+}
+
+// luarun: a table's first string keys live in small (table.go); luarun's
+// luaproc/table_test.go checks tables against a Go map through the public
+// API. This checks when the keys move to the maps.
+
+func TestTableSmallStringsMoveToMaps(t *testing.T) {
+	tb := newLTable(0, 0)
+	for i := range smallStrings {
+		tb.RawSetString(fmt.Sprint(i), LNumber(i))
+	}
+	if tb.hash != nil && tb.hash.strdict != nil || len(tb.small) != smallStrings {
+		t.Fatalf("%d keys: not all in small", smallStrings)
+	}
+	// A deleted key's slot is reused by a new key instead of moving.
+	tb.RawSetString("3", LNil)
+	tb.RawSetString("new", LTrue)
+	if tb.hash != nil && tb.hash.strdict != nil || len(tb.small) != smallStrings {
+		t.Fatal("a new key moved the keys although a slot was free")
+	}
+	tb.RawSetString("ninth", LTrue)
+	if tb.small != nil || len(tb.hash.strdict) != smallStrings+1 {
+		t.Fatalf("the ninth key: small %d, strdict %d", len(tb.small), len(tb.hash.strdict))
+	}
+	n := 0
+	for k, _ := tb.Next(LNil); k != LNil; k, _ = tb.Next(k) {
+		n++
+	}
+	if n != smallStrings+1 {
+		t.Fatalf("%d keys after the move", n)
+	}
+	if tb.RawGetString("ninth") != LTrue || tb.RawGetString("7") != LNumber(7) || tb.RawGetString("3") != LNil {
+		t.Fatal("values after the move")
+	}
+	// A traversal of a small table allocates only the first time.
+	small := newLTable(0, 4)
+	small.RawSetString("a", LTrue)
+	small.RawSetString("b", LTrue)
+	walk := func() {
+		for k, _ := small.Next(LNil); k != LNil; k, _ = small.Next(k) {
+		}
+	}
+	walk()
+	if n := testing.AllocsPerRun(100, walk); n != 0 {
+		t.Fatalf("a traversal allocated %v times", n)
+	}
 }

@@ -143,11 +143,29 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 type LTable struct {
 	Metatable LValue
 
-	array   []LValue
+	array []LValue
+	// luarun: a table's string keys live in small, searched linearly,
+	// while they are at most smallStrings (table.go); hash holds the rest.
+	small []strSlot
+	hash  *tableHash
+}
+
+// strSlot is a string key of a table and its value (LNil once the key is
+// deleted: the slot stays, so that a traversal that deletes goes on).
+type strSlot struct {
+	key   string
+	value LValue
+}
+
+// tableHash is the part of a table that gopher-lua keeps in maps: keys
+// that are not strings, and string keys once there are more than
+// smallStrings of them.
+type tableHash struct {
 	dict    map[LValue]LValue
-	strdict map[string]LValue
-	keys    []LValue
-	k2i     map[LValue]int
+	strdict map[string]LValue // nil while the string keys are in small
+	keys    []LValue          // dict's and strdict's keys, in traversal order
+	k2i     map[LValue]int    // the index of each key in keys
+	boxed   []LValue          // small's keys as LValues (made by Next), index for index
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
