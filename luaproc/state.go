@@ -553,29 +553,9 @@ func (p *luaProcess) entryName() string {
 func (p *luaProcess) resolve(L *lua.LState) int {
 	p.topLevel = false
 	entry := L.CheckString(1)
-	entries := map[string]*lua.LFunction{}
-	if t, ok := L.Get(2).(*lua.LTable); ok {
-		t.ForEach(func(k, v lua.LValue) {
-			if name, ok := k.(lua.LString); ok {
-				if fn, ok := v.(*lua.LFunction); ok {
-					entries[string(name)] = fn
-				}
-			}
-		})
-	} else {
-		// a state's own globals are the script's, less the built-ins
-		// globalIndex copied in
-		base := p.tpl.base
-		L.G.Global.ForEach(func(k, v lua.LValue) {
-			if name, ok := k.(lua.LString); ok && base.RawGetString(string(name)) != v {
-				if fn, ok := v.(*lua.LFunction); ok {
-					entries[string(name)] = fn
-				}
-			}
-		})
-	}
+	module, _ := L.Get(2).(*lua.LTable)
 	if p.script.entries.Load() == nil {
-		names := sortedNames(entries)
+		names := sortedNames(p.entries(L, module))
 		p.script.entries.CompareAndSwap(nil, &names)
 	}
 	if entry == supervisorEntry {
@@ -586,7 +566,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	if name == "" {
 		name = "main"
 	}
-	if fn, ok := entries[name]; ok {
+	if fn := p.entryNamed(L, module, name); fn != nil {
 		L.Push(fn)
 		return 1
 	}
@@ -595,7 +575,39 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: sortedNames(entries)}
+	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: sortedNames(p.entries(L, module))}
 	L.RaiseError("%s", p.entryErr.Error())
 	return 0
+}
+
+// entryNamed is the entry point called name: a function of module, the
+// table the chunk returned, or without one a global function the script
+// defined (not a built-in that globalIndex copied in); nil if none.
+func (p *luaProcess) entryNamed(L *lua.LState, module *lua.LTable, name string) *lua.LFunction {
+	if module != nil {
+		fn, _ := module.RawGetString(name).(*lua.LFunction)
+		return fn
+	}
+	v := L.G.Global.RawGetString(name)
+	if fn, ok := v.(*lua.LFunction); ok && p.tpl.base.RawGetString(name) != v {
+		return fn
+	}
+	return nil
+}
+
+// entries are the script's entry points by name (what entryNamed finds).
+func (p *luaProcess) entries(L *lua.LState, module *lua.LTable) map[string]*lua.LFunction {
+	entries := map[string]*lua.LFunction{}
+	t := L.G.Global
+	if module != nil {
+		t = module
+	}
+	t.ForEach(func(k, _ lua.LValue) {
+		if name, ok := k.(lua.LString); ok {
+			if fn := p.entryNamed(L, module, string(name)); fn != nil {
+				entries[string(name)] = fn
+			}
+		}
+	})
+	return entries
 }
