@@ -35,9 +35,10 @@ type allocator struct {
 }
 
 func newAllocator(size int) *allocator {
+	// luarun: the first block is made by the first number that needs
+	// one (LNumber2I), not up front: a state that boxes none saves it.
 	al := &allocator{
 		size:    size,
-		fptrs:   make([]float64, 0, size),
 		fheader: nil,
 	}
 	al.fheader = (*reflect.SliceHeader)(unsafe.Pointer(&al.fptrs))
