@@ -48,7 +48,7 @@ import (
 // grow on demand (geometrically: third_party/gopher-lua/FORK.md).
 const (
 	mainRegistrySize = 8
-	coRegistrySize   = 32
+	coRegistrySize   = 16
 )
 
 // luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;

@@ -162,6 +162,7 @@ local function boot(chunk, entry, ...)
   local r = pack(chunk(...))
   local fn = resolve(entry, r[1])
   if fn == nil then return unpack(r, 1, r.n) end
+  r = nil -- the chunk's results are garbage while the entry runs
   r = pack(fn(...)) -- not a tail call: tracebacks then name the entry
   return unpack(r, 1, r.n)
 end
