@@ -75,20 +75,27 @@ func erlang() []row {
 	pingpong := time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64) * float64(time.Second) / float64(2*m))
 	shutdown(rt)
 	spawnT, heap := idleSpawns(nSpawn)
-	floorT, floorHeap := bareSpawnFloor(nSpawn)
+	floorT, floorHeap := bareSpawnFloor(nSpawn, false)
+	ownT, ownHeap := bareSpawnFloor(nSpawn, true)
+	pingFloor := barePingPong(m)
 	rss := luarunIdleRSS(nSpawn)
 
 	rows := []row{
 		{workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop)", n, m), luarun: fmtDur(ringHop), target: "≤ 2.0× Erlang"},
-		{workload: fmt.Sprintf("ping-pong: two processes, %d round trips after 1,000 (per message)", m), luarun: fmtDur(pingpong), target: "≤ 1.5× Erlang"},
+		{workload: fmt.Sprintf("ping-pong: two processes, %d round trips after 1,000 (per message)", m), luarun: fmtDur(pingpong),
+			floor:  fmtDur(pingFloor) + " (two coroutines of one bare gopher-lua state resumed in turn by a Go loop)",
+			target: "≤ 1.5× Erlang"},
 		{workload: fmt.Sprintf("spawn to the first blocking receive, %d processes, median of 3 after a warm-up (each)", nSpawn),
-			luarun: fmtDur(spawnT), floor: fmtDur(floorT) + " (a coroutine of one bare gopher-lua state run to its first yield)",
+			luarun: fmtDur(spawnT), floor: fmtDur(floorT) + " (a coroutine of one bare gopher-lua state run to its first yield); " +
+				fmtDur(ownT) + " with globals of its own (the script's chunk run in a table of its own first)",
 			target: "≤ 1.5× the floor"},
 		{workload: fmt.Sprintf("idle process: heap (HeapAlloc after GC) and resident set (VmRSS of the luarun binary, less with none) per process at %d", nSpawn),
-			luarun: fmtBytes(heap) + " heap, " + fmtBytes(rss) + " RSS", floor: fmtBytes(floorHeap) + " heap (the bare coroutine)",
+			luarun: fmtBytes(heap) + " heap, " + fmtBytes(rss) + " RSS",
+			floor:  fmtBytes(floorHeap) + " heap (the bare coroutine); " + fmtBytes(ownHeap) + " with globals of its own",
 			target: "≤ 6 KB heap, ≤ 8 KB RSS"},
 	}
-	rows[2].ratio = fmt.Sprintf("%.2f× floor", float64(spawnT)/float64(floorT))
+	rows[1].ratio = fmt.Sprintf("%.2f× floor", float64(pingpong)/float64(pingFloor))
+	rows[2].ratio = fmt.Sprintf("%.2f× floor (%.2f× with own globals)", float64(spawnT)/float64(floorT), float64(spawnT)/float64(ownT))
 	if !erl.ok() {
 		for i := range rows {
 			rows[i].baseline = "erl missing (apt-get install erlang-base)"
@@ -100,7 +107,8 @@ func erlang() []row {
 	erlSpawn, erlMem := erl.spawn(nSpawn)
 	erlRSS := erl.idleRSS(nSpawn)
 	rows[0].baseline, rows[0].ratio = "Erlang "+fmtDur(erlHop), fmt.Sprintf("%.2f× Erlang", float64(ringHop)/float64(erlHop))
-	rows[1].baseline, rows[1].ratio = "Erlang "+fmtDur(erlPing), fmt.Sprintf("%.2f× Erlang", float64(pingpong)/float64(erlPing))
+	rows[1].baseline = "Erlang " + fmtDur(erlPing)
+	rows[1].ratio = fmt.Sprintf("%.2f× Erlang; %s", float64(pingpong)/float64(erlPing), rows[1].ratio)
 	rows[2].baseline = "Erlang " + fmtDur(erlSpawn)
 	rows[2].ratio += fmt.Sprintf("; %.2f× Erlang", float64(spawnT)/float64(erlSpawn))
 	rows[3].baseline = fmt.Sprintf("Erlang %s (erlang:memory(processes)), %s RSS", fmtBytes(erlMem), fmtBytes(erlRSS))
@@ -129,18 +137,39 @@ func idleSpawns(n int) (time.Duration, float64) {
 // bareSpawnFloor starts n coroutines of one bare gopher-lua state, each
 // run to its first yield (a Go function that yields, as a blocking
 // receive does), and returns the time and heap per coroutine: what
-// spawning costs with nothing of luarun's.
-func bareSpawnFloor(n int) (time.Duration, float64) {
-	// The stack sizes luarun's coroutines start with (64 values, a frame
+// spawning costs with nothing of luarun's. With ownGlobals, each first
+// runs the script's chunk (function main ... end) in a globals table of
+// its own whose __index is the shared globals, then calls its main: the
+// least a process that cannot see another's globals needs.
+func bareSpawnFloor(n int, ownGlobals bool) (time.Duration, float64) {
+	// The stack sizes luarun's coroutines start with (16 values, a frame
 	// stack that grows): gopher-lua's defaults (5,120 values, 256 frames)
 	// would make each ~100 KB.
 	L := lua.NewState(lua.Options{RegistrySize: 128, RegistryMaxSize: 1 << 20, RegistryGrowStep: 128,
 		CallStackSize: 20000, MinimizeStackMemory: true})
 	defer L.Close()
-	L.Options.RegistrySize = 64 // for the threads (NewState takes no less than 128)
+	L.Options.RegistrySize = 16 // for the threads (NewState takes no less than 128)
 	L.SetGlobal("receive", L.NewFunction(func(L *lua.LState) int { return L.Yield() }))
-	check(L.DoString(`function idle() receive() end`))
-	fn := L.GetGlobal("idle").(*lua.LFunction)
+	const chunk = `function idle() receive() end`
+	check(L.DoString(chunk))
+	idle := L.GetGlobal("idle").(*lua.LFunction)
+	proto, err := L.LoadString(chunk)
+	check(err)
+	sharedMT := L.CreateTable(0, 1)
+	sharedMT.RawSetString("__index", L.G.Global)
+	start := func(co *lua.LState) *lua.LFunction {
+		if !ownGlobals {
+			return idle
+		}
+		g := L.CreateTable(0, 2)
+		g.Metatable = sharedMT
+		fn := L.NewFunctionFromProto(proto.Proto)
+		fn.Env = g
+		co.Env = g
+		co.Push(fn)
+		check(co.PCall(0, 0, nil))
+		return g.RawGetString("idle").(*lua.LFunction)
+	}
 	var ts []time.Duration
 	var heaps []float64
 	for round := range 4 {
@@ -149,7 +178,7 @@ func bareSpawnFloor(n int) (time.Duration, float64) {
 		t0 := time.Now()
 		for i := range cos {
 			cos[i], _ = L.NewThread()
-			if st, err, _ := L.Resume(cos[i], fn); st != lua.ResumeYield || err != nil {
+			if st, err, _ := L.Resume(cos[i], start(cos[i])); st != lua.ResumeYield || err != nil {
 				check(fmt.Errorf("bare coroutine: status %v, %v", st, err))
 			}
 		}
@@ -161,6 +190,42 @@ func bareSpawnFloor(n int) (time.Duration, float64) {
 		clear(cos)
 	}
 	return median(ts), medianF(heaps)
+}
+
+// barePingPong is the message floor: two coroutines of one bare
+// gopher-lua state pass a number back and forth m times, send storing it
+// in a Go variable and receive yielding, resumed in turn by a Go loop —
+// the Lua side of a message with no scheduler, mailbox or isolation. It
+// returns the time per message.
+func barePingPong(m int) time.Duration {
+	L := lua.NewState()
+	defer L.Close()
+	var slot lua.LValue
+	L.SetGlobal("send", L.NewFunction(func(L *lua.LState) int { slot = L.Get(1); return 0 }))
+	L.SetGlobal("receive", L.NewFunction(func(L *lua.LState) int { return L.Yield() }))
+	check(L.DoString(`
+process = {send = send, receive = receive}
+function ping(n) for i = 1, n do process.send(i); assert(process.receive() == i) end end
+function pong() while true do process.send(process.receive()) end end`))
+	ponger, _ := L.NewThread()
+	ping, pong := L.GetGlobal("ping").(*lua.LFunction), L.GetGlobal("pong").(*lua.LFunction)
+	_, err, _ := L.Resume(ponger, pong) // waits in receive
+	check(err)
+	round := func(st lua.ResumeState, err error, _ []lua.LValue) (lua.ResumeState, error) { return st, err }
+	play := func(k int) {
+		pinger, _ := L.NewThread()
+		st, err := round(L.Resume(pinger, ping, lua.LNumber(k)))
+		for st == lua.ResumeYield && err == nil {
+			_, err, _ = L.Resume(ponger, nil, slot) // ponger sends it back
+			check(err)
+			st, err = round(L.Resume(pinger, nil, slot))
+		}
+		check(err)
+	}
+	play(1000) // warm-up
+	t0 := time.Now()
+	play(m)
+	return time.Since(t0) / time.Duration(2*m)
 }
 
 // luarunIdleRSS is the luarun binary's resident set with n idle processes
