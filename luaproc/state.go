@@ -353,11 +353,6 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	} else {
 		L = lua.NewState(stateOptions)
 		L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
-		// lua.NewState sizes its globals and registry tables for a full
-		// standard library (64 and 32 slots); a process's are nearly empty.
-		L.G.Global = L.CreateTable(0, 4)
-		L.G.Registry = L.CreateTable(0, 1)
-		L.Env = L.G.Global
 	}
 	p.L, p.tpl = L, tpl
 	g := L.G.Global

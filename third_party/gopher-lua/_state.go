@@ -560,9 +560,11 @@ func (rg *registry) IsFull() bool {
 func newGlobal() *Global {
 	return &Global{
 		MainThread: nil,
-		Registry:   newLTable(0, 32),
-		Global:     newLTable(0, 64),
-		tempFiles:  nil, // luarun: made by the first temporary file
+		// luarun: both grow as keys come (gopher-lua made maps for 32 and
+		// 64 keys, ~3 KB, which an embedder that sets its own drops).
+		Registry:  newLTable(0, 0),
+		Global:    newLTable(0, 0),
+		tempFiles: nil, // luarun: made by the first temporary file
 	}
 }
 
