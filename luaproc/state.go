@@ -45,10 +45,12 @@ import (
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
 // resumes coroutines and holds globals; the coroutines run the code. Both
-// grow on demand (geometrically: third_party/gopher-lua/FORK.md).
+// grow on demand, doubling (third_party/gopher-lua/FORK.md). A process
+// waiting in receive uses 16 slots, 20 if it was spawned with an
+// argument: it starts with 20.
 const (
 	mainRegistrySize = 8
-	coRegistrySize   = 16
+	coRegistrySize   = 20
 )
 
 // luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;
