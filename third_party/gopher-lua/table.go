@@ -408,7 +408,15 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 	}
 	for i := range tb.small {
 		if v := tb.small[i].value; v != LNil {
-			cb(tb.smallKey(i), v)
+			// not smallKey: ForEach only reads, so that tables shared
+			// read-only between goroutines may be walked at once
+			var k LValue
+			if tb.hash != nil && i < len(tb.hash.boxed) {
+				k = tb.hash.boxed[i]
+			} else {
+				k = LString(tb.small[i].key)
+			}
+			cb(k, v)
 		}
 	}
 	h := tb.hash
@@ -494,7 +502,9 @@ func (tb *LTable) nextHash(i int) (LValue, LValue) {
 }
 
 // smallKey returns small[i]'s key as an LValue, boxed once per table (a
-// traversal would otherwise allocate on every step).
+// traversal would otherwise allocate on every step). It writes the
+// table: Next must not walk a table that other goroutines read at the
+// same time (luarun's shared template tables are never walked).
 func (tb *LTable) smallKey(i int) LValue {
 	if tb.hash == nil {
 		tb.hash = &tableHash{}
