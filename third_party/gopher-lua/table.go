@@ -406,15 +406,19 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 			}
 		}
 	}
-	for i := range tb.small {
-		if v := tb.small[i].value; v != LNil {
+	// small as it was: cb may add keys, which may compact it or move its
+	// keys to strdict (walked only if they were there from the start)
+	small := tb.small
+	spilled := tb.hash != nil && tb.hash.strdict != nil
+	for i := range small {
+		if v := small[i].value; v != LNil {
 			// not smallKey: ForEach only reads, so that tables shared
 			// read-only between goroutines may be walked at once
 			var k LValue
-			if tb.hash != nil && i < len(tb.hash.boxed) {
+			if tb.hash != nil && i < len(tb.hash.boxed) && len(tb.small) == len(small) {
 				k = tb.hash.boxed[i]
 			} else {
-				k = LString(tb.small[i].key)
+				k = LString(small[i].key)
 			}
 			cb(k, v)
 		}
@@ -423,7 +427,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 	if h == nil {
 		return
 	}
-	if h.strdict != nil {
+	if spilled {
 		for k, v := range h.strdict {
 			if v != LNil {
 				cb(LString(k), v)

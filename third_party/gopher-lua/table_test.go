@@ -277,3 +277,21 @@ func TestTableSmallStringsMoveToMaps(t *testing.T) {
 		t.Fatalf("a traversal allocated %v times", n)
 	}
 }
+
+// ForEach over a small table whose callback adds keys (moving them to
+// the maps) walks what the table held when it began, without a panic.
+func TestTableForEachAddingKeys(t *testing.T) {
+	tb := newLTable(0, 0)
+	for i := 0; i < smallStrings; i++ {
+		tb.RawSetString(fmt.Sprint("k", i), LTrue)
+	}
+	n := 0
+	tb.ForEach(func(k, v LValue) {
+		if n++; n == 1 {
+			tb.RawSetString("new", LTrue)
+		}
+	})
+	if n != smallStrings {
+		t.Fatalf("ForEach gave %d pairs, want %d", n, smallStrings)
+	}
+}
