@@ -75,7 +75,8 @@ local function show(x)
   return string.format("%.17g", x)
 end
 local strs = {"inf", "nan", "-0x10", "0x1p4", " 0x10 ", "1e", "1e+", ".5", "5.", "0x", "1_0", "0b11", "0o7", "010",
-  "  12  ", "12a", "", " ", "1e400", "-", "+5", "0X1F", "\t7\n", "1e2", "-.5e-3", "0x7fffffff", "z", "Z1"}
+  "  12  ", "12a", "", " ", "1e400", "-", "+5", "0X1F", "\t7\n", "1e2", "-.5e-3", "0x7fffffff", "z", "Z1",
+  "0x1FFFFFFFFFFFFFFFFFF", "0x1.8", "-0x1.8p1", "0x.8", "0xg"}
 for _, s in ipairs(strs) do
   local ok, sum = pcall(function() return s + 0 end)
   local n = 0

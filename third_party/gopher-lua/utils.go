@@ -150,7 +150,7 @@ var errNotANumber = errors.New("not a number")
 
 // parseNumber converts a string as Lua 5.1's luaO_str2d does: white space
 // around it, then what C's strtod reads (decimal with an exponent, inf,
-// nan, C99 hex floats), or a hex integer (0x, read by strtoul). luarun:
+// nan, C99 hex floats, which cover 0x integers of any length). luarun:
 // gopher-lua took Go's syntax, reading "010" as octal 8 and accepting
 // "0b11" and "1_0", and refused "1e2" in tonumber.
 func parseNumber(number string) (LNumber, error) {
@@ -158,17 +158,12 @@ func parseNumber(number string) (LNumber, error) {
 	if s == "" || strings.ContainsRune(s, '_') {
 		return 0, errNotANumber
 	}
-	body, neg := s, false
+	body := s
 	if body[0] == '-' || body[0] == '+' {
-		body, neg = body[1:], body[0] == '-'
+		body = body[1:]
 	}
-	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') {
-		if v, err := strconv.ParseUint(body[2:], 16, 64); err == nil {
-			if neg {
-				return LNumber(-float64(v)), nil
-			}
-			return LNumber(float64(v)), nil
-		}
+	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') && !strings.ContainsAny(body, "pP") {
+		s += "p0" // a C hex float may leave out its exponent; Go's may not
 	}
 	if strings.HasPrefix(body, "0b") || strings.HasPrefix(body, "0B") || strings.HasPrefix(body, "0o") || strings.HasPrefix(body, "0O") {
 		return 0, errNotANumber // Go's prefixes, not C's
