@@ -367,15 +367,6 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	return co
 }
 
-func sortedNames[V any](m map[string]V) []string {
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 // notAllowed is the message docs/lua-api.md gives for a switched-off module.
 func notAllowed(module string) string {
 	return module + " is not allowed (run without --sandbox or with --allow " + module + ")"
@@ -552,7 +543,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	entry := L.CheckString(1)
 	module, _ := L.Get(2).(*lua.LTable)
 	if p.script.entries.Load() == nil {
-		names := sortedNames(p.entries(L, module))
+		names := p.entryNames(L, module)
 		p.script.entries.CompareAndSwap(nil, &names)
 	}
 	if entry == supervisorEntry {
@@ -572,7 +563,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: sortedNames(p.entries(L, module))}
+	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
 	L.RaiseError("%s", p.entryErr.Error())
 	return 0
 }
@@ -592,19 +583,19 @@ func (p *luaProcess) entryNamed(L *lua.LState, module *lua.LTable, name string) 
 	return nil
 }
 
-// entries are the script's entry points by name (what entryNamed finds).
-func (p *luaProcess) entries(L *lua.LState, module *lua.LTable) map[string]*lua.LFunction {
-	entries := map[string]*lua.LFunction{}
+// entryNames are the names of the script's entry points (what
+// entryNamed finds), sorted.
+func (p *luaProcess) entryNames(L *lua.LState, module *lua.LTable) []string {
+	var names []string
 	t := L.G.Global
 	if module != nil {
 		t = module
 	}
 	t.ForEach(func(k, _ lua.LValue) {
-		if name, ok := k.(lua.LString); ok {
-			if fn := p.entryNamed(L, module, string(name)); fn != nil {
-				entries[string(name)] = fn
-			}
+		if name, ok := k.(lua.LString); ok && p.entryNamed(L, module, string(name)) != nil {
+			names = append(names, string(name))
 		}
 	})
-	return entries
+	sort.Strings(names)
+	return names
 }

@@ -134,8 +134,7 @@ func formatOne(L *lua.LState, buf []byte, sp formatSpec, arg int) []byte {
 		if n == 0 && (sp.conv == 'x' || sp.conv == 'X') {
 			sp.flags = strings.ReplaceAll(sp.flags, "#", "") // C writes no 0x for 0
 		}
-		// C ignores + and space for an unsigned conversion; fmt does not
-		sp.flags = strings.NewReplacer("+", "", " ", "").Replace(sp.flags)
+		sp.flags = signFlags.Replace(sp.flags)
 		verb := sp.conv
 		if verb == 'u' {
 			verb = 'd'
@@ -173,6 +172,10 @@ func formatOne(L *lua.LState, buf []byte, sp formatSpec, arg int) []byte {
 	raise(L, fmt.Sprintf("invalid option '%%%c' to 'format'", sp.conv))
 	return buf
 }
+
+// signFlags removes + and space from a conversion's flags: C ignores
+// them for an unsigned conversion; fmt does not.
+var signFlags = strings.NewReplacer("+", "", " ", "")
 
 // toUnsigned is C's (unsigned long) of x: through long for what long
 // holds, directly from 2^63 up (a Go conversion saturates there).
