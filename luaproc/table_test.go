@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -131,6 +132,34 @@ func TestTablesAgainstAMap(t *testing.T) {
 		if seen != len(model) || len(tableContents(t, tb)) != 0 {
 			t.Fatalf("round %d: deleting traversal saw %d of %d", round, seen, len(model))
 		}
+	}
+}
+
+// TestForEachOnlyReads: luarun's template tables are shared by every
+// worker and only read. ForEach over a small table (whose keys Next
+// would box into the table) writes nothing: under -race, goroutines
+// walking one table at once report no race, and see every key.
+func TestForEachOnlyReads(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	tb := L.CreateTable(0, 4)
+	for _, k := range []string{"a", "b", "c"} {
+		tb.RawSetString(k, lua.LTrue)
+	}
+	var wg sync.WaitGroup
+	counts := make([]int, 4)
+	for g := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 100 {
+				tb.ForEach(func(lua.LValue, lua.LValue) { counts[g]++ })
+			}
+		}()
+	}
+	wg.Wait()
+	for g, n := range counts {
+		assert.Equal(t, 300, n, "goroutine %d", g)
 	}
 }
 
