@@ -23,8 +23,11 @@ local function next_event(...)
 end
 
 function T.test_monitor_down_with_reason()
-  local pid = process.spawn("fails", "went wrong")
+  -- told to fail only once monitored: monitoring a process that has
+  -- already ended gives "noproc" (as in Erlang), not its reason
+  local pid = process.spawn("fails_when_told", "went wrong")
   local ref = process.monitor(pid)
+  process.send(pid, "go")
   local msg, from, kind = next_event()
   eq(kind, "down")
   eq(from, pid)
