@@ -232,11 +232,13 @@ func (rt *Runtime) buildTemplate() *template {
 		case name == "_G":
 		case isTable:
 			unshareTables(t)
+			t.Freeze() // read by every process, never written again
 			tpl.moduleMT[name] = lockedIndex(L, t)
 		default:
 			tpl.base.RawSetString(name, v)
 		}
 	})
+	tpl.base.Freeze()
 	tpl.stringMT = L.CreateTable(0, 2) // shared: its __index is unreachable from Lua
 	tpl.stringMT.RawSetString("__index", L.GetGlobal(lua.StringLibName))
 	tpl.stringMT.RawSetString("__metatable", lua.LString("locked"))

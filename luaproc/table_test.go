@@ -163,6 +163,81 @@ func TestForEachOnlyReads(t *testing.T) {
 	}
 }
 
+// TestFrozenTables: a frozen table (Freeze, for the template tables every
+// process reads) answers every present and absent string key as its map
+// did, from several goroutines at once (-race: a lookup writes nothing);
+// a string write drops the index and the table reads as a map again.
+func TestFrozenTables(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	rng := rand.New(rand.NewSource(1))
+	for _, n := range []int{9, 12, 30, 64, 200, 3000} {
+		tb := L.CreateTable(0, 0)
+		want := map[string]lua.LValue{}
+		for i := range n {
+			k := fmt.Sprintf("%c%d_%c", 'a'+rng.Intn(26), i, 'a'+rng.Intn(26))
+			want[k] = lua.LNumber(i)
+			tb.RawSetString(k, lua.LNumber(i))
+		}
+		tb.RawSet(lua.LNumber(0.5), lua.LTrue) // a key that is not a string
+		require.True(t, tb.Freeze(), "%d keys", n)
+		absent := []string{"", "x", "send", "a0_", "zz_z", "a0_aa"}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k, v := range want {
+					assert.Equal(t, v, tb.RawGetString(k), "%d keys: %q", n, k)
+					assert.Equal(t, v, tb.RawGet(lua.LString(k)), "%d keys: %q", n, k)
+				}
+				for _, k := range absent {
+					if _, ok := want[k]; !ok {
+						assert.Equal(t, lua.LNil, tb.RawGetString(k), "%d keys: absent %q", n, k)
+					}
+				}
+				assert.Equal(t, lua.LTrue, tb.RawGet(lua.LNumber(0.5)))
+			}()
+		}
+		wg.Wait()
+		for k := range want {
+			tb.RawSetString(k, lua.LString("changed")) // the index goes at the first
+			assert.False(t, tb.IsFrozen())
+			assert.Equal(t, lua.LString("changed"), tb.RawGetString(k))
+			tb.RawSetString(k, lua.LNil)
+			assert.Equal(t, lua.LNil, tb.RawGetString(k))
+			break
+		}
+		tb.RawSetString("new", lua.LTrue)
+		assert.Equal(t, lua.LTrue, tb.RawGetString("new"))
+	}
+	// a table with no string keys has nothing to freeze
+	tb := L.CreateTable(0, 0)
+	tb.RawSet(lua.LNumber(0.5), lua.LTrue)
+	assert.False(t, tb.Freeze())
+	assert.Equal(t, lua.LTrue, tb.RawGet(lua.LNumber(0.5)))
+}
+
+// TestTemplateTablesAreFrozen: the base functions and each built-in
+// module table with more keys than a small table holds (every process
+// reads them through its proxy) are frozen.
+func TestTemplateTablesAreFrozen(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	tpl := rt.template()
+	assert.True(t, tpl.base.IsFrozen(), "base")
+	frozen := 0
+	for name, mt := range tpl.moduleMT {
+		m := mt.RawGetString("__index").(*lua.LTable)
+		n := 0
+		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
+		if n > 8 {
+			assert.True(t, m.IsFrozen(), "module %s (%d keys)", name, n)
+			frozen++
+		}
+	}
+	assert.GreaterOrEqual(t, frozen, 4) // process, string, table, math at least
+}
+
 func TestIntegerValue(t *testing.T) {
 	for _, n := range []int64{0, 1, 200, 1023, 1024, -1, 1 << 40} {
 		assert.Equal(t, lua.LNumber(n), integerValue(n), "%d", n)

@@ -224,6 +224,7 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 		tb.spillSmall()
 	}
 	h := tb.hashPart()
+	h.frozen = nil
 	if value == LNil {
 		// TODO tb.keys and tb.k2i should also be removed
 		delete(h.strdict, key)
@@ -390,6 +391,9 @@ func (tb *LTable) RawGetString(key string) LValue {
 		}
 	}
 	if h := tb.hash; h != nil && h.strdict != nil {
+		if f := h.frozen; f != nil {
+			return f.get(key)
+		}
 		if v, ok := h.strdict[key]; ok {
 			return v
 		}

@@ -166,6 +166,7 @@ type tableHash struct {
 	keys    []LValue          // dict's and strdict's keys, in traversal order
 	k2i     map[LValue]int    // the index of each key in keys
 	boxed   []LValue          // small's keys as LValues (made by Next), index for index
+	frozen  *frozenStrings    // strdict's keys in a perfect hash (Freeze), dropped by a string write
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
