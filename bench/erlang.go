@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -62,6 +63,12 @@ function main(n)
   os.exit(0)
 end`
 
+// messageRounds is how many times the message figures are taken, each
+// round luarun's, the floor's and Erlang's one after the other: this
+// machine's speed drifts over a minute, so each ratio is taken within a
+// round and the median of the rounds' ratios is reported.
+const messageRounds = 5
+
 // erlang is the anchor table: each figure for luarun, its floor, and
 // Erlang.
 func erlang() []row {
@@ -70,20 +77,18 @@ func erlang() []row {
 	erl := newErlAnchor()
 	defer erl.close()
 
-	rt := newRuntime(*workers)
-	ringHop := time.Duration(runMain(rt, "ring.lua", ringLua, int64(n), int64(m))[0].(float64) * float64(time.Second) / float64(m))
-	pingpong := time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64) * float64(time.Second) / float64(2*m))
-	shutdown(rt)
+	ring, ping := messageFigures(erl, n, m)
 	spawnT, heap := idleSpawns(nSpawn)
 	floorT, floorHeap := bareSpawnFloor(nSpawn, false)
 	ownT, ownHeap := bareSpawnFloor(nSpawn, true)
-	pingFloor := barePingPong(m)
 	rss := luarunIdleRSS(nSpawn)
 
 	rows := []row{
-		{workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop)", n, m), luarun: fmtDur(ringHop), target: "≤ 2.0× Erlang"},
-		{workload: fmt.Sprintf("ping-pong: two processes, %d round trips after 1,000 (per message)", m), luarun: fmtDur(pingpong),
-			floor:  fmtDur(pingFloor) + " (two coroutines of one bare gopher-lua state resumed in turn by a Go loop)",
+		{workload: fmt.Sprintf("ring: %d processes pass a token %d hops (per hop; median of %d rounds, each beside Erlang)", n, m, messageRounds),
+			luarun: fmtDur(ring.luarun.median()), target: "≤ 2.0× Erlang"},
+		{workload: fmt.Sprintf("ping-pong: two processes, %d round trips after 1,000 (per message; median of %d rounds, each beside the floor and Erlang)", m, messageRounds),
+			luarun: fmtDur(ping.luarun.median()),
+			floor:  fmtDur(ping.floor.median()) + " (two coroutines of one bare gopher-lua state resumed in turn by a Go loop)",
 			target: "≤ 1.5× Erlang"},
 		{workload: fmt.Sprintf("spawn to the first blocking receive, %d processes, median of 3 after a warm-up (each)", nSpawn),
 			luarun: fmtDur(spawnT), floor: fmtDur(floorT) + " (a coroutine of one bare gopher-lua state run to its first yield); " +
@@ -94,7 +99,7 @@ func erlang() []row {
 			floor:  fmtBytes(floorHeap) + " heap (the bare coroutine); " + fmtBytes(ownHeap) + " with globals of its own",
 			target: "≤ 6 KB heap, ≤ 8 KB RSS"},
 	}
-	rows[1].ratio = fmt.Sprintf("%.2f× floor", float64(pingpong)/float64(pingFloor))
+	rows[1].ratio = ratioOf(ping.luarun, ping.floor) + " floor"
 	rows[2].ratio = fmt.Sprintf("%.2f× floor (%.2f× with own globals)", float64(spawnT)/float64(floorT), float64(spawnT)/float64(ownT))
 	if !erl.ok() {
 		for i := range rows {
@@ -102,18 +107,52 @@ func erlang() []row {
 		}
 		return rows
 	}
-	erlHop := erl.nanos("ring", n, m)
-	erlPing := erl.nanos("pingpong", m)
 	erlSpawn, erlMem := erl.spawn(nSpawn)
 	erlRSS := erl.idleRSS(nSpawn)
-	rows[0].baseline, rows[0].ratio = "Erlang "+fmtDur(erlHop), fmt.Sprintf("%.2f× Erlang", float64(ringHop)/float64(erlHop))
-	rows[1].baseline = "Erlang " + fmtDur(erlPing)
-	rows[1].ratio = fmt.Sprintf("%.2f× Erlang; %s", float64(pingpong)/float64(erlPing), rows[1].ratio)
+	rows[0].baseline, rows[0].ratio = "Erlang "+fmtDur(ring.erl.median()), ratioOf(ring.luarun, ring.erl)+" Erlang"
+	rows[1].baseline = "Erlang " + fmtDur(ping.erl.median())
+	rows[1].ratio = ratioOf(ping.luarun, ping.erl) + " Erlang; " + rows[1].ratio
 	rows[2].baseline = "Erlang " + fmtDur(erlSpawn)
 	rows[2].ratio += fmt.Sprintf("; %.2f× Erlang", float64(spawnT)/float64(erlSpawn))
 	rows[3].baseline = fmt.Sprintf("Erlang %s (erlang:memory(processes)), %s RSS", fmtBytes(erlMem), fmtBytes(erlRSS))
 	rows[3].ratio = fmt.Sprintf("heap %.1f× Erlang's, RSS %.1f×", heap/erlMem, rss/erlRSS)
 	return rows
+}
+
+// rounds holds one figure's time per round.
+type rounds []time.Duration
+
+func (r rounds) median() time.Duration { return median(r) }
+
+// ratioOf is the median over the rounds of a[i]/b[i], with the lowest
+// and highest: "1.42× (1.30–1.61×)".
+func ratioOf(a, b rounds) string {
+	ratios := make([]float64, len(a))
+	for i := range a {
+		ratios[i] = float64(a[i]) / float64(b[i])
+	}
+	return fmt.Sprintf("%.2f× (%.2f–%.2f×)", medianF(ratios), slices.Min(ratios), slices.Max(ratios))
+}
+
+// messageFigure is a message figure's rounds: luarun's, its floor's (if
+// it has one) and Erlang's (if erl is installed).
+type messageFigure struct{ luarun, floor, erl rounds }
+
+// messageFigures takes the ring and the ping-pong messageRounds times,
+// each round luarun's figure, then the floor's, then Erlang's.
+func messageFigures(erl *erlAnchor, n, m int) (ring, ping messageFigure) {
+	rt := newRuntime(*workers)
+	defer shutdown(rt)
+	for range messageRounds {
+		ring.luarun = append(ring.luarun, time.Duration(runMain(rt, "ring.lua", ringLua, int64(n), int64(m))[0].(float64)*float64(time.Second)/float64(m)))
+		ping.luarun = append(ping.luarun, time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64)*float64(time.Second)/float64(2*m)))
+		ping.floor = append(ping.floor, barePingPong(m))
+		if erl.ok() {
+			ring.erl = append(ring.erl, time.Duration(erl.once("ring", n, m)[0]))
+			ping.erl = append(ping.erl, time.Duration(erl.once("pingpong", m)[0]))
+		}
+	}
+	return ring, ping
 }
 
 // idleSpawns is the spawn row's measurement: n idle processes, a warm-up
@@ -290,25 +329,30 @@ func (a *erlAnchor) command(kind string, args ...int) *exec.Cmd {
 	return exec.Command("erl", argv...)
 }
 
+// once runs kind and returns the numbers it printed.
+func (a *erlAnchor) once(kind string, args ...int) []float64 {
+	out, err := a.command(kind, args...).Output()
+	check(err)
+	var xs []float64
+	for _, f := range strings.Fields(strings.Trim(strings.TrimSpace(string(out)), "{}")) {
+		for _, p := range strings.Split(f, ",") {
+			if p == "" {
+				continue
+			}
+			x, err := strconv.ParseFloat(p, 64)
+			check(err)
+			xs = append(xs, x)
+		}
+	}
+	return xs
+}
+
 // run runs kind and returns the numbers it printed, median of 3 runs
 // (each number on its own).
 func (a *erlAnchor) run(kind string, args ...int) []float64 {
 	var runs [][]float64
 	for range 3 {
-		out, err := a.command(kind, args...).Output()
-		check(err)
-		var xs []float64
-		for _, f := range strings.Fields(strings.Trim(strings.TrimSpace(string(out)), "{}")) {
-			for _, p := range strings.Split(f, ",") {
-				if p == "" {
-					continue
-				}
-				x, err := strconv.ParseFloat(p, 64)
-				check(err)
-				xs = append(xs, x)
-			}
-		}
-		runs = append(runs, xs)
+		runs = append(runs, a.once(kind, args...))
 	}
 	med := make([]float64, len(runs[0]))
 	for i := range med {
@@ -319,11 +363,6 @@ func (a *erlAnchor) run(kind string, args ...int) []float64 {
 		med[i] = medianF(col)
 	}
 	return med
-}
-
-// nanos runs a figure that prints nanoseconds.
-func (a *erlAnchor) nanos(kind string, args ...int) time.Duration {
-	return time.Duration(a.run(kind, args...)[0])
 }
 
 // spawn is Erlang's time per spawn and bytes per idle process.
