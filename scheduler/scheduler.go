@@ -79,6 +79,10 @@ type Options struct {
 	// processes that are not SlowSteppers. It is called from senders'
 	// and the watchdog's goroutines and must not block. nil: silence.
 	Warn func(pid PID, msg string)
+	// Relay, when set, makes this scheduler a node of a cluster: its PIDs
+	// carry Relay.Node(), and sends to PIDs of other nodes go through it
+	// (relay.go). nil: the scheduler runs alone (node 0).
+	Relay Relay
 	// OnCrash hears of a process that failed with an error of its own
 	// while nothing links it, monitors it or waits on its handle (nobody
 	// else would know), from the goroutine ending it, before its handle
@@ -130,8 +134,10 @@ type Scheduler struct {
 	watch      watchdog // watchdog.go
 	names      names    // names.go
 	onCrash    func(pid PID, err error)
+	relay      Relay // nil: alone (relay.go)
+	nodeBits   PID   // this node's number, in place in a PID
 
-	nextPID atomic.Uint64
+	nextPID atomic.Uint64 // the count of PIDs handed out (their low bits)
 	nextRef atomic.Uint64 // monitor references (links.go)
 	// live: processes in the table and not yet ended. slots: processes
 	// holding a place under MaxProcs (live, plus those in Submit).
@@ -168,6 +174,14 @@ func New(opts Options) *Scheduler {
 	s.grace, s.cancelGrace = context.WithCancel(context.Background())
 	s.limits = newLimits(opts)
 	s.onCrash = opts.OnCrash
+	if opts.Relay != nil {
+		n := opts.Relay.Node()
+		if n < 1 || n > MaxNode {
+			panic(fmt.Sprintf("scheduler: relay node %d is not in 1..%d", n, MaxNode))
+		}
+		s.relay, s.nodeBits = opts.Relay, NodePID(n, 0)
+		s.table.node = s.nodeBits
+	}
 	s.idle.cond.L = &s.idle.mu
 	s.workers = make([]*worker, n)
 	for i := range s.workers {
@@ -237,7 +251,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		s.stats.refusedProcesses.Add(1)
 		return Handle{}, ErrTooManyProcesses
 	}
-	pr := &proc{s: s, impl: p, pid: PID(s.nextPID.Add(1))}
+	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(s.nextPID.Add(1))}
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if err := p.Init(&pr.ctx, method, input); err != nil {
@@ -325,6 +339,9 @@ func (s *Scheduler) Send(from, to PID, msg any) error {
 
 // send is Send; w is the calling worker if the caller runs on one.
 func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
+	if to&^localMask != s.nodeBits {
+		return s.forward(from, to, msg) // relay.go
+	}
 	p := s.table.get(to)
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)

@@ -43,7 +43,11 @@ type Stats struct {
 	// (Options.MaxMailbox); RefusedProcesses: submits refused at
 	// Options.MaxProcs.
 	RefusedMessages, RefusedProcesses uint64
-	LiveProcesses                     int64
+	// Forwarded: messages to processes on other nodes that the Relay
+	// took (relay.go); they are counted again, as any message, by the
+	// node that delivers them.
+	Forwarded     uint64
+	LiveProcesses int64
 }
 
 // workerStats: written by the owning worker only (atomic so that Stats can
@@ -59,6 +63,7 @@ type schedStats struct {
 	slowSteps, stepLimited                                     atomic.Uint64
 	droppedMessages, droppedCompletions                        atomic.Uint64
 	refusedMessages, refusedProcesses                          atomic.Uint64
+	forwarded                                                  atomic.Uint64
 }
 
 // Stats returns the current counters.
@@ -78,6 +83,7 @@ func (s *Scheduler) Stats() Stats {
 		DroppedCompletions: s.stats.droppedCompletions.Load(),
 		DroppedMessages:    s.stats.droppedMessages.Load(),
 		RefusedMessages:    s.stats.refusedMessages.Load(),
+		Forwarded:          s.stats.forwarded.Load(),
 		RefusedProcesses:   s.stats.refusedProcesses.Load(),
 		LiveProcesses:      s.live.Load(),
 	}

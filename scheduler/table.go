@@ -23,6 +23,10 @@ type table struct {
 	// set under mu and read by anyone.
 	dir atomic.Pointer[[]atomic.Pointer[page]]
 	mu  sync.Mutex
+	// node: this node's bits of every PID in the table (relay.go); set
+	// before the first put, then only read. A PID with other node bits
+	// is not in the table.
+	node PID
 }
 
 const pageSize = 1024
@@ -33,8 +37,10 @@ type page struct {
 	remaining atomic.Int32
 }
 
+// split places a PID of this node: its local count's page and slot.
 func split(pid PID) (dirIndex int, slot int) {
-	return int(pid / pageSize), int(pid % pageSize)
+	local := pid & localMask
+	return int(local / pageSize), int(local % pageSize)
 }
 
 // page returns the page for dirIndex, or nil.
@@ -83,6 +89,9 @@ func (t *table) makePage(i int) *page {
 }
 
 func (t *table) get(pid PID) *proc {
+	if pid&^localMask != t.node {
+		return nil // another node's (relay.go)
+	}
 	i, slot := split(pid)
 	if pg := t.page(i); pg != nil {
 		return pg.slots[slot].Load()
