@@ -1,0 +1,169 @@
+package cluster
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startServer starts an in-process NATS server on a free loopback port
+// for the test.
+func startServer(t *testing.T) *Server {
+	t.Helper()
+	srv, err := StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// joined is a node and the scheduler attached to it.
+type joined struct {
+	node  *Node
+	sched *scheduler.Scheduler
+}
+
+func join(t *testing.T, srv *Server, name string) joined {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := Join(ctx, Config{URL: srv.URL(), Name: name, Heartbeat: 100 * time.Millisecond})
+	require.NoError(t, err)
+	s := scheduler.New(scheduler.Options{Workers: 2, Relay: n})
+	require.NoError(t, n.Attach(s))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, s.Shutdown(ctx))
+		assert.NoError(t, n.Close())
+	})
+	return joined{n, s}
+}
+
+// waitUp waits until each node sees all the names (heartbeats).
+func waitUp(t *testing.T, names []string, nodes ...joined) {
+	t.Helper()
+	for _, j := range nodes {
+		for !assert.ObjectsAreEqual(names, j.node.Nodes()) {
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-t.Context().Done():
+				return
+			}
+		}
+	}
+}
+
+// sink is a process that collects the messages it gets until one equal
+// to last.
+type sink struct {
+	mu   sync.Mutex
+	got  []any
+	from []scheduler.PID
+	last any
+	done chan struct{}
+}
+
+func (k *sink) Init(context.Context, string, payload.Payloads) error { return nil }
+func (k *sink) Close()                                                {}
+func (k *sink) Step(evs []scheduler.Event, out *scheduler.StepOutput) error {
+	for _, ev := range evs {
+		if ev.Type != scheduler.EventMessage {
+			continue
+		}
+		k.mu.Lock()
+		k.got, k.from = append(k.got, ev.Data), append(k.from, ev.From)
+		k.mu.Unlock()
+		if ev.Data == k.last {
+			close(k.done)
+			out.Status = scheduler.StatusDone
+			return nil
+		}
+	}
+	out.Status = scheduler.StatusReceive
+	return nil
+}
+
+// sender sends each of msgs to to, then ends.
+type sender struct {
+	to   scheduler.PID
+	msgs []any
+}
+
+func (p *sender) Init(context.Context, string, payload.Payloads) error { return nil }
+func (p *sender) Close()                                                {}
+func (p *sender) Step(_ []scheduler.Event, out *scheduler.StepOutput) error {
+	for _, m := range p.msgs {
+		if err := out.Send(p.to, m); err != nil {
+			return err
+		}
+	}
+	out.Status = scheduler.StatusDone
+	return nil
+}
+
+// TestNodesMeet: two nodes get different numbers, their PIDs carry them,
+// and each lists both once the heartbeats have passed; a second node of
+// the same name is refused while the first is up.
+func TestNodesMeet(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	assert.NotEqual(t, a.node.Number(), b.node.Number())
+	waitUp(t, []string{"a", "b"}, a, b)
+	_, err := Join(t.Context(), Config{URL: srv.URL(), Name: "a"})
+	assert.ErrorContains(t, err, `a node named "a" is up already`)
+}
+
+// TestMessagesCrossNodesInOrder: 100,000 messages from a process on one
+// node to a process on another arrive all, in order, each with its
+// sender's PID and its value's type kept; the sending node counts them
+// as forwarded.
+func TestMessagesCrossNodesInOrder(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	const n = 100000
+	msgs := make([]any, n)
+	for i := range msgs {
+		msgs[i] = int64(i + 1)
+	}
+	msgs[7] = map[string]any{"list": []any{1.5, "x", payload.Null}, "k": map[any]any{int64(2): true}}
+	msgs[n-1] = "last"
+	k := &sink{last: "last", done: make(chan struct{})}
+	hk, err := b.sched.Submit(k, "main", nil)
+	require.NoError(t, err)
+	assert.Equal(t, b.node.Number(), hk.PID().Node())
+	hs, err := a.sched.Submit(&sender{to: hk.PID(), msgs: msgs}, "main", nil)
+	require.NoError(t, err)
+	select {
+	case <-k.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%d of %d messages came", len(k.got), n)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	require.Len(t, k.got, n)
+	for i, v := range k.got {
+		require.Equal(t, msgs[i], v, "message %d", i+1)
+		require.Equal(t, hs.PID(), k.from[i])
+	}
+	assert.Equal(t, uint64(n), a.sched.Stats().Forwarded)
+}
+
+// TestSendToANodeThatIsNotUp: a PID of a node that is not in the
+// cluster is the sender's error at once.
+func TestSendToANodeThatIsNotUp(t *testing.T) {
+	srv := startServer(t)
+	a := join(t, srv, "a")
+	err := a.sched.Send(0, scheduler.NodePID(a.node.Number()+5, 1), "x")
+	assert.ErrorContains(t, err, "is not up")
+}
