@@ -105,7 +105,7 @@ Examples:
 }
 
 func runFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: runtime.GOMAXPROCS(0), Usage: "scheduler workers"},
 		&cli.StringFlag{Name: "entry", Aliases: []string{"e"}, Usage: "entry point of the main process (default main, or the chunk)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "kill the main process after this long (exit status 124)"},
@@ -119,7 +119,7 @@ func runFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-mailbox", Usage: "a send to a process with this many messages waiting returns nil, \"mailbox full\" (default: no limit)"},
 		&cli.IntFlag{Name: "max-procs", Value: 1 << 20, Usage: "process.spawn beyond this many live processes returns nil, err"},
 		&cli.BoolFlag{Name: "quiet-crashes", Usage: "do not log processes that fail while nothing links, monitors or waits on them"},
-	}
+	}, clusterFlags()...) // clusterflags.go
 }
 
 func buildVersion() string {

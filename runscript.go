@@ -39,6 +39,14 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, cli.Exit(err, exitUsage)
 	}
+	node, leave, err := joinCluster(c, os.Getenv) // clusterflags.go
+	if err != nil {
+		return exitUsage, cli.Exit(err, exitUsage)
+	}
+	defer leave() // after the runtime's shutdown, which every return below has done
+	if node != nil {
+		opts.Cluster = node
+	}
 	exited := make(chan int, 1) // os.exit's status
 	opts.Allow, opts.Logger, opts.Stdout = allow, logger, stdout
 	opts.Exit = func(code int) { exited <- code }

@@ -49,6 +49,9 @@ var (
 		"reply":         bind((*luaProcess).reply),
 		"send_after":    bind((*luaProcess).sendAfter),
 		"cancel_timer":  bind((*luaProcess).cancelTimer),
+		// several machines (cluster.go)
+		"node":  bind((*luaProcess).node),
+		"nodes": bind((*luaProcess).nodes),
 		// "all" is set by prelude.lua
 	}
 	timeFuncs = map[string]lua.LGFunction{
@@ -210,6 +213,9 @@ func (p *luaProcess) send(L *lua.LState) int {
 	}
 	if !found {
 		return pushNoProcess(L, L.Get(1))
+	}
+	if p.rt.remote(to) {
+		v = goValue(v) // a scalar crosses the wire as a payload value
 	}
 	if p.out != nil {
 		err = p.out.Send(to, v)

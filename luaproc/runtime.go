@@ -72,6 +72,11 @@ type Options struct {
 	// processes queued behind a busy one, and MaxStep and the slow-step
 	// warning do nothing. For measuring what the watchdog costs.
 	NoWatchdog bool
+	// Cluster, when set, runs the runtime as a node of a cluster
+	// (cluster.Join): its PIDs name the node, and process.send reaches
+	// processes on the other nodes (cluster.go). The runtime attaches
+	// its scheduler to it; closing it after Shutdown is the caller's.
+	Cluster ClusterNode
 }
 
 // Runtime runs Lua processes on a work-stealing scheduler. Make one with
@@ -98,6 +103,9 @@ type Runtime struct {
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
 	exit exitRequest // the first os.exit (runaway.go)
+
+	cluster ClusterNode // Options.Cluster (cluster.go); nil: alone
+	node    int         // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
 	// (calls.go); any process's goroutine adds to it.
@@ -142,7 +150,15 @@ func New(opts Options) *Runtime {
 	if opts.NoWatchdog {
 		so.Slice = -1
 	}
+	if opts.Cluster != nil {
+		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
+	}
 	rt.sched = scheduler.New(so)
+	if rt.cluster != nil {
+		if err := rt.cluster.Attach(rt.sched); err != nil {
+			rt.logger.Error("cluster: the node does not receive messages", "err", err)
+		}
+	}
 	return rt
 }
 

@@ -154,6 +154,14 @@ function process.send_after(seconds, target, msg) end
 ---@return boolean
 function process.cancel_timer(id) end
 
+---This node's name ("local" without --cluster).
+---@return string
+function process.node() end
+
+---The names of the nodes that are up, this one's included, sorted.
+---@return string[]
+function process.nodes() end
+
 ---Wait for `pid` to end: true and its results, false and its error, or
 ---nil, "timeout". Yields.
 ---@param pid luarun.pid

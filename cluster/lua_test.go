@@ -1,0 +1,91 @@
+package cluster_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/cluster"
+	"github.com/luarun/luarun/luaproc"
+)
+
+// node starts a luarun runtime on a new node of the cluster at url.
+func node(t *testing.T, url, name string) *luaproc.Runtime {
+	t.Helper()
+	n, err := cluster.Join(t.Context(), cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
+	require.NoError(t, err)
+	rt := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		assert.NoError(t, rt.Shutdown(ctx))
+		assert.NoError(t, n.Close())
+	})
+	return rt
+}
+
+const echoLua = `
+function echo()
+  while true do
+    local msg, from = process.receive()
+    if msg == "stop" then return process.node() end
+    process.send(from, {echo = msg, by = process.self(), node = process.node()})
+  end
+end
+-- sends each of msgs to peer and returns what came back, in order; the
+-- PIDs that came in the replies are used again, so they must be valid here
+function ask(peer, n)
+  local nodes
+  repeat nodes = process.nodes(); time.sleep(0.01) until #nodes == 2
+  local out = {}
+  for i = 1, n do
+    assert(process.send(peer, i))
+    local r = process.receive(10)
+    assert(type(r) == "table", "no reply")
+    out[i] = r.echo
+    peer = r.by
+  end
+  local ok, err = process.send(peer + 2^39 * 100, "to a node that is not up")
+  assert(ok == nil and err:find("is not up"), tostring(err))
+  process.send(peer, "stop")
+  return out, process.node(), table.concat(nodes, ",")
+end`
+
+// TestLuaProcessesAcrossNodes: a Lua process on one node sends to one on
+// another, which answers to the PID that came with the message, with its
+// own PID in the answer; the answers come in order and the returned PIDs
+// reach the same process; process.node and process.nodes name the nodes;
+// a send to a node that is not up returns nil and an error.
+func TestLuaProcessesAcrossNodes(t *testing.T) {
+	srv, err := cluster.StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close) // after the nodes' cleanups
+	a, b := node(t, srv.URL(), "alpha"), node(t, srv.URL(), "beta")
+	sa, err := a.LoadString("ask.lua", echoLua)
+	require.NoError(t, err)
+	sb, err := b.LoadString("echo.lua", echoLua)
+	require.NoError(t, err)
+	echo, err := b.Start(sb, "echo")
+	require.NoError(t, err)
+	ask, err := a.Start(sa, "ask", int64(echo.PID()), int64(200))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := ask.Wait(ctx)
+	require.NoError(t, err)
+	out := res[0].([]any)
+	require.Len(t, out, 200)
+	for i, v := range out {
+		assert.Equal(t, int64(i+1), v)
+	}
+	assert.Equal(t, "alpha", res[1])
+	assert.Equal(t, "alpha,beta", res[2])
+	res, err = echo.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []any{"beta"}, []any(res))
+}

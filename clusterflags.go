@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/luarun/luarun/cluster"
+)
+
+// clusterFlags are the flags of a node of a cluster (docs/lua-api.md,
+// "Several machines").
+func clusterFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "cluster", Usage: "join a cluster through this NATS server (nats://host:4222, tls://...; several separated by commas), or \"embedded\" to start one here"},
+		&cli.StringFlag{Name: "node", Usage: "this node's name in the cluster (default: host-pid)"},
+		&cli.StringFlag{Name: "cluster-listen", Value: "127.0.0.1:4222", Usage: "with --cluster embedded, the address its NATS server listens on"},
+		&cli.StringFlag{Name: "cluster-user", Usage: "NATS user name (the password from $LUARUN_CLUSTER_PASSWORD)"},
+		&cli.StringFlag{Name: "cluster-creds", Usage: "NATS credentials file"},
+		&cli.StringFlag{Name: "cluster-ca", Usage: "CA certificate file to trust for tls:// servers"},
+		&cli.StringFlag{Name: "cluster-cert", Usage: "client certificate file (with --cluster-key) for servers that verify clients"},
+		&cli.StringFlag{Name: "cluster-key", Usage: "client key file"},
+	}
+}
+
+// joinCluster joins the cluster the flags name (starting the embedded
+// server first for "embedded"); leave closes both. Without --cluster it
+// returns a nil node.
+func joinCluster(c *cli.Context, getenv func(string) string) (node *cluster.Node, leave func(), err error) {
+	url := c.String("cluster")
+	if url == "" {
+		for _, f := range []string{"node", "cluster-user", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key"} {
+			if c.IsSet(f) {
+				return nil, nil, fmt.Errorf("--%s needs --cluster", f)
+			}
+		}
+		return nil, func() {}, nil
+	}
+	var srv *cluster.Server
+	if url == "embedded" {
+		if srv, err = cluster.StartServer(c.String("cluster-listen")); err != nil {
+			return nil, nil, err
+		}
+		url = srv.URL()
+	} else if !strings.Contains(url, "://") {
+		return nil, nil, errors.New("--cluster: a nats:// or tls:// URL, or \"embedded\"")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	node, err = cluster.Join(ctx, cluster.Config{
+		URL: url, Name: c.String("node"),
+		User: c.String("cluster-user"), Password: getenv("LUARUN_CLUSTER_PASSWORD"), CredsFile: c.String("cluster-creds"),
+		CAFile: c.String("cluster-ca"), CertFile: c.String("cluster-cert"), KeyFile: c.String("cluster-key"),
+	})
+	if err != nil {
+		if srv != nil {
+			srv.Close()
+		}
+		return nil, nil, err
+	}
+	return node, func() {
+		node.Close()
+		if srv != nil {
+			srv.Close()
+		}
+	}, nil
+}
