@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/log"
 	"github.com/urfave/cli/v2"
 
 	"github.com/luarun/luarun/cluster"
@@ -30,7 +32,7 @@ func clusterFlags() []cli.Flag {
 // joinCluster joins the cluster the flags name (starting the embedded
 // server first for "embedded"); leave closes both. Without --cluster it
 // returns a nil node.
-func joinCluster(c *cli.Context, getenv func(string) string) (node *cluster.Node, leave func(), err error) {
+func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger) (node *cluster.Node, leave func(), err error) {
 	url := c.String("cluster")
 	if url == "" {
 		for _, f := range []string{"node", "cluster-user", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key"} {
@@ -55,6 +57,7 @@ func joinCluster(c *cli.Context, getenv func(string) string) (node *cluster.Node
 		URL: url, Name: c.String("node"),
 		User: c.String("cluster-user"), Password: getenv("LUARUN_CLUSTER_PASSWORD"), CredsFile: c.String("cluster-creds"),
 		CAFile: c.String("cluster-ca"), CertFile: c.String("cluster-cert"), KeyFile: c.String("cluster-key"),
+		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		if srv != nil {
@@ -68,4 +71,11 @@ func joinCluster(c *cli.Context, getenv func(string) string) (node *cluster.Node
 			srv.Close()
 		}
 	}, nil
+}
+
+// printClusterStats is --stats' line for a node: what went to other
+// nodes, and what came and what of it could not be delivered.
+func printClusterStats(w io.Writer, forwarded uint64, st cluster.Stats) {
+	fmt.Fprintf(w, "luarun: cluster: %d messages sent to other nodes; received %d, and %d for processes that had ended, %d malformed, %d dropped by NATS (read too slowly)\n",
+		forwarded, st.Delivered, st.Undeliverable, st.Malformed, st.SlowDropped)
 }

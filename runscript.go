@@ -39,7 +39,7 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, cli.Exit(err, exitUsage)
 	}
-	node, leave, err := joinCluster(c, os.Getenv) // clusterflags.go
+	node, leave, err := joinCluster(c, os.Getenv, logger) // clusterflags.go
 	if err != nil {
 		return exitUsage, cli.Exit(err, exitUsage)
 	}
@@ -75,6 +75,9 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	status, osExit := wait(rt, h, exited, sigs, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
 	if c.Bool("stats") {
 		printStats(stderr, rt.Stats())
+		if node != nil {
+			printClusterStats(stderr, rt.Stats().Forwarded, node.Stats())
+		}
 	}
 	if status != exitOK || osExit {
 		return status, nil

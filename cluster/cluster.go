@@ -12,13 +12,23 @@
 //
 // Node numbers (the high bits of every PID, scheduler/relay.go) come from
 // a counter in a JetStream key-value bucket, taken by compare-and-set, so
-// no two nodes of a cluster ever share one and a PID of a node that went
-// away never names a process of a later node. Node names are claimed in
-// a second bucket whose keys expire: a node refreshes its claim with
-// each heartbeat, so a name is free again a few seconds after its node
-// was killed. Every node publishes a heartbeat on "<cluster>.heartbeat"
-// and keeps the nodes it heard from in the last few heartbeats: those
-// are the nodes that are up.
+// two nodes get the same number only after scheduler.MaxNode (16,383)
+// more have joined, and a PID of a node that went away does not name a
+// process of the next ones. The counter lives as long as the server's
+// JetStream store: an embedded server (StartServer) keeps it in a
+// temporary directory for its own life, so restarting the node that
+// embeds it starts a new cluster. A heartbeat that shows this node's
+// number with another name is logged as a conflict. Node names are
+// claimed in a second bucket whose keys expire (nameTTL): a node
+// refreshes its claim with each heartbeat, so a name is free again a few
+// seconds after its node was killed. Every node publishes a heartbeat on
+// "<cluster>.heartbeat" and keeps the nodes it heard from in the last few
+// heartbeats: those are the nodes that are up.
+//
+// What cannot be delivered is counted (Node.Stats): a message whose
+// process has ended (its sender was told "true", as a local send to a
+// process that ends before reading is), a malformed one, and those NATS
+// dropped because this node read too slowly.
 //
 // The NATS server must have JetStream enabled (nats-server -js);
 // StartServer starts one in this process for trying a cluster on one
@@ -35,6 +45,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -69,6 +80,10 @@ type Config struct {
 	// DefaultDownAfter.
 	Heartbeat time.Duration
 	DownAfter int
+
+	// Logf, when set, hears of what goes wrong after Join: a heartbeat
+	// conflict, a lost name claim, NATS errors. nil: silence.
+	Logf func(format string, args ...any)
 }
 
 // Defaults of Config.
@@ -76,6 +91,11 @@ const (
 	DefaultHeartbeat = 500 * time.Millisecond
 	DefaultDownAfter = 4
 )
+
+// nameTTL is how long a name claim lasts unless its node refreshes it:
+// the same for every node (the bucket's TTL is set by the node that makes
+// it), so Heartbeat may be at most a third of it.
+const nameTTL = 6 * time.Second
 
 // Node is this runtime's place in a cluster. Join makes one; the runtime
 // attaches its scheduler; Close leaves.
@@ -87,12 +107,46 @@ type Node struct {
 	names  jetstream.KeyValue // name -> node number, expiring
 	claim  uint64             // the revision of this node's name claim
 
-	mu    sync.Mutex
+	mu    sync.RWMutex
 	sched *scheduler.Scheduler // set by Attach; incoming messages go to it
 	peers map[int]*peer        // the nodes heard from, by number
+	subs  []*nats.Subscription // Attach's; Close unsubscribes
 
-	stop chan struct{}
-	done chan struct{}
+	stats nodeStats
+
+	beating   bool          // the heartbeat goroutine runs (Attach succeeded); under mu
+	stop      chan struct{} // closed by Close
+	done      chan struct{} // closed when the heartbeat goroutine returns
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Stats counts what this node received and could not deliver.
+type Stats struct {
+	Delivered     uint64 // messages handed to a process of this node
+	Undeliverable uint64 // messages for a process of this node that has ended or never was
+	Malformed     uint64 // messages that could not be read
+	SlowDropped   uint64 // messages NATS dropped because this node read too slowly
+}
+
+// nodeStats: written by the subscription's goroutine (and NATS's error
+// callback), read by Stats from any goroutine.
+type nodeStats struct {
+	delivered, undeliverable, malformed, slowDropped atomic.Uint64
+}
+
+// Stats returns the node's counters.
+func (n *Node) Stats() Stats {
+	return Stats{
+		Delivered: n.stats.delivered.Load(), Undeliverable: n.stats.undeliverable.Load(),
+		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
+	}
+}
+
+func (n *Node) logf(format string, args ...any) {
+	if n.cfg.Logf != nil {
+		n.cfg.Logf(format, args...)
+	}
 }
 
 // peer is another node, as its heartbeats tell.
@@ -106,15 +160,20 @@ type peer struct {
 // gives it the scheduler that receives them.
 func Join(ctx context.Context, cfg Config) (*Node, error) {
 	cfg = withDefaults(cfg)
+	if cfg.Heartbeat > nameTTL/3 {
+		return nil, fmt.Errorf("cluster: a heartbeat of %v is too slow to keep a name (at most %v)", cfg.Heartbeat, nameTTL/3)
+	}
 	opts, err := connectOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
+	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
+	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: connect to %s: %w", cfg.URL, err)
 	}
-	n := &Node{cfg: cfg, nc: nc, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
+	n.nc = nc
 	if err := n.register(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -166,33 +225,59 @@ func connectOptions(cfg Config) ([]nats.Option, error) {
 	return opts, nil
 }
 
-// register takes a node number from the cluster's counter and claims the
-// node's name.
+// natsError counts the messages NATS dropped for a slow subscription and
+// logs the rest.
+func (n *Node) natsError(_ *nats.Conn, sub *nats.Subscription, err error) {
+	if errors.Is(err, nats.ErrSlowConsumer) && sub != nil {
+		if dropped, derr := sub.Dropped(); derr == nil {
+			n.stats.slowDropped.Store(uint64(dropped))
+		}
+	}
+	n.logf("cluster: %v", err)
+}
+
+// register claims the node's name, then takes a node number from the
+// cluster's counter (a name already up costs no number).
 func (n *Node) register(ctx context.Context) error {
 	js, err := jetstream.New(n.nc)
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
-	ids, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.cfg.Cluster + "_ids"})
-	if err != nil {
-		return fmt.Errorf("cluster: the node counter (does the NATS server run with JetStream, -js?): %w", err)
+	if n.names, err = bucket(ctx, js, n.cfg.Cluster+"_names", nameTTL); err != nil {
+		return fmt.Errorf("cluster: the node names (does the NATS server run with JetStream, -js?): %w", err)
 	}
-	if n.number, err = takeNumber(ctx, ids); err != nil {
-		return err
-	}
-	ttl := n.cfg.Heartbeat * time.Duration(n.cfg.DownAfter)
-	n.names, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: n.cfg.Cluster + "_names", TTL: max(ttl, time.Second)})
-	if err != nil {
-		return fmt.Errorf("cluster: the node names: %w", err)
-	}
-	n.claim, err = n.names.Create(ctx, n.name, []byte(strconv.Itoa(n.number)))
+	n.claim, err = n.names.Create(ctx, n.name, []byte("0"))
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("cluster: a node named %q is up already", n.name)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: claim the name %q: %w", n.name, err)
 	}
+	ids, err := bucket(ctx, js, n.cfg.Cluster+"_ids", 0)
+	if err == nil {
+		n.number, err = takeNumber(ctx, ids)
+	}
+	if err == nil {
+		n.claim, err = n.names.Update(ctx, n.name, []byte(strconv.Itoa(n.number)), n.claim)
+	}
+	if err != nil {
+		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		return fmt.Errorf("cluster: take a node number: %w", err)
+	}
 	return nil
+}
+
+// bucket opens the key-value bucket, making it (with ttl) if it is not
+// there: a bucket made by another node keeps that node's settings.
+func bucket(ctx context.Context, js jetstream.JetStream, name string, ttl time.Duration) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, TTL: ttl})
+		if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
+			kv, err = js.KeyValue(ctx, name)
+		}
+	}
+	return kv, err
 }
 
 // takeNumber increments the counter by compare-and-set and returns the
@@ -205,12 +290,12 @@ func takeNumber(ctx context.Context, ids jetstream.KeyValue) (int, error) {
 			if _, err := ids.Create(ctx, "next", []byte("1")); err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, fmt.Errorf("cluster: take a node number: %w", err)
+				return 0, err
 			}
 			continue // another node created it first
 		}
 		if err != nil {
-			return 0, fmt.Errorf("cluster: take a node number: %w", err)
+			return 0, err
 		}
 		last, _ := strconv.Atoi(string(e.Value()))
 		next := last%scheduler.MaxNode + 1
@@ -239,17 +324,35 @@ func (n *Node) subject(number int) string {
 // first process starts.
 func (n *Node) Attach(s *scheduler.Scheduler) error {
 	n.mu.Lock()
-	n.sched = s
-	n.mu.Unlock()
-	if _, err := n.nc.Subscribe(n.subject(n.number), n.deliver); err != nil {
-		return fmt.Errorf("cluster: subscribe: %w", err)
+	defer n.mu.Unlock()
+	if n.sched != nil {
+		return errors.New("cluster: the node is attached already")
 	}
-	if _, err := n.nc.Subscribe(n.cfg.Cluster+".heartbeat", n.heard); err != nil {
-		return fmt.Errorf("cluster: subscribe to heartbeats: %w", err)
+	n.sched = s // before the subscriptions: deliver reads it
+	for _, sub := range []struct {
+		subject string
+		handle  nats.MsgHandler
+	}{{n.subject(n.number), n.deliver}, {n.cfg.Cluster + ".heartbeat", n.heard}} {
+		sn, err := n.nc.Subscribe(sub.subject, sub.handle)
+		if err != nil {
+			n.unsubscribe()
+			n.sched = nil
+			return fmt.Errorf("cluster: subscribe to %s: %w", sub.subject, err)
+		}
+		n.subs = append(n.subs, sn)
 	}
+	n.beating = true
 	n.beat()
 	go n.heartbeats()
 	return nil
+}
+
+// unsubscribe ends Attach's subscriptions (under mu).
+func (n *Node) unsubscribe() {
+	for _, sub := range n.subs {
+		sub.Unsubscribe()
+	}
+	n.subs = nil
 }
 
 // Forward publishes msg for process to on its node: the scheduler's
@@ -274,20 +377,27 @@ func (n *Node) Forward(from, to scheduler.PID, msg any) error {
 func (n *Node) deliver(m *nats.Msg) {
 	from, k := binary.Uvarint(m.Data)
 	if k <= 0 {
+		n.stats.malformed.Add(1)
 		return
 	}
 	to, k2 := binary.Uvarint(m.Data[k:])
 	if k2 <= 0 {
+		n.stats.malformed.Add(1)
 		return
 	}
-	v, _, err := payload.UnmarshalWire(m.Data[k+k2:])
-	if err != nil {
+	v, rest, err := payload.UnmarshalWire(m.Data[k+k2:])
+	if err != nil || len(rest) > 0 {
+		n.stats.malformed.Add(1)
 		return
 	}
-	n.mu.Lock()
+	n.mu.RLock()
 	s := n.sched
-	n.mu.Unlock()
-	s.Send(scheduler.PID(from), scheduler.PID(to), v) // an ended process: dropped, as a local send to it
+	n.mu.RUnlock()
+	if err := s.Send(scheduler.PID(from), scheduler.PID(to), v); err != nil {
+		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
+		return
+	}
+	n.stats.delivered.Add(1)
 }
 
 // heartbeats says this node is up every Heartbeat, refreshing its name's
@@ -302,12 +412,37 @@ func (n *Node) heartbeats() {
 			return
 		case <-t.C:
 			n.beat()
-			ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
-			if rev, err := n.names.Update(ctx, n.name, []byte(strconv.Itoa(n.number)), n.claim); err == nil {
-				n.claim = rev
-			}
-			cancel()
+			n.renewClaim()
 		}
+	}
+}
+
+// renewClaim refreshes the name's claim. If the update fails (it timed
+// out but was applied, or the key expired while the server was away),
+// the key is read: a claim that is still this node's is adopted, a
+// missing one made again, another node's logged (then two nodes answer
+// to one name until this one leaves).
+func (n *Node) renewClaim() {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	defer cancel()
+	mine := []byte(strconv.Itoa(n.number))
+	rev, err := n.names.Update(ctx, n.name, mine, n.claim)
+	if err == nil {
+		n.claim = rev
+		return
+	}
+	e, gerr := n.names.Get(ctx, n.name)
+	switch {
+	case gerr == nil && string(e.Value()) == string(mine):
+		n.claim = e.Revision()
+	case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
+		if rev, err := n.names.Create(ctx, n.name, mine); err == nil {
+			n.claim = rev
+		}
+	case gerr == nil:
+		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)
+	default:
+		n.logf("cluster: renew the claim of %q: %v", n.name, err)
 	}
 }
 
@@ -321,7 +456,13 @@ func (n *Node) beat() {
 func (n *Node) heard(m *nats.Msg) {
 	var number int
 	var name string
-	if _, err := fmt.Sscanf(string(m.Data), "%d %s", &number, &name); err != nil || number == n.number {
+	if _, err := fmt.Sscanf(string(m.Data), "%d %s", &number, &name); err != nil {
+		return
+	}
+	if number == n.number {
+		if name != n.name {
+			n.logf("cluster: node %q has this node's number %d: their PIDs collide (was the server's JetStream store lost?)", name, number)
+		}
 		return
 	}
 	n.mu.Lock()
@@ -342,8 +483,8 @@ func (n *Node) up(number int) bool {
 	if number == n.number {
 		return true
 	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	n.mu.RLock()
+	defer n.mu.RUnlock()
 	p := n.peers[number]
 	return p != nil && time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter)
 }
@@ -352,36 +493,35 @@ func (n *Node) up(number int) bool {
 // sorted.
 func (n *Node) Nodes() []string {
 	names := []string{n.name}
-	n.mu.Lock()
+	n.mu.RLock()
 	for number, p := range n.peers {
 		if time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter) && number != n.number {
 			names = append(names, p.name)
 		}
 	}
-	n.mu.Unlock()
+	n.mu.RUnlock()
 	sort.Strings(names)
 	return names
 }
 
-// Close leaves the cluster: the heartbeats stop, the name is released,
-// and what was published is flushed before the connection closes.
+// Close leaves the cluster: the heartbeats stop, the subscriptions end,
+// the name is released, and what was published is flushed before the
+// connection closes. Closing again returns the first Close's result.
 func (n *Node) Close() error {
-	select {
-	case <-n.stop:
-		return nil
-	default:
-	}
-	close(n.stop)
-	n.mu.Lock()
-	attached := n.sched != nil
-	n.mu.Unlock()
-	if attached {
-		<-n.done
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
-	err := n.nc.FlushWithContext(ctx)
-	n.nc.Close()
-	return err
+	n.closeOnce.Do(func() {
+		close(n.stop)
+		n.mu.Lock()
+		beating := n.beating
+		n.unsubscribe()
+		n.mu.Unlock()
+		if beating {
+			<-n.done // the claim is the heartbeat goroutine's until then
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		n.closeErr = n.nc.FlushWithContext(ctx)
+		n.nc.Close()
+	})
+	return n.closeErr
 }

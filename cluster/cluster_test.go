@@ -119,8 +119,78 @@ func TestNodesMeet(t *testing.T) {
 	a, b := join(t, srv, "a"), join(t, srv, "b")
 	assert.NotEqual(t, a.node.Number(), b.node.Number())
 	waitUp(t, []string{"a", "b"}, a, b)
-	_, err := Join(t.Context(), Config{URL: srv.URL(), Name: "a"})
-	assert.ErrorContains(t, err, `a node named "a" is up already`)
+	again, err := Join(t.Context(), Config{URL: srv.URL(), Name: "a"})
+	if !assert.ErrorContains(t, err, `a node named "a" is up already`) {
+		again.Close()
+	}
+	assert.ErrorContains(t, a.node.Attach(a.sched), "attached already")
+}
+
+// TestNodeClosesWithoutAttach: a node that joined and never attached
+// (the runtime failed first) closes, twice, without waiting for
+// heartbeats that never started; its name is free again at once.
+func TestNodeClosesWithoutAttach(t *testing.T) {
+	srv := startServer(t)
+	n, err := Join(t.Context(), Config{URL: srv.URL(), Name: "x"})
+	require.NoError(t, err)
+	require.NoError(t, n.Close())
+	require.NoError(t, n.Close())
+	n, err = Join(t.Context(), Config{URL: srv.URL(), Name: "x"})
+	require.NoError(t, err)
+	require.NoError(t, n.Close())
+}
+
+// TestEveryMessageIsAccountedFor: what one node forwards, the other
+// counts as delivered or as undeliverable (its process had ended), and
+// a malformed message published on a node's subject is counted as such.
+func TestEveryMessageIsAccountedFor(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	k := &sink{last: "last", done: make(chan struct{})}
+	hk, err := b.sched.Submit(k, "main", nil)
+	require.NoError(t, err)
+	msgs := []any{}
+	for i := range 200 {
+		msgs = append(msgs, int64(i))
+	}
+	msgs = append(msgs, "last")
+	for i := range 300 { // after the sink has ended, or in its mailbox as it ends
+		msgs = append(msgs, int64(i))
+	}
+	hs, err := a.sched.Submit(&sender{to: hk.PID(), msgs: msgs}, "main", nil)
+	require.NoError(t, err)
+	_, err = hs.Wait(t.Context())
+	require.NoError(t, err)
+	forwarded := a.sched.Stats().Forwarded
+	assert.Equal(t, uint64(len(msgs)), forwarded)
+	for {
+		st := b.node.Stats()
+		if st.Delivered+st.Undeliverable == forwarded {
+			break
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			return
+		}
+	}
+	<-k.done
+	st := b.node.Stats()
+	assert.GreaterOrEqual(t, st.Delivered, uint64(201))
+	assert.Zero(t, st.Malformed)
+
+	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Number()), []byte{0x80}))
+	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Number()), []byte{1, 2, 0xFF}))
+	require.NoError(t, a.node.nc.Flush())
+	for b.node.Stats().Malformed < 2 {
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			return
+		}
+	}
+	assert.Equal(t, uint64(2), b.node.Stats().Malformed)
 }
 
 // TestMessagesCrossNodesInOrder: 100,000 messages from a process on one
@@ -150,6 +220,8 @@ func TestMessagesCrossNodesInOrder(t *testing.T) {
 	select {
 	case <-k.done:
 	case <-time.After(60 * time.Second):
+		k.mu.Lock()
+		defer k.mu.Unlock()
 		t.Fatalf("%d of %d messages came", len(k.got), n)
 	}
 	k.mu.Lock()

@@ -52,6 +52,12 @@ function ask(peer, n)
   end
   local ok, err = process.send(peer + 2^39 * 100, "to a node that is not up")
   assert(ok == nil and err:find("is not up"), tostring(err))
+  -- a timer's message crosses too (a scalar made a payload value)
+  process.send_after(0.001, peer, 999)
+  assert(process.receive(10).echo == 999)
+  -- calls do not cross nodes yet: no process, at once
+  local r, cerr = process.call(peer, "hi", 5)
+  assert(r == nil and cerr:find("no process"), tostring(cerr))
   process.send(peer, "stop")
   return out, process.node(), table.concat(nodes, ",")
 end`
@@ -60,7 +66,8 @@ end`
 // another, which answers to the PID that came with the message, with its
 // own PID in the answer; the answers come in order and the returned PIDs
 // reach the same process; process.node and process.nodes name the nodes;
-// a send to a node that is not up returns nil and an error.
+// a send to a node that is not up returns nil and an error; send_after
+// crosses; a call to another node is "no process" (not built yet).
 func TestLuaProcessesAcrossNodes(t *testing.T) {
 	srv, err := cluster.StartServer("127.0.0.1:0")
 	require.NoError(t, err)

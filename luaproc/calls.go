@@ -100,7 +100,7 @@ func (p *luaProcess) call(L *lua.LState) int {
 	if L.Get(3) != lua.LNil {
 		timeout = optTimeout(L, 3)
 	}
-	if !ok {
+	if !ok || p.rt.remote(to) { // calls do not cross nodes yet (cluster.go)
 		return pushNoProcess(L, L.Get(1))
 	}
 	f := p.blockable(L, "process.call") // before the request goes out

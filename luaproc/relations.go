@@ -206,7 +206,7 @@ func (p *luaProcess) sendAfter(L *lua.LState) int {
 		L.ArgError(1, "seconds is not a number (NaN)")
 	}
 	st := &sendTimer{}
-	sched, from := p.rt.sched, p.pid
+	sched, from, rt := p.rt.sched, p.pid, p.rt
 	st.t = time.AfterFunc(secondsDuration(d), func() {
 		st.fired.Store(true)
 		to, ok := scheduler.PID(0), true
@@ -217,7 +217,11 @@ func (p *luaProcess) sendAfter(L *lua.LState) int {
 			to = scheduler.PID(x)
 		}
 		if ok {
-			sched.Send(from, to, v)
+			msg := v
+			if rt.remote(to) {
+				msg = goValue(v) // a scalar crosses the wire as a payload value (cluster.go)
+			}
+			sched.Send(from, to, msg)
 		}
 	})
 	p.timerID++

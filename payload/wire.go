@@ -16,7 +16,9 @@ package payload
 //	map[any]any                a uvarint count, then each key and value as values
 //
 // Unmarshal checks every length against what is left, so a malformed or
-// hostile message is an error, never a panic or a huge allocation.
+// hostile message is an error, never a panic; a list or map grows as its
+// elements are read (a count is only a claim: deep nesting of large
+// claimed counts must not make each level allocate the whole message).
 
 import (
 	"encoding/binary"
@@ -193,11 +195,14 @@ func (r *wireReader) value(depth int) any {
 	return r.fail(fmt.Errorf("wire: unknown tag %d", tag))
 }
 
+// wireInitialCap bounds what a count makes before its elements are read.
+const wireInitialCap = 16
+
 func (r *wireReader) list(depth int) any {
 	n := r.count()
-	list := make([]any, n)
-	for i := range list {
-		list[i] = r.value(depth + 1)
+	list := make([]any, 0, min(n, wireInitialCap))
+	for i := 0; i < n && r.err == nil; i++ {
+		list = append(list, r.value(depth+1))
 	}
 	if r.err != nil {
 		return nil
@@ -208,8 +213,8 @@ func (r *wireReader) list(depth int) any {
 func (r *wireReader) dict(tag byte, depth int) any {
 	n := r.count()
 	if tag == tagMap {
-		m := make(map[string]any, n)
-		for range n {
+		m := make(map[string]any, min(n, wireInitialCap))
+		for i := 0; i < n && r.err == nil; i++ {
 			k := string(r.bytes())
 			m[k] = r.value(depth + 1)
 		}
@@ -218,8 +223,8 @@ func (r *wireReader) dict(tag byte, depth int) any {
 		}
 		return m
 	}
-	m := make(map[any]any, n)
-	for range n {
+	m := make(map[any]any, min(n, wireInitialCap))
+	for i := 0; i < n && r.err == nil; i++ {
 		k := r.value(depth + 1)
 		if err := checkKey(k, "wire"); err != nil {
 			return r.fail(err) // keeps the first error, if a read failed

@@ -3,6 +3,7 @@ package payload
 import (
 	"math"
 	"math/rand"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +74,26 @@ func TestWireMalformed(t *testing.T) {
 	assert.ErrorIs(t, err, errShort)
 	_, _, err = UnmarshalWire([]byte{tagAnyMap, 1, tagList, 0, tagNil})
 	assert.ErrorContains(t, err, "cannot be sent")
+}
+
+// TestWireClaimedCountsCostLittle: a message of nested lists, each
+// claiming as many elements as the bytes left, decodes to an error
+// without allocating for the claims (a 10 KB message once made 31 MB).
+func TestWireClaimedCountsCostLittle(t *testing.T) {
+	var msg []byte
+	for range 150 {
+		msg = append(msg, tagList, 0xD0, 0x4E) // a count of 10,000: the bytes that follow
+	}
+	msg = append(msg, make([]byte, 10000)...)
+	allocs := testing.AllocsPerRun(5, func() {
+		_, _, err := UnmarshalWire(msg)
+		assert.Error(t, err)
+	})
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	before := m.TotalAlloc
+	UnmarshalWire(msg)
+	runtime.ReadMemStats(&m)
+	assert.Less(t, m.TotalAlloc-before, uint64(1<<20), "bytes allocated for a 10 KB message")
+	assert.Less(t, allocs, 2000.0)
 }

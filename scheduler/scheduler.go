@@ -251,7 +251,13 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		s.stats.refusedProcesses.Add(1)
 		return Handle{}, ErrTooManyProcesses
 	}
-	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(s.nextPID.Add(1))}
+	count := s.nextPID.Add(1)
+	if count > localMask { // the count would run into the node bits (relay.go)
+		s.slots.Add(-1)
+		s.stats.refusedProcesses.Add(1)
+		return Handle{}, ErrTooManyProcesses
+	}
+	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(count)}
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if err := p.Init(&pr.ctx, method, input); err != nil {
