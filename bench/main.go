@@ -99,6 +99,7 @@ func workloads() []workload {
 		{"logagg", logagg},
 		{"vm", vmBench},
 		{"erlang", erlang},
+		{"cluster", clusterBench},
 	}
 }
 

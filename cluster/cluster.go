@@ -339,6 +339,9 @@ func (n *Node) Attach(s *scheduler.Scheduler) error {
 			n.sched = nil
 			return fmt.Errorf("cluster: subscribe to %s: %w", sub.subject, err)
 		}
+		// no bound on what waits to be delivered, as a local mailbox has
+		// none unless --max-mailbox: NATS would drop past its default
+		sn.SetPendingLimits(-1, -1)
 		n.subs = append(n.subs, sn)
 	}
 	n.beating = true
