@@ -38,7 +38,6 @@ package cluster
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -51,7 +50,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -113,6 +111,9 @@ type Node struct {
 	subs  []*nats.Subscription // Attach's; Close unsubscribes
 
 	stats nodeStats
+	out   outbound // the sequence numbers of what this node sends (messages.go)
+	in    inbound  // what it received from each node: the subscription's alone
+	js    jetstream.JetStream
 
 	beating   bool          // the heartbeat goroutine runs (Attach succeeded); under mu
 	stop      chan struct{} // closed by Close
@@ -127,12 +128,18 @@ type Stats struct {
 	Undeliverable uint64 // messages for a process of this node that has ended or never was
 	Malformed     uint64 // messages that could not be read
 	SlowDropped   uint64 // messages NATS dropped because this node read too slowly
+	// Lost: messages another node numbered for this one that never came
+	// (a gap in its sequence: dropped by a server that went away, say),
+	// seen when a later message comes. Duplicates: messages that came
+	// twice (NATS does not redeliver; counted and dropped if it did).
+	Lost, Duplicates uint64
 }
 
 // nodeStats: written by the subscription's goroutine (and NATS's error
 // callback), read by Stats from any goroutine.
 type nodeStats struct {
 	delivered, undeliverable, malformed, slowDropped atomic.Uint64
+	lost, duplicates                                 atomic.Uint64
 }
 
 // Stats returns the node's counters.
@@ -140,6 +147,7 @@ func (n *Node) Stats() Stats {
 	return Stats{
 		Delivered: n.stats.delivered.Load(), Undeliverable: n.stats.undeliverable.Load(),
 		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
+		Lost: n.stats.lost.Load(), Duplicates: n.stats.duplicates.Load(),
 	}
 }
 
@@ -243,6 +251,7 @@ func (n *Node) register(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: %w", err)
 	}
+	n.js = js
 	if n.names, err = bucket(ctx, js, n.cfg.Cluster+"_names", nameTTL); err != nil {
 		return fmt.Errorf("cluster: the node names (does the NATS server run with JetStream, -js?): %w", err)
 	}
@@ -358,51 +367,6 @@ func (n *Node) unsubscribe() {
 	n.subs = nil
 }
 
-// Forward publishes msg for process to on its node: the scheduler's
-// Relay. A node that is not up is an error.
-func (n *Node) Forward(from, to scheduler.PID, msg any) error {
-	node := to.Node()
-	if !n.up(node) {
-		return fmt.Errorf("node %d is not up", node)
-	}
-	buf := make([]byte, 0, 32)
-	buf = binary.AppendUvarint(buf, uint64(from))
-	buf = binary.AppendUvarint(buf, uint64(to))
-	buf, err := payload.AppendWire(buf, msg)
-	if err != nil {
-		return err
-	}
-	return n.nc.Publish(n.subject(node), buf)
-}
-
-// deliver hands a message published for one of this node's processes to
-// the scheduler (one goroutine per subscription: in order).
-func (n *Node) deliver(m *nats.Msg) {
-	from, k := binary.Uvarint(m.Data)
-	if k <= 0 {
-		n.stats.malformed.Add(1)
-		return
-	}
-	to, k2 := binary.Uvarint(m.Data[k:])
-	if k2 <= 0 {
-		n.stats.malformed.Add(1)
-		return
-	}
-	v, rest, err := payload.UnmarshalWire(m.Data[k+k2:])
-	if err != nil || len(rest) > 0 {
-		n.stats.malformed.Add(1)
-		return
-	}
-	n.mu.RLock()
-	s := n.sched
-	n.mu.RUnlock()
-	if err := s.Send(scheduler.PID(from), scheduler.PID(to), v); err != nil {
-		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
-		return
-	}
-	n.stats.delivered.Add(1)
-}
-
 // heartbeats says this node is up every Heartbeat, refreshing its name's
 // claim, until Close.
 func (n *Node) heartbeats() {
@@ -444,6 +408,15 @@ func (n *Node) renewClaim() {
 		}
 	case gerr == nil:
 		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)
+	case errors.Is(gerr, jetstream.ErrBucketNotFound) || errors.Is(gerr, jetstream.ErrStreamNotFound):
+		// a server that lost its JetStream store (restarted): make the
+		// bucket again and claim the name anew
+		if names, err := bucket(ctx, n.js, n.cfg.Cluster+"_names", nameTTL); err == nil {
+			n.names = names
+			if rev, err := names.Create(ctx, n.name, mine); err == nil {
+				n.claim = rev
+			}
+		}
 	default:
 		n.logf("cluster: renew the claim of %q: %v", n.name, err)
 	}

@@ -77,6 +77,9 @@ func (k *sink) Init(context.Context, string, payload.Payloads) error { return ni
 func (k *sink) Close()                                               {}
 func (k *sink) Step(evs []scheduler.Event, out *scheduler.StepOutput) error {
 	for _, ev := range evs {
+		if ev.Type == scheduler.EventCancel {
+			return ev.Error // shut down
+		}
 		if ev.Type != scheduler.EventMessage {
 			continue
 		}

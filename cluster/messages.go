@@ -1,0 +1,148 @@
+package cluster
+
+// Messages between nodes.
+//
+// A message travels as one NATS message on its node's subject, framed as
+//
+//	source node, sequence, from PID, to PID   uvarints
+//	the message                               payload's wire form
+//
+// Each node numbers what it sends to each other node, 1, 2, 3...: the
+// number is taken and the message published under one lock, so the
+// numbers follow the order of the publishes, which NATS keeps. The
+// receiving node's subscription (one goroutine) expects each source's
+// next number: a higher one means messages were lost between (a server
+// that went away with them, a client buffer dropped) and counts them
+// Lost; a lower or equal one is a duplicate, counted and dropped. A loss
+// at the very end of a stream, with nothing after it, is not seen.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+// outbound numbers the messages for each node (under mu, with the
+// publish).
+type outbound struct {
+	mu  sync.Mutex
+	seq map[int]uint64 // node number → the last number sent to it
+}
+
+// inbound is, for each source node, the last number received: read and
+// written by the delivering subscription's goroutine only.
+type inbound struct {
+	seq map[int]uint64
+}
+
+// frame is a message's header.
+type frame struct {
+	source   int
+	seq      uint64
+	from, to scheduler.PID
+}
+
+// Forward publishes msg for process to on its node: the scheduler's
+// Relay. A node that is not up is an error.
+func (n *Node) Forward(from, to scheduler.PID, msg any) error {
+	node := to.Node()
+	if !n.up(node) {
+		return fmt.Errorf("node %d is not up", node)
+	}
+	body, err := payload.AppendWire(make([]byte, 0, 32), msg)
+	if err != nil {
+		return err
+	}
+	n.out.mu.Lock()
+	defer n.out.mu.Unlock()
+	if n.out.seq == nil {
+		n.out.seq = map[int]uint64{}
+	}
+	seq := n.out.seq[node] + 1
+	buf := appendFrame(make([]byte, 0, 24+len(body)), frame{n.number, seq, from, to})
+	if err := n.nc.Publish(n.subject(node), append(buf, body...)); err != nil {
+		return err
+	}
+	n.out.seq[node] = seq // only once published: a refused one takes no number
+	return nil
+}
+
+func appendFrame(buf []byte, f frame) []byte {
+	buf = binary.AppendUvarint(buf, uint64(f.source))
+	buf = binary.AppendUvarint(buf, f.seq)
+	buf = binary.AppendUvarint(buf, uint64(f.from))
+	return binary.AppendUvarint(buf, uint64(f.to))
+}
+
+// readFrame reads a header and returns it with the message after it.
+func readFrame(data []byte) (f frame, rest []byte, ok bool) {
+	var fields [4]uint64
+	for i := range fields {
+		x, k := binary.Uvarint(data)
+		if k <= 0 {
+			return frame{}, nil, false
+		}
+		fields[i], data = x, data[k:]
+	}
+	if fields[0] > scheduler.MaxNode {
+		return frame{}, nil, false
+	}
+	return frame{int(fields[0]), fields[1], scheduler.PID(fields[2]), scheduler.PID(fields[3])}, data, true
+}
+
+// deliver hands a message published for one of this node's processes to
+// the scheduler (one goroutine per subscription: in order), counting what
+// it cannot deliver and the gaps in each source's numbers.
+func (n *Node) deliver(m *nats.Msg) {
+	f, body, ok := readFrame(m.Data)
+	if !ok {
+		n.stats.malformed.Add(1)
+		return
+	}
+	v, rest, err := payload.UnmarshalWire(body)
+	if err != nil || len(rest) > 0 {
+		n.stats.malformed.Add(1)
+		return
+	}
+	if !n.in.next(n, f) {
+		return
+	}
+	n.mu.RLock()
+	s := n.sched
+	n.mu.RUnlock()
+	if err := s.Send(f.from, f.to, v); err != nil {
+		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
+		return
+	}
+	n.stats.delivered.Add(1)
+}
+
+// next checks f's number against its source's last one, counting a gap
+// as lost, and reports whether f is new (not a duplicate).
+func (in *inbound) next(n *Node, f frame) bool {
+	if in.seq == nil {
+		in.seq = map[int]uint64{}
+	}
+	last := in.seq[f.source]
+	switch {
+	case f.seq <= last:
+		n.stats.duplicates.Add(1)
+		return false
+	case f.seq > last+1 && last > 0:
+		n.stats.lost.Add(f.seq - last - 1)
+		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-last-1, f.source)
+	case f.seq > 1 && last == 0:
+		// the first heard of this source, which sent before: a node that
+		// joined late hears a stream from its middle only if messages
+		// were lost; count them
+		n.stats.lost.Add(f.seq - 1)
+		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-1, f.source)
+	}
+	in.seq[f.source] = f.seq
+	return true
+}
