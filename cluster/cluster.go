@@ -176,6 +176,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
+	n.out.seq, n.in.seq = map[int]uint64{}, map[int]uint64{}
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
@@ -290,8 +291,8 @@ func bucket(ctx context.Context, js jetstream.JetStream, name string, ttl time.D
 }
 
 // takeNumber increments the counter by compare-and-set and returns the
-// number it took: no two nodes ever get the same (numbers wrap past
-// scheduler.MaxNode, after that many nodes have joined).
+// number it took: two nodes get the same only when scheduler.MaxNode
+// more have joined between them (the numbers wrap).
 func takeNumber(ctx context.Context, ids jetstream.KeyValue) (int, error) {
 	for {
 		e, err := ids.Get(ctx, "next")
@@ -315,10 +316,8 @@ func takeNumber(ctx context.Context, ids jetstream.KeyValue) (int, error) {
 	}
 }
 
-// Number is this node's number (the node bits of its PIDs).
-func (n *Node) Number() int { return n.number }
-
-// Node is Number, for the scheduler's Relay.
+// Node is this node's number (the node bits of its PIDs): the
+// scheduler's Relay.
 func (n *Node) Node() int { return n.number }
 
 // Name is this node's name.
@@ -462,7 +461,13 @@ func (n *Node) up(number int) bool {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	p := n.peers[number]
-	return p != nil && time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter)
+	return p != nil && n.fresh(p)
+}
+
+// fresh reports whether p was heard from within DownAfter heartbeats
+// (under mu).
+func (n *Node) fresh(p *peer) bool {
+	return time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter)
 }
 
 // Nodes is the names of the nodes that are up, this one's included,
@@ -470,8 +475,8 @@ func (n *Node) up(number int) bool {
 func (n *Node) Nodes() []string {
 	names := []string{n.name}
 	n.mu.RLock()
-	for number, p := range n.peers {
-		if time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter) && number != n.number {
+	for _, p := range n.peers { // never this node: heard skips its own beats
+		if n.fresh(p) {
 			names = append(names, p.name)
 		}
 	}

@@ -120,7 +120,7 @@ func (p *sender) Step(_ []scheduler.Event, out *scheduler.StepOutput) error {
 func TestNodesMeet(t *testing.T) {
 	srv := startServer(t)
 	a, b := join(t, srv, "a"), join(t, srv, "b")
-	assert.NotEqual(t, a.node.Number(), b.node.Number())
+	assert.NotEqual(t, a.node.Node(), b.node.Node())
 	waitUp(t, []string{"a", "b"}, a, b)
 	again, err := Join(t.Context(), Config{URL: srv.URL(), Name: "a"})
 	if !assert.ErrorContains(t, err, `a node named "a" is up already`) {
@@ -183,8 +183,8 @@ func TestEveryMessageIsAccountedFor(t *testing.T) {
 	assert.GreaterOrEqual(t, st.Delivered, uint64(201))
 	assert.Zero(t, st.Malformed)
 
-	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Number()), []byte{0x80}))
-	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Number()), []byte{1, 2, 0xFF}))
+	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Node()), []byte{0x80}))
+	require.NoError(t, a.node.nc.Publish(b.node.subject(b.node.Node()), []byte{1, 2, 0xFF}))
 	require.NoError(t, a.node.nc.Flush())
 	for b.node.Stats().Malformed < 2 {
 		select {
@@ -217,7 +217,7 @@ func TestMessagesCrossNodesInOrder(t *testing.T) {
 	k := &sink{last: "last", done: make(chan struct{})}
 	hk, err := b.sched.Submit(k, "main", nil)
 	require.NoError(t, err)
-	assert.Equal(t, b.node.Number(), hk.PID().Node())
+	assert.Equal(t, b.node.Node(), hk.PID().Node())
 	hs, err := a.sched.Submit(&sender{to: hk.PID(), msgs: msgs}, "main", nil)
 	require.NoError(t, err)
 	select {
@@ -242,6 +242,6 @@ func TestMessagesCrossNodesInOrder(t *testing.T) {
 func TestSendToANodeThatIsNotUp(t *testing.T) {
 	srv := startServer(t)
 	a := join(t, srv, "a")
-	err := a.sched.Send(0, scheduler.NodePID(a.node.Number()+5, 1), "x")
+	err := a.sched.Send(0, scheduler.NodePID(a.node.Node()+5, 1), "x")
 	assert.ErrorContains(t, err, "is not up")
 }

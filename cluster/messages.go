@@ -60,9 +60,6 @@ func (n *Node) Forward(from, to scheduler.PID, msg any) error {
 	}
 	n.out.mu.Lock()
 	defer n.out.mu.Unlock()
-	if n.out.seq == nil {
-		n.out.seq = map[int]uint64{}
-	}
 	seq := n.out.seq[node] + 1
 	buf := appendFrame(make([]byte, 0, 24+len(body)), frame{n.number, seq, from, to})
 	if err := n.nc.Publish(n.subject(node), append(buf, body...)); err != nil {
@@ -122,26 +119,18 @@ func (n *Node) deliver(m *nats.Msg) {
 	n.stats.delivered.Add(1)
 }
 
-// next checks f's number against its source's last one, counting a gap
-// as lost, and reports whether f is new (not a duplicate).
+// next checks f's number against its source's last one (0 before the
+// first: numbers start at 1), counting a gap as lost, and reports whether
+// f is new (not a duplicate).
 func (in *inbound) next(n *Node, f frame) bool {
-	if in.seq == nil {
-		in.seq = map[int]uint64{}
-	}
 	last := in.seq[f.source]
 	switch {
 	case f.seq <= last:
 		n.stats.duplicates.Add(1)
 		return false
-	case f.seq > last+1 && last > 0:
+	case f.seq > last+1:
 		n.stats.lost.Add(f.seq - last - 1)
 		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-last-1, f.source)
-	case f.seq > 1 && last == 0:
-		// the first heard of this source, which sent before: a node that
-		// joined late hears a stream from its middle only if messages
-		// were lost; count them
-		n.stats.lost.Add(f.seq - 1)
-		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-1, f.source)
 	}
 	in.seq[f.source] = f.seq
 	return true

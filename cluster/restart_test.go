@@ -31,7 +31,7 @@ func TestGapsAndDuplicatesAreCounted(t *testing.T) {
 	}{{1, "a"}, {2, "b"}, {5, "c"}, {5, "c again"}, {6, "last"}} {
 		body, err := payload.AppendWire(appendFrame(nil, frame{source, step.seq, scheduler.NodePID(source, 1), hk.PID()}), step.msg)
 		require.NoError(t, err)
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Number()), body))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
 	}
 	<-k.done
 	k.mu.Lock()
