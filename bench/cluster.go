@@ -61,7 +61,7 @@ func clusterBench() []row {
 
 	pong, err := b.Start(sb, "pong")
 	check(err)
-	res := runStarted(a, sa, "ping", int64(pong.PID()), int64(rounds), clusterPayload)
+	res := runLoaded(a, sa, "ping", int64(pong.PID()), int64(rounds), clusterPayload)
 	rtt := time.Duration(res[0].(float64) * float64(time.Second) / float64(rounds))
 	rawRTT := rawRequestReply(srv.URL(), rounds)
 
@@ -71,7 +71,7 @@ func clusterBench() []row {
 	sink, err := b.Start(sb, "sink", int64(n), int64(inbox.PID()))
 	check(err)
 	t0 := time.Now()
-	runStarted(a, sa, "stream", int64(sink.PID()), int64(n), clusterPayload)
+	runLoaded(a, sa, "stream", int64(sink.PID()), int64(n), clusterPayload)
 	_, err = inbox.Receive(context.Background())
 	check(err)
 	stream := time.Since(t0)
@@ -100,15 +100,6 @@ func clusterNode(url, name string) (*luaproc.Runtime, *luaproc.Script, func()) {
 		shutdown(rt)
 		node.Close()
 	}
-}
-
-// runStarted runs entry of s on rt and returns its results.
-func runStarted(rt *luaproc.Runtime, s *luaproc.Script, entry string, args ...any) []any {
-	h, err := rt.Start(s, entry, args...)
-	check(err)
-	res, err := h.Wait(context.Background())
-	check(err)
-	return res
 }
 
 // rawRequestReply is nats.go's round trip: one connection requests, the

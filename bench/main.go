@@ -134,6 +134,12 @@ func runMain(rt *luaproc.Runtime, name, src string, args ...any) []any {
 func runEntry(rt *luaproc.Runtime, name, src, entry string, args ...any) []any {
 	s, err := rt.LoadString(name, src)
 	check(err)
+	return runLoaded(rt, s, entry, args...)
+}
+
+// runLoaded runs entry of the loaded script s with args and returns its
+// results.
+func runLoaded(rt *luaproc.Runtime, s *luaproc.Script, entry string, args ...any) []any {
 	h, err := rt.Start(s, entry, args...)
 	check(err)
 	res, err := h.Wait(context.Background())
