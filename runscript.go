@@ -43,8 +43,8 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	if err != nil {
 		return exitUsage, cli.Exit(err, exitUsage)
 	}
-	defer leave() // after the runtime's shutdown, which every return below has done
-	if node != nil {
+	defer leave()    // after the runtime's shutdown, which every return below has done
+	if node != nil { // a nil *cluster.Node would make a non-nil ClusterNode
 		opts.Cluster = node
 	}
 	exited := make(chan int, 1) // os.exit's status

@@ -175,11 +175,11 @@ func New(opts Options) *Scheduler {
 	s.limits = newLimits(opts)
 	s.onCrash = opts.OnCrash
 	if opts.Relay != nil {
-		n := opts.Relay.Node()
-		if n < 1 || n > MaxNode {
-			panic(fmt.Sprintf("scheduler: relay node %d is not in 1..%d", n, MaxNode))
+		node := opts.Relay.Node() // (n is the worker count)
+		if node < 1 || node > MaxNode {
+			panic(fmt.Sprintf("scheduler: relay node %d is not in 1..%d", node, MaxNode))
 		}
-		s.relay, s.nodeBits = opts.Relay, NodePID(n, 0)
+		s.relay, s.nodeBits = opts.Relay, NodePID(node, 0)
 		s.table.node = s.nodeBits
 	}
 	s.idle.cond.L = &s.idle.mu
