@@ -133,13 +133,16 @@ type Stats struct {
 	// seen when a later message comes. Duplicates: messages that came
 	// twice (NATS does not redeliver; counted and dropped if it did).
 	Lost, Duplicates uint64
+	// Signals: links', monitors' and kills' signals received (not
+	// messages: not in Delivered).
+	Signals uint64
 }
 
 // nodeStats: written by the subscription's goroutine (and NATS's error
 // callback), read by Stats from any goroutine.
 type nodeStats struct {
 	delivered, undeliverable, malformed, slowDropped atomic.Uint64
-	lost, duplicates                                 atomic.Uint64
+	lost, duplicates, signals                        atomic.Uint64
 }
 
 // Stats returns the node's counters.
@@ -148,6 +151,7 @@ func (n *Node) Stats() Stats {
 		Delivered: n.stats.delivered.Load(), Undeliverable: n.stats.undeliverable.Load(),
 		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
 		Lost: n.stats.lost.Load(), Duplicates: n.stats.duplicates.Load(),
+		Signals: n.stats.signals.Load(),
 	}
 }
 
@@ -161,6 +165,7 @@ func (n *Node) logf(format string, args ...any) {
 type peer struct {
 	name string
 	seen time.Time
+	down bool // its heartbeats stopped and NodeDown was called; until it beats again
 }
 
 // Join connects to the cluster's NATS server, takes a node number and
@@ -378,6 +383,7 @@ func (n *Node) heartbeats() {
 			return
 		case <-t.C:
 			n.beat()
+			n.noticeDown()
 			n.renewClaim()
 		}
 	}
@@ -447,9 +453,30 @@ func (n *Node) heard(m *nats.Msg) {
 		n.peers[number] = p
 	}
 	p.seen = time.Now()
+	p.down = false
 	n.mu.Unlock()
 	if !known {
 		n.beat()
+	}
+}
+
+// noticeDown tells the scheduler of each node that stopped beating since
+// the last look: its monitors and links on that node's processes fire
+// with noconnection (scheduler.NodeDown).
+func (n *Node) noticeDown() {
+	var gone []int
+	n.mu.Lock()
+	for number, p := range n.peers {
+		if !p.down && !n.fresh(p) {
+			p.down = true
+			gone = append(gone, number)
+			n.logf("cluster: node %q (%d) is down: no heartbeat for %v", p.name, number, time.Since(p.seen).Round(time.Millisecond))
+		}
+	}
+	s := n.sched
+	n.mu.Unlock()
+	for _, number := range gone {
+		s.NodeDown(number)
 	}
 }
 

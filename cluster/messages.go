@@ -1,11 +1,19 @@
 package cluster
 
-// Messages between nodes.
+// Messages and signals between nodes.
 //
 // A message travels as one NATS message on its node's subject, framed as
 //
-//	source node, sequence, from PID, to PID   uvarints
-//	the message                               payload's wire form
+//	source node, sequence, kind, from PID, to PID   uvarints
+//	the body, by kind:
+//	  message         the value, in payload's wire form
+//	  call, reply     the call's number (uvarint), then the value
+//	  signal          the signal's kind and reference (uvarints), quiet
+//	                  (a byte), the reason (signals.go)
+//
+// Messages, calls and signals share one path and one numbering, so a
+// process's messages and its end reach another node in the order they
+// happened.
 //
 // Each node numbers what it sends to each other node, 1, 2, 3...: the
 // number is taken and the message published under one lock, so the
@@ -18,6 +26,7 @@ package cluster
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -40,45 +49,79 @@ type inbound struct {
 	seq map[int]uint64
 }
 
+// The kinds of frames.
+const (
+	kindMessage = iota
+	kindCall
+	kindReply
+	kindSignal
+)
+
 // frame is a message's header.
 type frame struct {
 	source   int
 	seq      uint64
+	kind     uint64
 	from, to scheduler.PID
 }
 
 // Forward publishes msg for process to on its node: the scheduler's
 // Relay. A node that is not up is an error.
 func (n *Node) Forward(from, to scheduler.PID, msg any) error {
-	node := to.Node()
-	if !n.up(node) {
-		return fmt.Errorf("node %d is not up", node)
+	f := frame{kind: kindMessage, from: from, to: to}
+	body := make([]byte, 0, 32)
+	if c, ok := msg.(scheduler.RemoteCall); ok {
+		f.kind, msg = kindCall, c.Value
+		if c.Reply {
+			f.kind = kindReply
+		}
+		body = binary.AppendUvarint(body, c.ID)
 	}
-	body, err := payload.AppendWire(make([]byte, 0, 32), msg)
+	body, err := payload.AppendWire(body, msg)
 	if err != nil {
 		return err
 	}
+	return n.publish(f, body)
+}
+
+// Signal publishes a relation's signal for process sig.To on its node:
+// the scheduler's Relay.
+func (n *Node) Signal(sig scheduler.Signal) error {
+	body, err := appendSignal(make([]byte, 0, 16), sig)
+	if err != nil {
+		return err
+	}
+	return n.publish(frame{kind: kindSignal, from: sig.From, to: sig.To}, body)
+}
+
+// publish numbers f for its node and publishes it with body.
+func (n *Node) publish(f frame, body []byte) error {
+	node := f.to.Node()
+	if !n.up(node) {
+		return fmt.Errorf("node %d is not up", node)
+	}
 	n.out.mu.Lock()
 	defer n.out.mu.Unlock()
-	seq := n.out.seq[node] + 1
-	buf := appendFrame(make([]byte, 0, 24+len(body)), frame{n.number, seq, from, to})
+	f.source, f.seq = n.number, n.out.seq[node]+1
+	buf := appendFrame(make([]byte, 0, 24+len(body)), f)
 	if err := n.nc.Publish(n.subject(node), append(buf, body...)); err != nil {
 		return err
 	}
-	n.out.seq[node] = seq // only once published: a refused one takes no number
+	n.out.seq[node] = f.seq // only once published: a refused one takes no number
 	return nil
 }
 
 func appendFrame(buf []byte, f frame) []byte {
 	buf = binary.AppendUvarint(buf, uint64(f.source))
 	buf = binary.AppendUvarint(buf, f.seq)
+	buf = binary.AppendUvarint(buf, f.kind)
 	buf = binary.AppendUvarint(buf, uint64(f.from))
 	return binary.AppendUvarint(buf, uint64(f.to))
 }
 
-// readFrame reads a header and returns it with the message after it.
+// readFrame reads a header and returns it with the body after it.
 func readFrame(data []byte) (f frame, rest []byte, ok bool) {
-	var fields [4]uint64
+	var fields [5]uint64
 	for i := range fields {
 		x, k := binary.Uvarint(data)
 		if k <= 0 {
@@ -86,13 +129,13 @@ func readFrame(data []byte) (f frame, rest []byte, ok bool) {
 		}
 		fields[i], data = x, data[k:]
 	}
-	if fields[0] > scheduler.MaxNode {
+	if fields[0] > scheduler.MaxNode || fields[2] > kindSignal {
 		return frame{}, nil, false
 	}
-	return frame{int(fields[0]), fields[1], scheduler.PID(fields[2]), scheduler.PID(fields[3])}, data, true
+	return frame{int(fields[0]), fields[1], fields[2], scheduler.PID(fields[3]), scheduler.PID(fields[4])}, data, true
 }
 
-// deliver hands a message published for one of this node's processes to
+// deliver hands what was published for one of this node's processes to
 // the scheduler (one goroutine per subscription: in order), counting what
 // it cannot deliver and the gaps in each source's numbers.
 func (n *Node) deliver(m *nats.Msg) {
@@ -101,8 +144,18 @@ func (n *Node) deliver(m *nats.Msg) {
 		n.stats.malformed.Add(1)
 		return
 	}
-	v, rest, err := payload.UnmarshalWire(body)
-	if err != nil || len(rest) > 0 {
+	var msg any
+	var sig scheduler.Signal
+	var err error
+	switch f.kind {
+	case kindSignal:
+		sig, err = readSignal(body, f)
+	case kindCall, kindReply:
+		msg, err = readCall(body, f.kind == kindReply)
+	default:
+		msg, err = readValue(body)
+	}
+	if err != nil {
 		n.stats.malformed.Add(1)
 		return
 	}
@@ -112,11 +165,35 @@ func (n *Node) deliver(m *nats.Msg) {
 	n.mu.RLock()
 	s := n.sched
 	n.mu.RUnlock()
-	if err := s.Send(f.from, f.to, v); err != nil {
+	if f.kind == kindSignal {
+		n.stats.signals.Add(1)
+		s.HandleSignal(sig)
+		return
+	}
+	if err := s.Send(f.from, f.to, msg); err != nil {
 		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
 		return
 	}
 	n.stats.delivered.Add(1)
+}
+
+// readValue reads a body that is one value and nothing after it.
+func readValue(body []byte) (any, error) {
+	v, rest, err := payload.UnmarshalWire(body)
+	if err == nil && len(rest) > 0 {
+		err = fmt.Errorf("%d bytes after the value", len(rest))
+	}
+	return v, err
+}
+
+// readCall reads a call's or a reply's body.
+func readCall(body []byte, reply bool) (any, error) {
+	id, k := binary.Uvarint(body)
+	if k <= 0 {
+		return nil, errors.New("no call number")
+	}
+	v, err := readValue(body[k:])
+	return scheduler.RemoteCall{ID: id, Reply: reply, Value: v}, err
 }
 
 // next checks f's number against its source's last one (0 before the

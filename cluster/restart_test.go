@@ -29,7 +29,7 @@ func TestGapsAndDuplicatesAreCounted(t *testing.T) {
 		seq uint64
 		msg any
 	}{{1, "a"}, {2, "b"}, {5, "c"}, {5, "c again"}, {6, "last"}} {
-		body, err := payload.AppendWire(appendFrame(nil, frame{source, step.seq, scheduler.NodePID(source, 1), hk.PID()}), step.msg)
+		body, err := payload.AppendWire(appendFrame(nil, frame{source, step.seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}), step.msg)
 		require.NoError(t, err)
 		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
 	}

@@ -26,6 +26,14 @@ package luaproc
 // calls were answered still sends each caller that kept its monitor a
 // down, which the caller drops.
 //
+// A call to a process of another node cannot carry the request's
+// pointer: the caller numbers the call, keeps the request under that
+// number (remoteCalls) and sends a scheduler.RemoteCall; the target's
+// runtime makes a request of its own (remoteID set), whose reply goes
+// back as a RemoteCall with the number, and the caller's intake finds the
+// request by it. The monitor is the same, across nodes (a node that goes
+// away ends the call with "noconnection").
+//
 // Invariants (the process's goroutine only):
 //   - a task blocked in a call has t.call set, the request's task is t,
 //     and t is in the waiting list of callMons[the request's target];
@@ -64,6 +72,11 @@ type callRequest struct {
 	task *task
 	to   scheduler.PID
 	ref  uint64
+	id   uint64 // a call to another node: its number in remoteCalls
+
+	// remoteID: a call from another node, by its caller's number; the
+	// reply goes back as a RemoteCall. Set when it arrives.
+	remoteID uint64
 
 	// Written by the target (its process, or an Inbox under its mutex)
 	// before it sends the request back; the caller reads them after it
@@ -100,17 +113,29 @@ func (p *luaProcess) call(L *lua.LState) int {
 	if L.Get(3) != lua.LNil {
 		timeout = optTimeout(L, 3)
 	}
-	if !ok || p.rt.remote(to) { // calls do not cross nodes yet (cluster.go)
+	if !ok {
 		return pushNoProcess(L, L.Get(1))
 	}
 	f := p.blockable(L, "process.call") // before the request goes out
 	cm := p.callMonitor(to)
 	c := newCallRequest(p.pid, v)
 	c.task, c.to = p.current, to
-	if err := p.sendFromStep(to, c); err != nil {
+	var out any = c
+	if p.rt.remote(to) {
+		p.callSeq++
+		c.id = p.callSeq
+		out = scheduler.RemoteCall{ID: c.id, Value: goValue(v)}
+	}
+	if err := p.sendFromStep(to, out); err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(sendError(to, err)))
 		return 2
+	}
+	if c.id != 0 {
+		if p.remoteCalls == nil {
+			p.remoteCalls = map[uint64]*callRequest{}
+		}
+		p.remoteCalls[c.id] = c
 	}
 	p.current.call = c
 	cm.waiting = append(cm.waiting, p.current)
@@ -157,6 +182,7 @@ func (p *luaProcess) endCall(t *task, args []lua.LValue) {
 		cm.waiting[last] = nil
 		cm.waiting = cm.waiting[:last]
 	}
+	delete(p.remoteCalls, t.call.id)
 	// the target may keep the request (its handle): it must not keep
 	// the caller's task, and through it the caller's whole Lua state
 	t.call.task = nil
@@ -176,6 +202,23 @@ func (p *luaProcess) replied(c *callRequest) {
 	}
 	t.argBuf[0] = toLuaValue(p.L, c.value)
 	p.endCall(t, t.argBuf[:1])
+}
+
+// remoteCall files a call, or a reply, from a process of another node.
+func (p *luaProcess) remoteCall(from scheduler.PID, rc scheduler.RemoteCall) {
+	if !rc.Reply {
+		c := newCallRequest(from, rc.Value)
+		c.remoteID = rc.ID
+		p.mailbox.push(message{from: from, value: c.msg, kind: kindCall, call: c})
+		return
+	}
+	c := p.remoteCalls[rc.ID]
+	if c == nil {
+		p.rt.droppedReplies.Add(1) // its call ended
+		return
+	}
+	c.replied, c.value = true, rc.Value
+	p.replied(c)
 }
 
 // dropMonitors removes every monitor this process holds, its script's
@@ -241,7 +284,11 @@ func (p *luaProcess) reply(L *lua.LState) int {
 		L.RaiseError("process.reply: %v", err)
 	}
 	c.replied, c.value = true, v
-	if err := p.sendFromStep(c.from, c); err != nil {
+	var out any = c
+	if c.remoteID != 0 {
+		out = scheduler.RemoteCall{ID: c.remoteID, Reply: true, Value: goValue(v)}
+	}
+	if err := p.sendFromStep(c.from, out); err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(sendError(c.from, err)))
 		return 2

@@ -24,6 +24,10 @@ type ScriptError struct {
 
 func (e *ScriptError) Error() string { return e.Message }
 
+// ExitValue is the error value when it was not a string (what a down or
+// exit event carries as the reason), else nil.
+func (e *ScriptError) ExitValue() any { return e.Value }
+
 // Unwrap returns what stopped the Lua code when it was not the code
 // itself: the *scheduler.StepLimitError of a step that ran too long.
 func (e *ScriptError) Unwrap() error { return e.cause }

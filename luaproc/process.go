@@ -113,11 +113,15 @@ type luaProcess struct {
 	// TrapsShutdown); timers: send_after's, by id.
 	callMons     map[scheduler.PID]*callMonitor
 	callsWaiting int // tasks blocked in a call
-	monitors     map[uint64]scheduler.PID
-	trapping     atomic.Bool
-	timers       map[int64]*sendTimer
-	timerID      int64
-	timersKept   int
+	// remoteCalls: its calls waiting on processes of other nodes, by
+	// number (callSeq, the last one given); a reply finds its call here.
+	remoteCalls map[uint64]*callRequest
+	callSeq     uint64
+	monitors    map[uint64]scheduler.PID
+	trapping    atomic.Bool
+	timers      map[int64]*sendTimer
+	timerID     int64
+	timersKept  int
 
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.

@@ -41,6 +41,8 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 			} else {
 				p.mailbox.push(message{from: ev.From, value: d.msg, kind: kindCall, call: d})
 			}
+		case scheduler.RemoteCall:
+			p.remoteCall(ev.From, d)
 		default:
 			p.mailbox.push(message{from: ev.From, value: ev.Data})
 		}
@@ -63,10 +65,12 @@ func (p *luaProcess) trappedShutdown() {
 }
 
 // reasonValue is how a process ended, as down and exit events carry it:
-// "normal", "noproc", "shutdown", "killed: <reason>", or the error — its
-// value if it was one that can be sent (a table), else its message.
+// "normal", "noproc", "shutdown", "noconnection" (its node went away),
+// "killed: <reason>", or the error — its value if it was one that can be
+// sent (a table), else its message. An error from another node carries
+// its value (cluster.RemoteError).
 func reasonValue(err error) any {
-	var se *ScriptError
+	var ev interface{ ExitValue() any }
 	switch {
 	case err == nil:
 		return "normal"
@@ -74,8 +78,10 @@ func reasonValue(err error) any {
 		return "noproc"
 	case errors.Is(err, scheduler.ErrShutdown):
 		return "shutdown"
-	case errors.As(err, &se) && se.Value != nil:
-		return se.Value
+	case errors.Is(err, scheduler.ErrNoConnection):
+		return "noconnection"
+	case errors.As(err, &ev) && ev.ExitValue() != nil:
+		return ev.ExitValue()
 	}
 	return err.Error()
 }

@@ -91,7 +91,18 @@ func (s *Scheduler) MonitorQuietly(watcher, target PID) uint64 {
 }
 
 func (s *Scheduler) monitor(watcher, target PID, quiet bool) uint64 {
-	ref := s.nextRef.Add(1)
+	ref := s.newRef()
+	if s.isRemote(target) {
+		s.monitorRemote(watcher, target, ref, quiet) // remote.go
+		return ref
+	}
+	s.monitorLocal(watcher, target, ref, quiet)
+	return ref
+}
+
+// monitorLocal makes watcher (of any node) a watcher of target, a PID of
+// this node, with ref; a target that is not there is a down at once.
+func (s *Scheduler) monitorLocal(watcher, target PID, ref uint64, quiet bool) {
 	if p := s.table.get(target); p != nil {
 		r := p.rels()
 		r.mu.Lock()
@@ -105,17 +116,20 @@ func (s *Scheduler) monitor(watcher, target PID, quiet bool) uint64 {
 			}
 			(*m)[ref] = watcher
 			r.mu.Unlock()
-			return ref
+			return
 		}
 		r.mu.Unlock()
 	}
 	s.deliver(watcher, Event{Type: EventDown, Tag: ref, From: target, Error: ErrNoProcess})
-	return ref
 }
 
 // Demonitor removes monitor ref from target, if target still has it. A
 // down event already on its way is the watcher's to drop.
 func (s *Scheduler) Demonitor(target PID, ref uint64) {
+	if s.isRemote(target) {
+		s.demonitorRemote(target, ref)
+		return
+	}
 	if p := s.table.get(target); p != nil {
 		if r := p.rel.Load(); r != nil {
 			r.mu.Lock()
@@ -134,6 +148,10 @@ func (s *Scheduler) Link(a, b PID) error {
 	if pa == nil || !pa.addLink(b) {
 		return fmt.Errorf("link %d: %w", a, ErrNoProcess)
 	}
+	if s.isRemote(b) {
+		s.linkRemote(pa, b)
+		return nil
+	}
 	if pb := s.table.get(b); pb != nil && pb.addLink(a) {
 		return nil
 	}
@@ -146,6 +164,10 @@ func (s *Scheduler) Link(a, b PID) error {
 func (s *Scheduler) Unlink(a, b PID) {
 	if pa := s.table.get(a); pa != nil {
 		pa.removeLink(b)
+	}
+	if s.isRemote(b) {
+		s.unlinkRemote(a, b)
+		return
 	}
 	if pb := s.table.get(b); pb != nil {
 		pb.removeLink(a)
@@ -167,12 +189,17 @@ func (p *proc) addLink(other PID) bool {
 	return true
 }
 
-func (p *proc) removeLink(other PID) {
-	if r := p.rel.Load(); r != nil {
-		r.mu.Lock()
-		delete(r.links, other)
-		r.mu.Unlock()
+// removeLink removes p's link to other and reports whether it had one.
+func (p *proc) removeLink(other PID) bool {
+	r := p.rel.Load()
+	if r == nil {
+		return false
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, had := r.links[other]
+	delete(r.links, other)
+	return had
 }
 
 // SubmitOptions relate a new process to an existing one (SubmitWith).
@@ -208,7 +235,7 @@ func (s *Scheduler) submitWith(w *worker, p Process, method string, input payloa
 			pr.addLink(opts.Link)
 		}
 		if opts.Monitor != 0 {
-			ref = s.nextRef.Add(1)
+			ref = s.newRef()
 			r := pr.rels()
 			r.mu.Lock()
 			if r.watchers == nil {
@@ -277,6 +304,9 @@ func (p *proc) watched() bool {
 // would (whatever it waits for), a down as a message. It reports whether
 // to was there to take it.
 func (s *Scheduler) deliver(to PID, ev Event) bool {
+	if s.isRemote(to) {
+		return s.deliverRemote(to, ev) // remote.go
+	}
 	p := s.table.get(to)
 	if p == nil {
 		return false

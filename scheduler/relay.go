@@ -15,8 +15,12 @@ package scheduler
 // carries the message to its node, whose Relay hands it to that node's
 // scheduler with Send. Without a Relay such a PID names no process. The
 // table (table.go) holds only this node's processes and answers nil for
-// a PID of another node, so Kill, Monitor, Link and the rest see a remote
-// PID as no process until they learn to go through the Relay.
+// a PID of another node; Kill, Monitor, Link and their kin send a Signal
+// through the Relay instead (remote.go).
+//
+// A call between nodes crosses as a RemoteCall: the runtime's own call
+// type is a Go pointer that stays on its node, so the caller numbers the
+// call and the answer comes back as a RemoteCall with the same number.
 
 import "fmt"
 
@@ -48,6 +52,10 @@ type Relay interface {
 	// of the messages between any two processes. An error (the node is
 	// not in the cluster, or not reachable) is the sender's.
 	Forward(from, to PID, msg any) error
+	// Signal carries a relation's signal (remote.go) to sig.To's node, on
+	// the same ordered path as the messages of sig.From, and hands it to
+	// that node's HandleSignal. An error: the node is not reachable.
+	Signal(sig Signal) error
 }
 
 // forward is send for a PID of another node.
@@ -60,4 +68,13 @@ func (s *Scheduler) forward(from, to PID, msg any) error {
 	}
 	s.stats.forwarded.Add(1)
 	return nil
+}
+
+// RemoteCall is a call, or its reply, between processes of two nodes, as
+// a Relay carries it (a message whose value is a RemoteCall arrives as
+// one). The runtime on each side turns it into its own call.
+type RemoteCall struct {
+	ID    uint64 // the caller's number for the call; the reply has the same
+	Reply bool   // the answer, not the request
+	Value any    // the request or the answer, a payload value
 }

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -22,9 +23,11 @@ type loopRelay struct {
 	fail  error // Forward's error, if set
 }
 
+// forwarded is a message, or a signal when sig.Kind is set.
 type forwarded struct {
 	from, to PID
 	msg      any
+	sig      Signal
 }
 
 func newLoopRelay(node int, peers map[int]*Scheduler) *loopRelay {
@@ -32,7 +35,12 @@ func newLoopRelay(node int, peers map[int]*Scheduler) *loopRelay {
 	go func() {
 		defer close(r.done)
 		for f := range r.queue {
-			if s := peers[f.to.Node()]; s != nil {
+			s := peers[f.to.Node()]
+			switch {
+			case s == nil:
+			case f.sig.Kind != 0:
+				s.HandleSignal(f.sig)
+			default:
 				s.Send(f.from, f.to, f.msg)
 			}
 		}
@@ -42,10 +50,28 @@ func newLoopRelay(node int, peers map[int]*Scheduler) *loopRelay {
 
 func (r *loopRelay) Node() int { return r.node }
 func (r *loopRelay) Forward(from, to PID, msg any) error {
+	if err := r.reaches(to.Node()); err != nil {
+		return err
+	}
+	r.queue <- forwarded{from: from, to: to, msg: msg}
+	return nil
+}
+func (r *loopRelay) Signal(sig Signal) error {
+	if err := r.reaches(sig.To.Node()); err != nil {
+		return err
+	}
+	r.queue <- forwarded{to: sig.To, sig: sig}
+	return nil
+}
+
+// reaches is what a send to node meets: fail, or a node not in peers.
+func (r *loopRelay) reaches(node int) error {
 	if r.fail != nil {
 		return r.fail
 	}
-	r.queue <- forwarded{from, to, msg}
+	if r.peers[node] == nil {
+		return fmt.Errorf("node %d is not up", node)
+	}
 	return nil
 }
 func (r *loopRelay) close() { close(r.queue); <-r.done }
@@ -72,30 +98,39 @@ func TestPIDsNameTheirNode(t *testing.T) {
 	assert.Equal(t, MaxNode, h.PID().Node())
 	assert.Less(t, uint64(h.PID()), uint64(1)<<53, "a Lua number holds it exactly")
 	other := NodePID(MaxNode-1, uint64(h.PID())&localMask) // the same count, another node
-	assert.ErrorIs(t, s.Kill(other, nil), ErrNoProcess)
+	_, found := s.Lookup(other)
+	assert.False(t, found)
+	assert.ErrorContains(t, s.Kill(other, nil), "not up", "a kill goes to the relay")
 	require.NoError(t, s.Send(0, h.PID(), "hello"))
 	assert.Equal(t, "hello", next(t, c).Data)
 	require.NoError(t, s.Send(0, h.PID(), "stop"))
 	wait(t, h)
 }
 
-// TestSendsCrossNodesInOrder: two schedulers joined by relays pass
-// messages both ways; the messages between a pair arrive in the order
-// they were sent, and each side counts what it forwarded.
-func TestSendsCrossNodesInOrder(t *testing.T) {
+// twoNodes starts schedulers of nodes 1 and 2 joined by loop relays,
+// shut down when the test ends.
+func twoNodes(t *testing.T) (a, b *Scheduler) {
 	peers := map[int]*Scheduler{}
 	ra, rb := newLoopRelay(1, peers), newLoopRelay(2, peers)
-	a, b := New(Options{Workers: 2, Relay: ra}), New(Options{Workers: 2, Relay: rb})
+	a, b = New(Options{Workers: 2, Relay: ra}), New(Options{Workers: 2, Relay: rb})
 	peers[1], peers[2] = a, b
-	defer func() {
+	t.Cleanup(func() {
 		for _, s := range []*Scheduler{a, b} {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			require.NoError(t, s.Shutdown(ctx))
+			assert.NoError(t, s.Shutdown(ctx))
 			cancel()
 		}
 		ra.close()
 		rb.close()
-	}()
+	})
+	return a, b
+}
+
+// TestSendsCrossNodesInOrder: two schedulers joined by relays pass
+// messages both ways; the messages between a pair arrive in the order
+// they were sent, and each side counts what it forwarded.
+func TestSendsCrossNodesInOrder(t *testing.T) {
+	a, b := twoNodes(t)
 	n := 10000
 	if raceEnabled {
 		n = 1000 // each push may yield (mpsc/hook_race.go): 10,000 take a minute on one CPU

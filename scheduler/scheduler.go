@@ -134,8 +134,9 @@ type Scheduler struct {
 	watch      watchdog // watchdog.go
 	names      names    // names.go
 	onCrash    func(pid PID, err error)
-	relay      Relay // nil: alone (relay.go)
-	nodeBits   PID   // this node's number, in place in a PID
+	relay      Relay   // nil: alone (relay.go)
+	remote     remotes // relations with other nodes' processes (remote.go)
+	nodeBits   PID     // this node's number, in place in a PID
 
 	nextPID atomic.Uint64 // the count of PIDs handed out (their low bits)
 	nextRef atomic.Uint64 // monitor references (links.go)
@@ -378,6 +379,9 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 // It fails with ErrNoProcess if pid does not exist or has ended; a process
 // that was already finishing its last step may still end normally.
 func (s *Scheduler) Kill(pid PID, reason error) error {
+	if s.isRemote(pid) {
+		return s.killRemote(pid, reason) // remote.go
+	}
 	p := s.table.get(pid)
 	if p == nil || p.state.Load()&stateMask == stateDone {
 		return fmt.Errorf("kill %d: %w", pid, ErrNoProcess)
