@@ -110,6 +110,7 @@ type Node struct {
 	peers map[int]*peer        // the nodes heard from, by number
 	subs  []*nats.Subscription // Attach's; Close unsubscribes
 
+	reg   registry // the cluster's names (names.go)
 	stats nodeStats
 	out   outbound // the sequence numbers of what this node sends (messages.go)
 	in    inbound  // what it received from each node: the subscription's alone
@@ -278,6 +279,10 @@ func (n *Node) register(ctx context.Context) error {
 	if err != nil {
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
 		return fmt.Errorf("cluster: take a node number: %w", err)
+	}
+	if err := n.openRegistry(ctx); err != nil {
+		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		return err
 	}
 	return nil
 }
@@ -525,6 +530,8 @@ func (n *Node) Close() error {
 		if beating {
 			<-n.done // the claim is the heartbeat goroutine's until then
 		}
+		n.reg.pending.Wait() // the names of processes that ended are released
+		n.reg.watch.Stop()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))

@@ -8,8 +8,11 @@ package luaproc
 // answer from it. Without a cluster, the runtime is the node "local".
 
 import (
+	"context"
+
 	lua "github.com/yuin/gopher-lua"
 
+	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -23,6 +26,50 @@ type ClusterNode interface {
 	// this one's included.
 	Name() string
 	Nodes() []string
+	// Register gives process pid of this node the name in the whole
+	// cluster (it was registered in the node's scheduler first); it may
+	// take round trips, and runs in a command. Whereis finds a name's
+	// holder on any node, from this node's copy of the registry.
+	Register(ctx context.Context, name string, pid scheduler.PID) error
+	Whereis(name string) (scheduler.PID, bool)
+}
+
+// registerCommand is the command of process.register in a cluster.
+const registerCommand = "cluster.register"
+
+// registerInCluster is registerCommand's handler: process.register's
+// registerCluster, in a goroutine.
+func (rt *Runtime) registerInCluster(c scheduler.Call) error {
+	name, pid := c.Args[0].(string), c.Args[1].(scheduler.PID)
+	go func() {
+		if err := rt.registerCluster(c.Ctx, name, pid); err != nil {
+			c.Complete(payload.Payloads{nil, err.Error()})
+			return
+		}
+		c.Complete(payload.Payloads{true})
+	}()
+	return nil
+}
+
+// registerCluster is the cluster-wide part of a registration, after the
+// scheduler's: a name the cluster refuses is given back in the scheduler.
+func (rt *Runtime) registerCluster(ctx context.Context, name string, pid scheduler.PID) error {
+	err := rt.cluster.Register(ctx, name, pid)
+	if err != nil {
+		if holder, ok := rt.sched.Whereis(name); ok && holder == pid {
+			rt.sched.Unregister(name)
+		}
+	}
+	return err
+}
+
+// whereis finds the process registered as name: on this node, else
+// anywhere in the cluster.
+func (rt *Runtime) whereis(name string) (scheduler.PID, bool) {
+	if pid, ok := rt.sched.Whereis(name); ok || rt.cluster == nil {
+		return pid, ok
+	}
+	return rt.cluster.Whereis(name)
 }
 
 // localNode is process.node() without a cluster.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
@@ -236,16 +237,22 @@ func (in *Inbox) end(done chan callDone, d callDone) bool {
 func (inboxProcess) Close() {}
 
 // RegisterName gives process pid a name that Lua's process.send, call,
-// monitor and link accept (as process.register does).
+// monitor and link accept (as process.register does: in a cluster, in
+// the whole cluster, which takes a round trip to the NATS server).
 func (rt *Runtime) RegisterName(name string, pid scheduler.PID) error {
 	if name == "" {
 		return errors.New("register: a name must not be empty")
 	}
-	return rt.sched.Register(name, pid)
+	if err := rt.sched.Register(name, pid); err != nil || rt.cluster == nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return rt.registerCluster(ctx, name, pid)
 }
 
 // UnregisterName releases a name; it reports whether a process held it.
 func (rt *Runtime) UnregisterName(name string) bool { return rt.sched.Unregister(name) }
 
 // Whereis returns the process registered under name.
-func (rt *Runtime) Whereis(name string) (scheduler.PID, bool) { return rt.sched.Whereis(name) }
+func (rt *Runtime) Whereis(name string) (scheduler.PID, bool) { return rt.whereis(name) }

@@ -22,7 +22,7 @@ func (p *luaProcess) target(L *lua.LState, n int) (scheduler.PID, bool) {
 		if name == "" {
 			L.ArgError(n, "a PID or a name expected, got an empty name")
 		}
-		return p.rt.sched.Whereis(string(name))
+		return p.rt.whereis(string(name))
 	}
 	return checkPID(L, n), true
 }
@@ -158,6 +158,9 @@ func (p *luaProcess) register(L *lua.LState) int {
 		L.Push(lua.LString(err.Error()))
 		return 2
 	}
+	if p.rt.cluster != nil { // and in the whole cluster: a round trip (cluster.go)
+		return p.block(L, "process.register", request{kind: reqCommand, command: registerCommand, args: []any{name, pid}})
+	}
 	L.Push(lua.LTrue)
 	return 1
 }
@@ -170,7 +173,7 @@ func (p *luaProcess) unregister(L *lua.LState) int {
 
 // whereis is process.whereis(name): the PID, or nil.
 func (p *luaProcess) whereis(L *lua.LState) int {
-	if pid, ok := p.rt.sched.Whereis(L.CheckString(1)); ok {
+	if pid, ok := p.rt.whereis(L.CheckString(1)); ok {
 		L.Push(lua.LNumber(pid))
 	} else {
 		L.Push(lua.LNil)
@@ -212,7 +215,7 @@ func (p *luaProcess) sendAfter(L *lua.LState) int {
 		to, ok := scheduler.PID(0), true
 		switch x := target.(type) {
 		case lua.LString:
-			to, ok = sched.Whereis(string(x))
+			to, ok = rt.whereis(string(x))
 		case lua.LNumber:
 			to = scheduler.PID(x)
 		}

@@ -152,6 +152,7 @@ func New(opts Options) *Runtime {
 	}
 	if opts.Cluster != nil {
 		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
+		rt.reg.Register(registerCommand, rt.registerInCluster)
 	}
 	rt.sched = scheduler.New(so)
 	if rt.cluster != nil {

@@ -270,6 +270,7 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 	r.watchers, r.callers, r.links, r.names = nil, nil, nil, nil
 	r.mu.Unlock()
 	s.names.release(p, names) // first: whoever hears of the end finds the name free
+	s.releaseNames(p.pid, names)
 	for ref, w := range watchers {
 		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
 	}

@@ -51,12 +51,21 @@ func (s *Scheduler) Register(name string, pid PID) error {
 
 // Unregister releases name; it reports whether a process held it.
 func (s *Scheduler) Unregister(name string) bool {
-	n := &s.names
+	p := s.names.unregister(name)
+	if p == nil {
+		return false
+	}
+	s.releaseNames(p.pid, []string{name})
+	return true
+}
+
+// unregister forgets name and returns the process that held it, or nil.
+func (n *names) unregister(name string) *proc {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	p, ok := n.byName[name]
 	if !ok {
-		return false
+		return nil
 	}
 	delete(n.byName, name)
 	if r := p.rel.Load(); r != nil {
@@ -69,7 +78,7 @@ func (s *Scheduler) Unregister(name string) bool {
 		}
 		r.mu.Unlock()
 	}
-	return true
+	return p
 }
 
 // Whereis returns the process registered under name.

@@ -78,3 +78,18 @@ type RemoteCall struct {
 	Reply bool   // the answer, not the request
 	Value any    // the request or the answer, a payload value
 }
+
+// NameReleaser is a Relay that keeps names beyond this node (a cluster's
+// registry): it hears of every name a process of this node gives up, by
+// ending or by Unregister, after the scheduler released it. It is called
+// from the ending process's worker: it must not block.
+type NameReleaser interface {
+	ReleaseNames(pid PID, names []string)
+}
+
+// releaseNames tells the relay, if it keeps names, that pid gave up names.
+func (s *Scheduler) releaseNames(pid PID, names []string) {
+	if nr, ok := s.relay.(NameReleaser); ok && len(names) > 0 {
+		nr.ReleaseNames(pid, names)
+	}
+}

@@ -1,0 +1,211 @@
+package cluster
+
+// Names registered cluster-wide (process.register in a cluster).
+//
+// The names live in a JetStream key-value bucket, "<cluster>_registry":
+// key the name (base64url, as keys take only a few characters), value
+// the holder's PID. JetStream KV is what NATS offers for this: its Create
+// succeeds for one client only, and Update is a compare-and-set on the
+// entry's revision, so one process holds a name at a time however many
+// nodes race for it, with no lock service of our own; and a watch on the
+// bucket gives every node the whole registry as it changes.
+//
+//   - Register: the runtime registers the name in its scheduler first
+//     (so the process is alive, and the scheduler tells us when it gives
+//     the name up: ReleaseNames), then claims the key with Create. A key
+//     held by a process whose node is down is taken over by Update at the
+//     revision read; any other holder keeps it (ErrNameTaken).
+//   - Release: when the holder ends or unregisters, the scheduler calls
+//     ReleaseNames, which deletes the key at the revision this node wrote
+//     (a later holder's entry is never deleted), in the background.
+//   - Whereis reads the node's replica of the bucket, kept by the watch:
+//     no round trip. A name registered on another node is seen once its
+//     entry reached this node (the watch; milliseconds on a LAN). A holder
+//     whose node is down is no holder: its names are free from the moment
+//     its heartbeats stop, for lookups and for Register.
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/luarun/luarun/scheduler"
+)
+
+// registry is this node's side of the cluster's names.
+type registry struct {
+	kv    jetstream.KeyValue
+	watch jetstream.KeyWatcher
+
+	mu      sync.Mutex
+	replica map[string]scheduler.PID // every name of the cluster, from the watch
+	held    map[string]heldName      // the names this node's processes hold
+	pending sync.WaitGroup           // releases under way (Close waits)
+}
+
+type heldName struct {
+	pid scheduler.PID
+	rev uint64
+}
+
+func nameKey(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
+
+// openRegistry opens the names' bucket and fills the replica from it
+// before Join returns, so a name registered before this node joined is
+// found at once.
+func (n *Node) openRegistry(ctx context.Context) error {
+	kv, err := bucket(ctx, n.js, n.cfg.Cluster+"_registry", 0)
+	if err != nil {
+		return fmt.Errorf("cluster: the names' bucket: %w", err)
+	}
+	w, err := kv.WatchAll(ctx)
+	if err != nil {
+		return fmt.Errorf("cluster: watch the names: %w", err)
+	}
+	r := &n.reg
+	r.kv, r.watch = kv, w
+	r.replica, r.held = map[string]scheduler.PID{}, map[string]heldName{}
+	for e := range w.Updates() {
+		if e == nil { // the bucket's present entries are all in
+			go r.follow()
+			return nil
+		}
+		r.apply(e)
+	}
+	return errors.New("cluster: the names' watch ended before it started")
+}
+
+// follow applies the watch's updates until it stops (Close).
+func (r *registry) follow() {
+	for e := range r.watch.Updates() {
+		if e != nil {
+			r.apply(e)
+		}
+	}
+}
+
+func (r *registry) apply(e jetstream.KeyValueEntry) {
+	raw, err := base64.RawURLEncoding.DecodeString(e.Key())
+	if err != nil {
+		return // not a key of ours
+	}
+	name := string(raw)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Operation() != jetstream.KeyValuePut {
+		delete(r.replica, name)
+		return
+	}
+	if pid, err := strconv.ParseUint(string(e.Value()), 10, 64); err == nil {
+		r.replica[name] = scheduler.PID(pid)
+	}
+}
+
+// Whereis returns the process that holds name in the cluster, if its
+// node is up.
+func (n *Node) Whereis(name string) (scheduler.PID, bool) {
+	n.reg.mu.Lock()
+	pid, ok := n.reg.replica[name]
+	n.reg.mu.Unlock()
+	if !ok || !n.up(pid.Node()) {
+		return 0, false
+	}
+	return pid, true
+}
+
+// Register gives process pid of this node the name in the whole
+// cluster; the runtime registered it in its scheduler first (the
+// scheduler's names are this node's part of the registry). It takes a
+// round trip to the NATS server or a few: call it from a command, not a
+// worker.
+func (n *Node) Register(ctx context.Context, name string, pid scheduler.PID) error {
+	rev, err := n.claimName(ctx, name, pid)
+	if err != nil {
+		return fmt.Errorf("register %q: %w", name, err)
+	}
+	r := &n.reg
+	r.mu.Lock()
+	r.held[name] = heldName{pid, rev}
+	r.replica[name] = pid
+	r.mu.Unlock()
+	// A holder that ended (or unregistered) before held had the name was
+	// released before there was anything to release: release it now.
+	// (After held has it, ReleaseNames does; both is harmless.)
+	if holder, ok := n.scheduler().Whereis(name); !ok || holder != pid {
+		n.ReleaseNames(pid, []string{name})
+		return fmt.Errorf("register %q: %w", name, scheduler.ErrNoProcess)
+	}
+	return nil
+}
+
+// claimName writes pid under name's key unless a live process of
+// another node holds it, and returns the entry's revision.
+func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (uint64, error) {
+	key, val := nameKey(name), []byte(strconv.FormatUint(uint64(pid), 10))
+	for range 5 { // each turn lost a race with another node's write
+		rev, err := n.reg.kv.Create(ctx, key, val)
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return rev, err
+		}
+		e, err := n.reg.kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return 0, err
+		}
+		holder, _ := strconv.ParseUint(string(e.Value()), 10, 64)
+		switch h := scheduler.PID(holder); {
+		case h == pid:
+			return e.Revision(), nil
+		case h.Node() != n.number && n.up(h.Node()):
+			return 0, fmt.Errorf("%w (by process %d)", scheduler.ErrNameTaken, h)
+		}
+		// A holder of a node that is down, or of this node, whose
+		// scheduler gave the name to pid: its release has not come yet.
+		if rev, err := n.reg.kv.Update(ctx, key, val, e.Revision()); err == nil {
+			return rev, nil // taken over from a node that is down
+		}
+	}
+	return 0, errors.New("the name changed hands too often to claim it")
+}
+
+// ReleaseNames deletes the keys of the names pid held, at the revisions
+// this node wrote, in the background: scheduler.NameReleaser.
+func (n *Node) ReleaseNames(pid scheduler.PID, names []string) {
+	r := &n.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, name := range names {
+		h, ok := r.held[name]
+		if !ok || h.pid != pid {
+			continue
+		}
+		delete(r.held, name)
+		if r.replica[name] == pid {
+			delete(r.replica, name)
+		}
+		r.pending.Add(1)
+		go func() {
+			defer r.pending.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := r.kv.Delete(ctx, nameKey(name), jetstream.LastRevision(h.rev)); err != nil {
+				n.logf("cluster: release the name %q: %v", name, err)
+			}
+		}()
+	}
+}
+
+// scheduler is the attached scheduler.
+func (n *Node) scheduler() *scheduler.Scheduler {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.sched
+}

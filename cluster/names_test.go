@@ -1,0 +1,107 @@
+package cluster_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/cluster"
+)
+
+const namesLua = `
+local function meet()
+  while #process.nodes() < 2 do time.sleep(0.01) end
+end
+
+-- waits until f() is true (the registry reaches a node through a watch)
+local function eventually(f)
+  while not f() do time.sleep(0.01) end
+end
+
+function holder(name)
+  assert(process.register(name))
+  assert(process.register(name), "registering a name again is no error")
+  local msg = process.receive()
+  assert(msg == "hello by name", tostring(msg))
+  return true
+end
+
+-- on the other node: finds the holder, cannot take its name, sends to it
+-- by name, and takes the name once the holder has ended
+function seeker(name, holder)
+  meet()
+  eventually(function() return process.whereis(name) == holder end)
+  local ok, err = process.register(name)
+  assert(ok == nil and err:find("taken"), tostring(err))
+  assert(process.whereis(name) == holder, "a refused register leaves the name as it was")
+  process.monitor(holder)
+  assert(process.send(name, "hello by name"))
+  local down, _, kind = process.receive()
+  assert(kind == "down" and down.reason == "normal", tostring(down.reason))
+  eventually(function() return process.register(name) end)
+  assert(process.whereis(name) == process.self())
+  return true
+end
+
+-- on the other node: the holder's node went away, so its name is free
+function survivor(name, holder, inbox)
+  meet()
+  eventually(function() return process.whereis(name) == holder end)
+  assert(not process.register(name))
+  process.send(inbox, "seen")
+  eventually(function() return process.whereis(name) == nil end)
+  assert(process.register(name))
+  assert(process.whereis(name) == process.self())
+  return true
+end
+
+function sleeper(name)
+  assert(process.register(name))
+  process.receive()
+end
+`
+
+// TestNamesAcrossNodes: a name is held by one process in the cluster,
+// found and used from another node, and free again when its holder ends.
+func TestNamesAcrossNodes(t *testing.T) {
+	srv, err := cluster.StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	a, b := node(t, srv.URL(), "alpha"), node(t, srv.URL(), "beta")
+	sa, err := a.LoadString("names.lua", namesLua)
+	require.NoError(t, err)
+	sb, err := b.LoadString("names.lua", namesLua)
+	require.NoError(t, err)
+	h, err := a.Start(sa, "holder", "db")
+	require.NoError(t, err)
+	s, err := b.Start(sb, "seeker", "db", int64(h.PID()))
+	require.NoError(t, err)
+	waitOK(t, h)
+	waitOK(t, s)
+}
+
+// TestNamesOfANodeThatWentAway: the names of a node that went away are
+// free for the others.
+func TestNamesOfANodeThatWentAway(t *testing.T) {
+	srv, err := cluster.StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	a, na := joinNode(t, srv.URL(), "alpha")
+	b := node(t, srv.URL(), "beta")
+	sa, err := a.LoadString("names.lua", namesLua)
+	require.NoError(t, err)
+	sb, err := b.LoadString("names.lua", namesLua)
+	require.NoError(t, err)
+	h, err := a.Start(sa, "sleeper", "svc")
+	require.NoError(t, err)
+	inbox, err := b.NewInbox()
+	require.NoError(t, err)
+	s, err := b.Start(sb, "survivor", "svc", int64(h.PID()), int64(inbox.PID()))
+	require.NoError(t, err)
+	inbox.Monitor(s.PID())
+	m, err := inbox.Receive(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "seen", m.Value, "the survivor ended early: %v", m.Value)
+	na.Close() // alpha's runtime runs on, cut off
+	waitOK(t, s)
+}
