@@ -107,6 +107,7 @@ type Node struct {
 
 	mu    sync.RWMutex
 	sched *scheduler.Scheduler // set by Attach; incoming messages go to it
+	spawn SpawnFunc            // set by ServeSpawns (spawn.go)
 	peers map[int]*peer        // the nodes heard from, by number
 	subs  []*nats.Subscription // Attach's; Close unsubscribes
 
@@ -350,7 +351,7 @@ func (n *Node) Attach(s *scheduler.Scheduler) error {
 	for _, sub := range []struct {
 		subject string
 		handle  nats.MsgHandler
-	}{{n.subject(n.number), n.deliver}, {n.cfg.Cluster + ".heartbeat", n.heard}} {
+	}{{n.subject(n.number), n.deliver}, {n.cfg.Cluster + ".heartbeat", n.heard}, {n.spawnSubject(n.number), n.spawned}} {
 		sn, err := n.nc.Subscribe(sub.subject, sub.handle)
 		if err != nil {
 			n.unsubscribe()

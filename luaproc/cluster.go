@@ -9,6 +9,11 @@ package luaproc
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"sync"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -32,6 +37,104 @@ type ClusterNode interface {
 	// holder on any node, from this node's copy of the registry.
 	Register(ctx context.Context, name string, pid scheduler.PID) error
 	Whereis(name string) (scheduler.PID, bool)
+	// SpawnOn starts a process of a script (its name and source) on the
+	// node called node; ServeSpawns gives the node this runtime's side of
+	// such requests (New calls it before Attach).
+	SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any) (scheduler.PID, error)
+	ServeSpawns(spawn func(name string, source []byte, entry string, args []any) (scheduler.PID, error))
+}
+
+// spawnCommand is the command of process.spawn_on to another node.
+const spawnCommand = "cluster.spawn"
+
+// spawnOn is process.spawn_on(node, path, entry, ...): the PID of a
+// process of the script at path started on node (this one too), or nil
+// and an error. The script travels with the request.
+func (p *luaProcess) spawnOn(L *lua.LState) int {
+	p.checkTopLevel(L, "process.spawn_on")
+	node, path := L.CheckString(1), L.CheckString(2)
+	entry := L.OptString(3, "")
+	args := argPayloads(L, 4, "process.spawn_on")
+	s, err := p.rt.loadRelative(path, p.script.dir, p.progDir)
+	if err != nil {
+		L.RaiseError("process.spawn_on: %v", err)
+	}
+	c := p.rt.cluster
+	if c == nil && node == localNode || c != nil && node == c.Name() {
+		return p.start(L, s, entry, args)
+	}
+	if c == nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(fmt.Sprintf("spawn on %q: not in a cluster (the node is %q)", node, localNode)))
+		return 2
+	}
+	source, err := os.ReadFile(s.real)
+	if err != nil {
+		L.RaiseError("process.spawn_on: %v", err)
+	}
+	return p.block(L, "process.spawn_on", request{kind: reqCommand, command: spawnCommand,
+		args: []any{node, s.name, source, entry, []any(args)}})
+}
+
+// spawnInCluster is spawnCommand's handler: the request, in a goroutine.
+func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
+	node, name, source := c.Args[0].(string), c.Args[1].(string), c.Args[2].([]byte)
+	entry, args := c.Args[3].(string), c.Args[4].([]any)
+	go func() {
+		ctx, cancel := context.WithTimeout(c.Ctx, spawnTimeout)
+		defer cancel()
+		pid, err := rt.cluster.SpawnOn(ctx, node, name, source, entry, args)
+		if err != nil {
+			c.Complete(payload.Payloads{nil, err.Error()})
+			return
+		}
+		c.Complete(payload.Payloads{int64(pid)})
+	}()
+	return nil
+}
+
+// spawnTimeout bounds a spawn request's round trip.
+const spawnTimeout = 10 * time.Second
+
+// spawnRequested starts a process of a script another node sent, under
+// this runtime's permissions. Scripts are compiled once per content (by
+// its SHA-256) and kept for the runtime's life.
+func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any) (scheduler.PID, error) {
+	sum := sha256.Sum256(source)
+	rt.shipped.mu.Lock()
+	s := rt.shipped.scripts[sum]
+	rt.shipped.mu.Unlock()
+	if s == nil {
+		var err error
+		if s, err = rt.LoadString(name, string(source)); err != nil {
+			return 0, err
+		}
+		rt.shipped.mu.Lock()
+		if rt.shipped.scripts == nil {
+			rt.shipped.scripts = map[[sha256.Size]byte]*Script{}
+		}
+		rt.shipped.scripts[sum] = s
+		rt.shipped.mu.Unlock()
+	}
+	if err := payload.CheckAll(args); err != nil {
+		return 0, err
+	}
+	child := rt.newProcess(s)
+	// as a child of process.spawn: a named entry makes its chunk module
+	// initialisation; its failure is reported here, unless watched
+	child.topLevel = entry != ""
+	h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{})
+	if err != nil {
+		return 0, err
+	}
+	return h.PID(), nil
+}
+
+// shippedScripts are the scripts other nodes sent, by the hash of their
+// source.
+type shippedScripts struct {
+	mu      sync.Mutex
+	scripts map[[sha256.Size]byte]*Script
 }
 
 // registerCommand is the command of process.register in a cluster.

@@ -29,6 +29,7 @@ var (
 		"self":       bind((*luaProcess).self),
 		"spawn":      bind((*luaProcess).spawn),
 		"spawn_file": bind((*luaProcess).spawnFile),
+		"spawn_on":   bind((*luaProcess).spawnOn),
 		"send":       bind((*luaProcess).send),
 		"receive":    bind((*luaProcess).receive),
 		"wait":       bind((*luaProcess).wait),

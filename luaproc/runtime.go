@@ -104,8 +104,9 @@ type Runtime struct {
 
 	exit exitRequest // the first os.exit (runaway.go)
 
-	cluster ClusterNode // Options.Cluster (cluster.go); nil: alone
-	node    int         // this node's number in PIDs; 0 alone
+	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
+	shipped shippedScripts // the scripts other nodes sent (cluster.go)
+	node    int            // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
 	// (calls.go); any process's goroutine adds to it.
@@ -153,6 +154,8 @@ func New(opts Options) *Runtime {
 	if opts.Cluster != nil {
 		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
 		rt.reg.Register(registerCommand, rt.registerInCluster)
+		rt.reg.Register(spawnCommand, rt.spawnInCluster)
+		opts.Cluster.ServeSpawns(rt.spawnRequested)
 	}
 	rt.sched = scheduler.New(so)
 	if rt.cluster != nil {

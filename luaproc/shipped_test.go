@@ -1,0 +1,39 @@
+package luaproc
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestShippedScriptsCompiledOnce: a script another node sends is
+// compiled on its first request and taken from the cache, by the hash of
+// its source, on the next; another source is another script; a source
+// that does not compile is the request's error.
+func TestShippedScriptsCompiledOnce(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	inbox, err := rt.NewInbox()
+	require.NoError(t, err)
+	src := []byte(`function twice(x, to) process.send(to, x * 2) end`)
+	var pids [2]int64
+	for i := range pids {
+		pid, err := rt.spawnRequested("w.lua", src, "twice", []any{int64(21), int64(inbox.PID())})
+		require.NoError(t, err)
+		pids[i] = int64(pid)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		m, err := inbox.Receive(ctx)
+		cancel()
+		require.NoError(t, err)
+		assert.Equal(t, int64(42), m.Value)
+	}
+	assert.NotEqual(t, pids[0], pids[1])
+	assert.Len(t, rt.shipped.scripts, 1, "compiled once")
+	_, err = rt.spawnRequested("w.lua", []byte(`function twice(x) return x * 3 end`), "twice", []any{int64(1), int64(inbox.PID())})
+	require.NoError(t, err)
+	assert.Len(t, rt.shipped.scripts, 2)
+	_, err = rt.spawnRequested("bad.lua", []byte(`function (`), "main", nil)
+	assert.ErrorContains(t, err, "bad.lua:1:")
+}
