@@ -363,6 +363,13 @@ func (n *Node) Attach(s *scheduler.Scheduler) error {
 		sn.SetPendingLimits(-1, -1)
 		n.subs = append(n.subs, sn)
 	}
+	// the server has the subscriptions when Attach returns: a message
+	// published after it reaches this node
+	if err := n.nc.FlushTimeout(10 * time.Second); err != nil {
+		n.unsubscribe()
+		n.sched = nil
+		return fmt.Errorf("cluster: subscribe: %w", err)
+	}
 	n.beating = true
 	n.beat()
 	go n.heartbeats()
@@ -377,10 +384,32 @@ func (n *Node) unsubscribe() {
 	n.subs = nil
 }
 
-// heartbeats says this node is up every Heartbeat, refreshing its name's
-// claim, until Close.
+// heartbeats says this node is up every Heartbeat and notices the nodes
+// that stopped, until Close; the claims are refreshed beside it
+// (keepClaims), so that a slow NATS server does not slow the heartbeats.
 func (n *Node) heartbeats() {
 	defer close(n.done)
+	claims := make(chan struct{})
+	go func() {
+		defer close(claims)
+		n.keepClaims()
+	}()
+	t := time.NewTicker(n.cfg.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-n.stop:
+			<-claims // the claim is the claims goroutine's until then
+			return
+		case <-t.C:
+			n.beat()
+			n.noticeDown()
+		}
+	}
+}
+
+// keepClaims refreshes the name's claim every Heartbeat until Close.
+func (n *Node) keepClaims() {
 	t := time.NewTicker(n.cfg.Heartbeat)
 	defer t.Stop()
 	for {
@@ -388,20 +417,21 @@ func (n *Node) heartbeats() {
 		case <-n.stop:
 			return
 		case <-t.C:
-			n.beat()
-			n.noticeDown()
 			n.renewClaim()
 		}
 	}
 }
 
 // renewClaim refreshes the name's claim. If the update fails (it timed
-// out but was applied, or the key expired while the server was away),
-// the key is read: a claim that is still this node's is adopted, a
-// missing one made again, another node's logged (then two nodes answer
-// to one name until this one leaves).
+// out but was applied, the key expired while the server was away, or a
+// restarted server lost its JetStream store), the bucket is opened again
+// (made, if it is gone) and the key read: a claim that is still this
+// node's is adopted, a missing one made again — and then the names of
+// this node's processes are put back too (restoreRegistry) — and
+// another node's logged (then two nodes answer to one name until this
+// one leaves).
 func (n *Node) renewClaim() {
-	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.Heartbeat)
+	ctx, cancel := context.WithTimeout(context.Background(), nameTTL/3)
 	defer cancel()
 	mine := []byte(strconv.Itoa(n.number))
 	rev, err := n.names.Update(ctx, n.name, mine, n.claim)
@@ -409,25 +439,23 @@ func (n *Node) renewClaim() {
 		n.claim = rev
 		return
 	}
-	e, gerr := n.names.Get(ctx, n.name)
+	names, err := bucket(ctx, n.js, n.cfg.Cluster+"_names", nameTTL)
+	if err != nil {
+		n.logf("cluster: renew the claim of %q: %v", n.name, err)
+		return
+	}
+	n.names = names
+	e, err := names.Get(ctx, n.name)
 	switch {
-	case gerr == nil && string(e.Value()) == string(mine):
+	case err == nil && string(e.Value()) == string(mine):
 		n.claim = e.Revision()
-	case errors.Is(gerr, jetstream.ErrKeyNotFound) || errors.Is(gerr, jetstream.ErrKeyDeleted):
-		if rev, err := n.names.Create(ctx, n.name, mine); err == nil {
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		if rev, err := names.Create(ctx, n.name, mine); err == nil {
 			n.claim = rev
+			n.restoreRegistry(ctx)
 		}
-	case gerr == nil:
+	case err == nil:
 		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)
-	case errors.Is(gerr, jetstream.ErrBucketNotFound) || errors.Is(gerr, jetstream.ErrStreamNotFound):
-		// a server that lost its JetStream store (restarted): make the
-		// bucket again and claim the name anew
-		if names, err := bucket(ctx, n.js, n.cfg.Cluster+"_names", nameTTL); err == nil {
-			n.names = names
-			if rev, err := names.Create(ctx, n.name, mine); err == nil {
-				n.claim = rev
-			}
-		}
 	default:
 		n.logf("cluster: renew the claim of %q: %v", n.name, err)
 	}
@@ -532,7 +560,9 @@ func (n *Node) Close() error {
 			<-n.done // the claim is the heartbeat goroutine's until then
 		}
 		n.reg.pending.Wait() // the names of processes that ended are released
+		n.reg.mu.Lock()
 		n.reg.watch.Stop()
+		n.reg.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))

@@ -73,7 +73,7 @@ func (n *Node) openRegistry(ctx context.Context) error {
 	r.replica, r.held = map[string]scheduler.PID{}, map[string]heldName{}
 	for e := range w.Updates() {
 		if e == nil { // the bucket's present entries are all in
-			go r.follow()
+			go r.follow(w)
 			return nil
 		}
 		r.apply(e)
@@ -81,12 +81,61 @@ func (n *Node) openRegistry(ctx context.Context) error {
 	return errors.New("cluster: the names' watch ended before it started")
 }
 
-// follow applies the watch's updates until it stops (Close).
-func (r *registry) follow() {
-	for e := range r.watch.Updates() {
+// follow applies w's updates until it stops (Close, or a new watch).
+func (r *registry) follow(w jetstream.KeyWatcher) {
+	for e := range w.Updates() {
 		if e != nil {
 			r.apply(e)
 		}
+	}
+}
+
+// bucket is the names' bucket (restoreRegistry may replace it).
+func (r *registry) bucket() jetstream.KeyValue {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kv
+}
+
+// restoreRegistry puts the names of this node's processes back, after
+// this node's own claim had vanished: a server that lost its JetStream
+// store (or was away past the claim's TTL). The bucket is opened again
+// (made if gone) and watched anew; the replica starts again from this
+// node's names, and the others' come back as their nodes restore them.
+func (n *Node) restoreRegistry(ctx context.Context) {
+	kv, err := bucket(ctx, n.js, n.cfg.Cluster+"_registry", 0)
+	if err != nil {
+		n.logf("cluster: restore the names: %v", err)
+		return
+	}
+	w, err := kv.WatchAll(context.Background())
+	if err != nil {
+		n.logf("cluster: restore the names: %v", err)
+		return
+	}
+	r := &n.reg
+	r.mu.Lock()
+	old := r.watch
+	r.kv, r.watch = kv, w
+	r.replica = map[string]scheduler.PID{}
+	held := make(map[string]heldName, len(r.held))
+	for name, h := range r.held {
+		held[name] = h
+		r.replica[name] = h.pid
+	}
+	r.mu.Unlock()
+	old.Stop()
+	go r.follow(w)
+	for name, h := range held {
+		rev, err := kv.Create(ctx, nameKey(name), []byte(strconv.FormatUint(uint64(h.pid), 10)))
+		if err != nil {
+			continue // there still, or taken meanwhile: the watch says which
+		}
+		r.mu.Lock()
+		if cur, ok := r.held[name]; ok && cur.pid == h.pid {
+			r.held[name] = heldName{h.pid, rev}
+		}
+		r.mu.Unlock()
 	}
 }
 
@@ -149,11 +198,12 @@ func (n *Node) Register(ctx context.Context, name string, pid scheduler.PID) err
 func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (uint64, error) {
 	key, val := nameKey(name), []byte(strconv.FormatUint(uint64(pid), 10))
 	for range 5 { // each turn lost a race with another node's write
-		rev, err := n.reg.kv.Create(ctx, key, val)
+		kv := n.reg.bucket()
+		rev, err := kv.Create(ctx, key, val)
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return rev, err
 		}
-		e, err := n.reg.kv.Get(ctx, key)
+		e, err := kv.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue // released meanwhile
 		}
@@ -169,7 +219,7 @@ func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (u
 		}
 		// A holder of a node that is down, or of this node, whose
 		// scheduler gave the name to pid: its release has not come yet.
-		if rev, err := n.reg.kv.Update(ctx, key, val, e.Revision()); err == nil {
+		if rev, err := kv.Update(ctx, key, val, e.Revision()); err == nil {
 			return rev, nil // taken over from a node that is down
 		}
 	}
@@ -192,11 +242,12 @@ func (n *Node) ReleaseNames(pid scheduler.PID, names []string) {
 			delete(r.replica, name)
 		}
 		r.pending.Add(1)
+		kv := r.kv
 		go func() {
 			defer r.pending.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			if err := r.kv.Delete(ctx, nameKey(name), jetstream.LastRevision(h.rev)); err != nil {
+			if err := kv.Delete(ctx, nameKey(name), jetstream.LastRevision(h.rev)); err != nil {
 				n.logf("cluster: release the name %q: %v", name, err)
 			}
 		}()

@@ -33,7 +33,11 @@ func TestGapsAndDuplicatesAreCounted(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
 	}
-	<-k.done
+	select {
+	case <-k.done:
+	case <-time.After(time.Minute):
+		t.Fatal("the last message did not come")
+	}
 	k.mu.Lock()
 	assert.Equal(t, []any{"a", "b", "c", "last"}, k.got)
 	k.mu.Unlock()

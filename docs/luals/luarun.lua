@@ -44,6 +44,16 @@ function process.spawn(entry, ...) end
 ---@return string? err
 function process.spawn_file(path, entry, ...) end
 
+---Start a process of the script at `path` on the node called `node`
+---(the script is sent there): its PID, or nil and an error. Yields.
+---@param node string
+---@param path string
+---@param entry? string
+---@param ... luarun.value
+---@return luarun.pid|nil pid
+---@return string? err
+function process.spawn_on(node, path, entry, ...) end
+
 ---Queue a copy of `msg` for `pid` (or a registered name). Never blocks.
 ---@param pid luarun.pid|string
 ---@param msg luarun.value
@@ -109,7 +119,8 @@ function process.spawn_link(entry, ...) end
 ---@return integer|string ref_or_err
 function process.spawn_monitor(entry, ...) end
 
----Give `pid` (default: this process) a name.
+---Give `pid` (default: this process) a name (in a cluster: in the whole
+---cluster, and then it yields).
 ---@param name string
 ---@param pid? luarun.pid
 ---@return true|nil ok

@@ -39,6 +39,9 @@ local function check(spec, level)
     elseif type(c.entry) ~= "string" and type(c.file) ~= "string" then
       error("supervisor.start: child " .. i .. " needs an entry, a file or a supervisor", level)
     end
+    if c.node ~= nil and (type(c.node) ~= "string" or type(c.file) ~= "string") then
+      error("supervisor.start: child " .. i .. ": a node is a string, and needs a file (the script sent there)", level)
+    end
     c.restart = c.restart or "permanent"
     if not RESTARTS[c.restart] then
       error("supervisor.start: child " .. i .. ": restart must be permanent, transient or temporary", level)
@@ -82,6 +85,17 @@ end
 
 -- The supervisor process ------------------------------------------------
 
+-- pick_node is the node a child of node = node starts on: the node
+-- itself, or for "*" the nodes that are up now, in turn — so children
+-- spread over the nodes, and a child whose node went away restarts on
+-- one that is up.
+local function pick_node(state, node)
+  if node ~= "*" then return node end
+  local nodes = process.nodes()
+  state.next_node = (state.next_node or 0) % #nodes + 1
+  return nodes[state.next_node]
+end
+
 local function start_child(state, c)
   local pid, err
   if c.supervisor then -- started when its own children are (as M.start)
@@ -91,6 +105,9 @@ local function start_child(state, c)
       local ok, e = process.call(pid, {supervisor = "started"}, 30)
       if ok ~= true then return nil, tostring(ok == nil and e or ok) end
     end
+  elseif c.node then -- on another node (or any that is up: "*")
+    pid, err = process.spawn_on(pick_node(state, c.node), c.file, c.entry, unpack(c.args or {}))
+    if pid then process.link(pid) end
   elseif c.file then
     pid, err = process.spawn_file(c.file, c.entry, unpack(c.args or {}))
     if pid then process.link(pid) end
