@@ -166,3 +166,38 @@ func TestNodeGoneFiresNoconnection(t *testing.T) {
 	waitOK(t, w)
 	t.Logf("noticed in %v (heartbeat 100 ms, down after 4)", time.Since(gone).Round(time.Millisecond))
 }
+
+// TestInboxCallsAcrossNodes: a Go inbox answers a Lua process's call
+// from another node, and calls one there.
+func TestInboxCallsAcrossNodes(t *testing.T) {
+	srv, err := cluster.StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	a, b := node(t, srv.URL(), "alpha"), node(t, srv.URL(), "beta")
+	inbox, err := a.NewInbox()
+	require.NoError(t, err)
+	s, err := b.LoadString("asker.lua", `
+function asker(inbox)
+  while #process.nodes() < 2 do time.sleep(0.01) end
+  local r, err = process.call(inbox, {q = "sum", of = {1, 2, 3}}, 10)
+  assert(r, err)
+  return r
+end`)
+	require.NoError(t, err)
+	h, err := b.Start(s, "asker", int64(inbox.PID()))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := inbox.Receive(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "call", m.Kind)
+	require.Equal(t, h.PID(), m.From)
+	require.Equal(t, map[string]any{"q": "sum", "of": []any{int64(1), int64(2), int64(3)}}, m.Value)
+	require.NoError(t, inbox.Reply(m, int64(6)))
+	res, err := h.Wait(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(6), res[0])
+
+	_, err = inbox.Call(ctx, h.PID(), "anyone?") // ended: its down ends the call
+	require.ErrorContains(t, err, "ended before replying: noproc")
+}

@@ -94,7 +94,11 @@ func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, erro
 	}()
 	c := newCallRequest(in.PID(), msg)
 	c.ref = ref
-	if err := in.rt.sched.Send(in.PID(), to, c); err != nil {
+	var out any = c
+	if in.rt.remote(to) { // numbered by its monitor's reference (calls.go)
+		out = scheduler.RemoteCall{ID: ref, Value: msg}
+	}
+	if err := in.rt.sched.Send(in.PID(), to, out); err != nil {
 		return nil, fmt.Errorf("call %d: %w", to, err)
 	}
 	select {
@@ -121,6 +125,9 @@ func (in *Inbox) Reply(m Message, value any) error {
 	in.mu.Unlock()
 	if replied {
 		return errors.New("reply: this call has been answered already")
+	}
+	if id := m.call.remoteID; id != 0 {
+		return in.rt.sched.Send(in.PID(), m.call.from, scheduler.RemoteCall{ID: id, Reply: true, Value: value})
 	}
 	return in.rt.sched.Send(in.PID(), m.call.from, m.call)
 }
@@ -207,6 +214,9 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 			}
 			return Message{}, false
 		}
+		if rc, ok := ev.Data.(scheduler.RemoteCall); ok {
+			return in.takeRemoteCall(ev.From, rc)
+		}
 		return Message{From: ev.From, Kind: "message", Value: goValue(ev.Data)}, true
 	case scheduler.EventDown:
 		if done, ok := in.calls[ev.Tag]; ok {
@@ -218,6 +228,19 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 	case scheduler.EventExit:
 		return Message{From: ev.From, Kind: "exit",
 			Value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}}, true
+	}
+	return Message{}, false
+}
+
+// takeRemoteCall is take for a call, or a reply, from another node.
+func (in *Inbox) takeRemoteCall(from scheduler.PID, rc scheduler.RemoteCall) (Message, bool) {
+	if !rc.Reply {
+		c := newCallRequest(from, rc.Value)
+		c.remoteID = rc.ID
+		return Message{From: from, Kind: "call", Value: rc.Value, call: c}, true
+	}
+	if done, ok := in.calls[rc.ID]; !ok || !in.end(done, callDone{value: rc.Value}) {
+		in.rt.droppedReplies.Add(1)
 	}
 	return Message{}, false
 }
