@@ -183,7 +183,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
-	n.out.seq, n.in.seq = map[int]uint64{}, map[int]uint64{}
+	n.out.seq, n.out.ticks, n.in.seq = map[int]uint64{}, map[int]int{}, map[int]uint64{}
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
@@ -403,6 +403,7 @@ func (n *Node) heartbeats() {
 			return
 		case <-t.C:
 			n.beat()
+			n.tick()
 			n.noticeDown()
 		}
 	}

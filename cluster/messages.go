@@ -21,8 +21,12 @@ package cluster
 // receiving node's subscription (one goroutine) expects each source's
 // next number: a higher one means messages were lost between (a server
 // that went away with them, a client buffer dropped) and counts them
-// Lost; a lower or equal one is a duplicate, counted and dropped. A loss
-// at the very end of a stream, with nothing after it, is not seen.
+// Lost; a lower or equal one is a duplicate, counted and dropped. So that
+// a loss at the end of a stream is seen too, a node that sent to another
+// follows up with a numbered tick (a frame with no body) on each of its
+// next tickHeartbeats heartbeats: any tick that arrives reveals the gap
+// before it. (A stream whose tail and every tick are lost has lost its
+// connection for as long: the node is down by then.)
 
 import (
 	"encoding/binary"
@@ -39,9 +43,14 @@ import (
 // outbound numbers the messages for each node (under mu, with the
 // publish).
 type outbound struct {
-	mu  sync.Mutex
-	seq map[int]uint64 // node number → the last number sent to it
+	mu    sync.Mutex
+	seq   map[int]uint64 // node number → the last number sent to it
+	ticks map[int]int    // node number → the ticks still to send it
 }
+
+// tickHeartbeats is how many heartbeats after its last message a node
+// ticks to another.
+const tickHeartbeats = 4
 
 // inbound is, for each source node, the last number received: read and
 // written by the delivering subscription's goroutine only.
@@ -55,6 +64,7 @@ const (
 	kindCall
 	kindReply
 	kindSignal
+	kindTick // no body: a number that reveals a loss before it
 )
 
 // frame is a message's header.
@@ -102,6 +112,15 @@ func (n *Node) publish(f frame, body []byte) error {
 	}
 	n.out.mu.Lock()
 	defer n.out.mu.Unlock()
+	if err := n.publishLocked(node, f, body); err != nil {
+		return err
+	}
+	n.out.ticks[node] = tickHeartbeats
+	return nil
+}
+
+// publishLocked numbers f and publishes it with body (under out.mu).
+func (n *Node) publishLocked(node int, f frame, body []byte) error {
 	f.source, f.seq = n.number, n.out.seq[node]+1
 	buf := appendFrame(make([]byte, 0, 24+len(body)), f)
 	if err := n.nc.Publish(n.subject(node), append(buf, body...)); err != nil {
@@ -109,6 +128,21 @@ func (n *Node) publish(f frame, body []byte) error {
 	}
 	n.out.seq[node] = f.seq // only once published: a refused one takes no number
 	return nil
+}
+
+// tick sends a tick to each node this node sent to in its last
+// tickHeartbeats heartbeats: the heartbeat goroutine's.
+func (n *Node) tick() {
+	n.out.mu.Lock()
+	defer n.out.mu.Unlock()
+	for node, left := range n.out.ticks {
+		if left <= 1 {
+			delete(n.out.ticks, node)
+		} else {
+			n.out.ticks[node] = left - 1
+		}
+		n.publishLocked(node, frame{kind: kindTick}, nil) // a node gone takes none: its NodeDown tells
+	}
 }
 
 func appendFrame(buf []byte, f frame) []byte {
@@ -129,7 +163,7 @@ func readFrame(data []byte) (f frame, rest []byte, ok bool) {
 		}
 		fields[i], data = x, data[k:]
 	}
-	if fields[0] > scheduler.MaxNode || fields[2] > kindSignal {
+	if fields[0] > scheduler.MaxNode || fields[2] > kindTick {
 		return frame{}, nil, false
 	}
 	return frame{int(fields[0]), fields[1], fields[2], scheduler.PID(fields[3]), scheduler.PID(fields[4])}, data, true
@@ -148,6 +182,10 @@ func (n *Node) deliver(m *nats.Msg) {
 	var sig scheduler.Signal
 	var err error
 	switch f.kind {
+	case kindTick:
+		if len(body) > 0 {
+			err = errors.New("a tick with a body")
+		}
 	case kindSignal:
 		sig, err = readSignal(body, f)
 	case kindCall, kindReply:
@@ -159,7 +197,7 @@ func (n *Node) deliver(m *nats.Msg) {
 		n.stats.malformed.Add(1)
 		return
 	}
-	if !n.in.next(n, f) {
+	if !n.in.next(n, f) || f.kind == kindTick {
 		return
 	}
 	n.mu.RLock()

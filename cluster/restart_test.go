@@ -124,3 +124,62 @@ func rawConnTo(t *testing.T, srv *Server) *nats.Conn {
 	t.Cleanup(nc.Close)
 	return nc
 }
+
+// TestTailLossIsSeen: a node that sent to another follows up with
+// numbered ticks on its next heartbeats (and stops after a few), so a
+// lost last message is counted when a tick comes.
+func TestTailLossIsSeen(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	raw := rawConnTo(t, srv)
+	frames := make(chan frame, 100)
+	_, err := raw.Subscribe(b.node.subject(b.node.Node()), func(m *nats.Msg) {
+		if f, _, ok := readFrame(m.Data); ok {
+			frames <- f
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, raw.Flush())
+	require.NoError(t, a.sched.Send(0, scheduler.NodePID(b.node.Node(), 1), "one"))
+	next := func() frame {
+		select {
+		case f := <-frames:
+			return f
+		case <-time.After(time.Minute):
+			t.Fatal("no frame came")
+			return frame{}
+		}
+	}
+	f := next()
+	assert.Equal(t, frame{a.node.Node(), 1, kindMessage, 0, scheduler.NodePID(b.node.Node(), 1)}, f)
+	for seq := uint64(2); seq <= 1+tickHeartbeats; seq++ {
+		f = next()
+		assert.Equal(t, frame{source: a.node.Node(), seq: seq, kind: kindTick}, f)
+	}
+
+	// the receiving side: messages 1 and 2 of a node of the test's own
+	// come, 3 is lost, a tick numbered 4 reveals it
+	k := &sink{last: "never", done: make(chan struct{})}
+	hk, err := b.sched.Submit(k, "main", nil)
+	require.NoError(t, err)
+	const source = 78
+	for seq := uint64(1); seq <= 2; seq++ {
+		body, err := payload.AppendWire(appendFrame(nil, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}), "m")
+		require.NoError(t, err)
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
+	}
+	require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), appendFrame(nil, frame{source: source, seq: 4, kind: kindTick})))
+	require.NoError(t, raw.Flush())
+	for b.node.Stats().Lost == 0 {
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			return
+		}
+	}
+	st := b.node.Stats()
+	assert.Equal(t, uint64(1), st.Lost)
+	assert.GreaterOrEqual(t, st.Delivered, uint64(2))
+	require.NoError(t, b.sched.Send(0, hk.PID(), "never"))
+}
