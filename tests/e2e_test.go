@@ -142,6 +142,10 @@ func TestExampleScripts(t *testing.T) {
 			`^unknown request:\tunknown request: frobnicate$`,
 			`^server served\t8011$`,
 			`^after it stopped:\tfalse\tkv.get: no process registered as "kv"$`}},
+		// alone, the one node "local" (three nodes: cluster/e2e_test.go)
+		{[]string{"scripts/cluster.lua", "1", "100000", "2", "10000"}, []string{
+			`^job 1/10 on local$`, `^job 2/10 on local$`, `^job 3/10 on local$`, `^job 4/10 on local$`, `^job 5/10 on local$`, `^job 6/10 on local$`, `^job 7/10 on local$`, `^job 8/10 on local$`, `^job 9/10 on local$`, `^job 10/10 on local$`,
+			`^  local counted 10 ranges$`, `^primes below 100000: 9592 \(1 nodes, [0-9.]+ s\)$`}},
 	}
 	scripts, err := filepath.Glob("../scripts/*.lua")
 	require.NoError(t, err)
