@@ -23,9 +23,10 @@ package cluster
 // that went away with them, a client buffer dropped) and counts them
 // Lost; a lower or equal one is a duplicate, counted and dropped. So that
 // a loss at the end of a stream is seen too, a node that sent to another
-// follows up with a numbered tick (a frame with no body) on each of its
-// next tickHeartbeats heartbeats: any tick that arrives reveals the gap
-// before it. (A stream whose tail and every tick are lost has lost its
+// follows up with a tick (a frame with no body, carrying the last number
+// sent, taking none) on each of its next tickHeartbeats heartbeats: a
+// tick that arrives with a number past the last one received reveals the
+// loss. (A stream whose tail and every tick are lost has lost its
 // connection for as long: the node is down by then.)
 
 import (
@@ -141,7 +142,8 @@ func (n *Node) tick() {
 		} else {
 			n.out.ticks[node] = left - 1
 		}
-		n.publishLocked(node, frame{kind: kindTick}, nil) // a node gone takes none: its NodeDown tells
+		f := frame{source: n.number, seq: n.out.seq[node], kind: kindTick}
+		n.nc.Publish(n.subject(node), appendFrame(nil, f)) // a node gone takes none: its NodeDown tells
 	}
 }
 
@@ -197,7 +199,11 @@ func (n *Node) deliver(m *nats.Msg) {
 		n.stats.malformed.Add(1)
 		return
 	}
-	if !n.in.next(n, f) || f.kind == kindTick {
+	if f.kind == kindTick {
+		n.in.tick(n, f)
+		return
+	}
+	if !n.in.next(n, f) {
 		return
 	}
 	n.mu.RLock()
@@ -249,4 +255,14 @@ func (in *inbound) next(n *Node, f frame) bool {
 	}
 	in.seq[f.source] = f.seq
 	return true
+}
+
+// tick checks a tick's number, the last its source sent here, against
+// the last received: the messages between were lost.
+func (in *inbound) tick(n *Node, f frame) {
+	if last := in.seq[f.source]; f.seq > last {
+		n.stats.lost.Add(f.seq - last)
+		n.logf("cluster: the last %d messages from node %d were lost on the way", f.seq-last, f.source)
+		in.seq[f.source] = f.seq
+	}
 }
