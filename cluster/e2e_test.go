@@ -83,8 +83,7 @@ func (n *luarunNode) until(t *testing.T, substr string) string {
 }
 
 // threeNodes starts b and c serving, then a counting on all three.
-func threeNodes(t *testing.T, url string) (a, b, c *luarunNode) {
-	bin := buildLuarun(t)
+func threeNodes(t *testing.T, bin, url string) (a, b, c *luarunNode) {
 	b = startLuarun(t, bin, url, "b", "serve")
 	c = startLuarun(t, bin, url, "c", "serve")
 	b.until(t, "serves the cluster")
@@ -98,10 +97,11 @@ func threeNodes(t *testing.T, url string) (a, b, c *luarunNode) {
 // out again, the supervisor restarts its workers elsewhere, and the count
 // is right.
 func TestThreeNodesSurviveAKill(t *testing.T) {
+	bin := buildLuarun(t) // first: it may skip
 	srv, err := cluster.StartServer("127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	a, b, _ := threeNodes(t, srv.URL())
+	a, b, _ := threeNodes(t, bin, srv.URL())
 	a.until(t, "job 10/")
 	require.NoError(t, b.cmd.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
@@ -118,15 +118,16 @@ func TestThreeNodesSurviveAKill(t *testing.T) {
 // again on its address while the pool works; the nodes reconnect, and
 // the count is right (ranges lost with the server are handed out again).
 func TestThreeNodesSurviveAServerRestart(t *testing.T) {
+	bin := buildLuarun(t) // first: it may skip
 	addr := freeAddr(t)
 	srv, err := cluster.StartServer(addr)
 	require.NoError(t, err)
-	a, _, _ := threeNodes(t, srv.URL())
+	t.Cleanup(func() { srv.Close() }) // the one running at the end
+	a, _, _ := threeNodes(t, bin, srv.URL())
 	a.until(t, "job 10/")
 	srv.Close()
 	srv, err = cluster.StartServer(addr)
 	require.NoError(t, err)
-	t.Cleanup(srv.Close)
 	a.until(t, "primes below "+e2eLimit+": "+e2ePrimes+" ")
 	require.NoError(t, waitExit(a))
 }

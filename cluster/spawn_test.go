@@ -105,7 +105,10 @@ func TestSpawnOutsideTheAccountReachesNoNode(t *testing.T) {
 	require.NoError(t, err)
 	go srv.Start()
 	require.True(t, srv.ReadyForConnections(10e9))
-	t.Cleanup(srv.Shutdown)
+	t.Cleanup(func() {
+		srv.Shutdown()
+		srv.WaitForShutdown() // its goroutines too (goleak)
+	})
 	require.NoError(t, enableJetStream(srv, inside))
 
 	n, err := joinAs(t, srv.ClientURL(), "node", "n")
