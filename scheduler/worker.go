@@ -189,15 +189,29 @@ func (w *worker) run(p *proc) {
 	}
 }
 
+// maxDrain bounds the events one step takes. A process that has fallen
+// behind (a receiver slower than its senders) would otherwise take its
+// whole backlog, hundreds of thousands of events, into one step: the
+// worker's event slice and the process's mailbox grow to tens of MB,
+// copied as they grow, and the step runs for as long as the backlog
+// takes. In batches, the rest waits in the queue, where it costs
+// nothing more.
+const maxDrain = 4096
+
 // drain moves p's queued events into w.events, recycling the nodes, and
 // retires the records of the completions among them; it counts the
-// messages. It reports whether it stopped at a push still in progress
-// (mpsc's broken chain): events may sit behind it whose wakeups this
-// worker has already consumed, so p must not park waiting for them.
+// messages. It reports whether it stopped with events left: at a push
+// still in progress (mpsc's broken chain), or after maxDrain events.
+// Either way events may sit behind whose wakeups this worker has
+// already consumed, so p must not park waiting for them (park queues it
+// again).
 func (w *worker) drain(p *proc) (broken bool, messages int) {
 	clear(w.events)
 	w.events = w.events[:0]
 	for {
+		if len(w.events) == maxDrain {
+			return true, messages
+		}
 		ev, n, ok := p.events.Pop()
 		if !ok {
 			return p.events.Pending(), messages
