@@ -113,7 +113,7 @@ type Node struct {
 
 	reg   registry // the cluster's names (names.go)
 	stats nodeStats
-	out   outbound // the sequence numbers of what this node sends (messages.go)
+	out   outbound // what this node sends: numbers, batches (batches.go)
 	in    inbound  // what it received from each node: the subscription's alone
 	js    jetstream.JetStream
 
@@ -138,6 +138,13 @@ type Stats struct {
 	// Signals: links', monitors' and kills' signals received (not
 	// messages: not in Delivered).
 	Signals uint64
+
+	// Published: the NATS messages this node published to other nodes,
+	// each a batch of one or more messages and signals (batches.go).
+	// Unsent: the messages and signals in batches NATS refused to
+	// publish (the connection closed, or its buffer was full while the
+	// server was away); their node counts them Lost.
+	Published, Unsent uint64
 }
 
 // nodeStats: written by the subscription's goroutine (and NATS's error
@@ -145,6 +152,7 @@ type Stats struct {
 type nodeStats struct {
 	delivered, undeliverable, malformed, slowDropped atomic.Uint64
 	lost, duplicates, signals                        atomic.Uint64
+	published, unsent                                atomic.Uint64 // the flusher's (batches.go)
 }
 
 // Stats returns the node's counters.
@@ -153,7 +161,8 @@ func (n *Node) Stats() Stats {
 		Delivered: n.stats.delivered.Load(), Undeliverable: n.stats.undeliverable.Load(),
 		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
 		Lost: n.stats.lost.Load(), Duplicates: n.stats.duplicates.Load(),
-		Signals: n.stats.signals.Load(),
+		Signals:   n.stats.signals.Load(),
+		Published: n.stats.published.Load(), Unsent: n.stats.unsent.Load(),
 	}
 }
 
@@ -183,7 +192,8 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
-	n.out.seq, n.out.ticks, n.in.seq = map[int]uint64{}, map[int]int{}, map[int]uint64{}
+	n.out.init()
+	n.in.seq = map[int]uint64{}
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
@@ -194,6 +204,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		nc.Close()
 		return nil, err
 	}
+	go n.flushes()
 	return n, nil
 }
 
@@ -403,7 +414,7 @@ func (n *Node) heartbeats() {
 			return
 		case <-t.C:
 			n.beat()
-			n.tick()
+			n.out.addTicks(n.number)
 			n.noticeDown()
 		}
 	}
@@ -552,6 +563,7 @@ func (n *Node) Nodes() []string {
 // connection closes. Closing again returns the first Close's result.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
+		n.out.close() // before stop: the flusher's last round takes all there is
 		close(n.stop)
 		n.mu.Lock()
 		beating := n.beating
@@ -567,6 +579,7 @@ func (n *Node) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		<-n.out.flushed
 		n.closeErr = n.nc.FlushWithContext(ctx)
 		n.nc.Close()
 	})

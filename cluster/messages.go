@@ -2,7 +2,9 @@ package cluster
 
 // Messages and signals between nodes.
 //
-// A message travels as one NATS message on its node's subject, framed as
+// What one node sends another travels in batches (batches.go): a NATS
+// message on the receiving node's subject holds one or more frames, each
+// after its length in 4 bytes (big-endian). A frame is
 //
 //	source node, sequence, kind, from PID, to PID   uvarints
 //	the body, by kind:
@@ -10,19 +12,19 @@ package cluster
 //	  call, reply     the call's number (uvarint), then the value
 //	  signal          the signal's kind and reference (uvarints), quiet
 //	                  (a byte), the reason (signals.go)
+//	  tick            none
 //
 // Messages, calls and signals share one path and one numbering, so a
 // process's messages and its end reach another node in the order they
 // happened.
 //
-// Each node numbers what it sends to each other node, 1, 2, 3...: the
-// number is taken and the message published under one lock, so the
-// numbers follow the order of the publishes, which NATS keeps. The
-// receiving node's subscription (one goroutine) expects each source's
-// next number: a higher one means messages were lost between (a server
-// that went away with them, a client buffer dropped) and counts them
-// Lost; a lower or equal one is a duplicate, counted and dropped. So that
-// a loss at the end of a stream is seen too, a node that sent to another
+// Each node numbers what it sends to each other node, 1, 2, 3..., in the
+// order the frames reach the wire (batches.go). The receiving node's
+// subscription (one goroutine) expects each source's next number: a
+// higher one means messages were lost between (a server that went away
+// with them, a publish refused while it was away) and counts them Lost;
+// a lower or equal one is a duplicate, counted and dropped. So that a
+// loss at the end of a stream is seen too, a node that sent to another
 // follows up with a tick (a frame with no body, carrying the last number
 // sent, taking none) on each of its next tickHeartbeats heartbeats: a
 // tick that arrives with a number past the last one received reveals the
@@ -33,21 +35,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
-
-// outbound numbers the messages for each node (under mu, with the
-// publish).
-type outbound struct {
-	mu    sync.Mutex
-	seq   map[int]uint64 // node number → the last number sent to it
-	ticks map[int]int    // node number → the ticks still to send it
-}
 
 // tickHeartbeats is how many heartbeats after its last message a node
 // ticks to another.
@@ -76,75 +69,54 @@ type frame struct {
 	from, to scheduler.PID
 }
 
-// Forward publishes msg for process to on its node: the scheduler's
-// Relay. A node that is not up is an error.
+// Forward sends msg to process to on its node: the scheduler's Relay. A
+// node that is not up, or that this one left, is an error, and so is a
+// value too large for the NATS server.
 func (n *Node) Forward(from, to scheduler.PID, msg any) error {
-	f := frame{kind: kindMessage, from: from, to: to}
-	body := make([]byte, 0, 32)
-	if c, ok := msg.(scheduler.RemoteCall); ok {
-		f.kind, msg = kindCall, c.Value
-		if c.Reply {
-			f.kind = kindReply
-		}
-		body = binary.AppendUvarint(body, c.ID)
-	}
-	body, err := payload.AppendWire(body, msg)
-	if err != nil {
-		return err
-	}
-	return n.publish(f, body)
+	return n.send(from, to, msg)
 }
 
-// Signal publishes a relation's signal for process sig.To on its node:
-// the scheduler's Relay.
+// Signal sends a relation's signal to process sig.To on its node: the
+// scheduler's Relay.
 func (n *Node) Signal(sig scheduler.Signal) error {
-	body, err := appendSignal(make([]byte, 0, 16), sig)
-	if err != nil {
-		return err
-	}
-	return n.publish(frame{kind: kindSignal, from: sig.From, to: sig.To}, body)
+	return n.send(sig.From, sig.To, sig)
 }
 
-// publish numbers f for its node and publishes it with body.
-func (n *Node) publish(f frame, body []byte) error {
-	node := f.to.Node()
-	if !n.up(node) {
+// send numbers v's frame for to's node and appends it to that node's
+// batch (batches.go).
+func (n *Node) send(from, to scheduler.PID, v any) error {
+	if node := to.Node(); !n.up(node) {
 		return fmt.Errorf("node %d is not up", node)
 	}
-	n.out.mu.Lock()
-	defer n.out.mu.Unlock()
-	if err := n.publishLocked(node, f, body); err != nil {
-		return err
-	}
-	n.out.ticks[node] = tickHeartbeats
-	return nil
+	return n.out.add(n.number, from, to, v, n.maxPayload)
 }
 
-// publishLocked numbers f and publishes it with body (under out.mu).
-func (n *Node) publishLocked(node int, f frame, body []byte) error {
-	f.source, f.seq = n.number, n.out.seq[node]+1
-	buf := appendFrame(make([]byte, 0, 24+len(body)), f)
-	if err := n.nc.Publish(n.subject(node), append(buf, body...)); err != nil {
-		return err
-	}
-	n.out.seq[node] = f.seq // only once published: a refused one takes no number
-	return nil
-}
+func (n *Node) maxPayload() int { return int(n.nc.MaxPayload()) }
 
-// tick sends a tick to each node this node sent to in its last
-// tickHeartbeats heartbeats: the heartbeat goroutine's.
-func (n *Node) tick() {
-	n.out.mu.Lock()
-	defer n.out.mu.Unlock()
-	for node, left := range n.out.ticks {
-		if left <= 1 {
-			delete(n.out.ticks, node)
-		} else {
-			n.out.ticks[node] = left - 1
+// frameKind is the kind of v's frame: a scheduler.Signal, a
+// scheduler.RemoteCall, or a message value.
+func frameKind(v any) uint64 {
+	switch v := v.(type) {
+	case scheduler.Signal:
+		return kindSignal
+	case scheduler.RemoteCall:
+		if v.Reply {
+			return kindReply
 		}
-		f := frame{source: n.number, seq: n.out.seq[node], kind: kindTick}
-		n.nc.Publish(n.subject(node), appendFrame(nil, f)) // a node gone takes none: its NodeDown tells
+		return kindCall
 	}
+	return kindMessage
+}
+
+// appendBody appends v's body (frameKind's kinds).
+func appendBody(buf []byte, v any) ([]byte, error) {
+	switch v := v.(type) {
+	case scheduler.Signal:
+		return appendSignal(buf, v)
+	case scheduler.RemoteCall:
+		return payload.AppendWire(binary.AppendUvarint(buf, v.ID), v.Value)
+	}
+	return payload.AppendWire(buf, v)
 }
 
 func appendFrame(buf []byte, f frame) []byte {
@@ -175,19 +147,53 @@ func readFrame(data []byte) (f frame, rest []byte, ok bool) {
 // the scheduler (one goroutine per subscription: in order), counting what
 // it cannot deliver and the gaps in each source's numbers.
 func (n *Node) deliver(m *nats.Msg) {
-	f, body, ok := readFrame(m.Data)
+	n.mu.RLock()
+	s := n.sched
+	n.mu.RUnlock()
+	if !eachFrame(m.Data, func(f []byte) { n.deliverFrame(s, f) }) {
+		n.stats.malformed.Add(1) // the rest cannot be read
+	}
+}
+
+// eachFrame calls do with each frame of a batch in turn, and reports
+// whether the batch was read to its end (a length that runs past it
+// ends it early).
+func eachFrame(data []byte, do func(frame []byte)) bool {
+	for len(data) > 0 {
+		if len(data) < lengthBytes || uint64(binary.BigEndian.Uint32(data)) > uint64(len(data)-lengthBytes) {
+			return false
+		}
+		end := lengthBytes + int(binary.BigEndian.Uint32(data))
+		do(data[lengthBytes:end])
+		data = data[end:]
+	}
+	return true
+}
+
+// deliverFrame hands one frame to s. A frame whose header can be read
+// takes its number even if its body cannot: it is counted malformed,
+// not lost too.
+func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
+	f, body, ok := readFrame(data)
 	if !ok {
 		n.stats.malformed.Add(1)
+		return
+	}
+	if f.kind == kindTick {
+		if len(body) > 0 {
+			n.stats.malformed.Add(1)
+			return
+		}
+		n.in.tick(n, f)
+		return
+	}
+	if !n.in.next(n, f) {
 		return
 	}
 	var msg any
 	var sig scheduler.Signal
 	var err error
 	switch f.kind {
-	case kindTick:
-		if len(body) > 0 {
-			err = errors.New("a tick with a body")
-		}
 	case kindSignal:
 		sig, err = readSignal(body, f)
 	case kindCall, kindReply:
@@ -195,30 +201,17 @@ func (n *Node) deliver(m *nats.Msg) {
 	default:
 		msg, err = readValue(body)
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		n.stats.malformed.Add(1)
-		return
-	}
-	if f.kind == kindTick {
-		n.in.tick(n, f)
-		return
-	}
-	if !n.in.next(n, f) {
-		return
-	}
-	n.mu.RLock()
-	s := n.sched
-	n.mu.RUnlock()
-	if f.kind == kindSignal {
+	case f.kind == kindSignal:
 		n.stats.signals.Add(1)
 		s.HandleSignal(sig)
-		return
-	}
-	if err := s.Send(f.from, f.to, msg); err != nil {
+	case s.Send(f.from, f.to, msg) != nil:
 		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
-		return
+	default:
+		n.stats.delivered.Add(1)
 	}
-	n.stats.delivered.Add(1)
 }
 
 // readValue reads a body that is one value and nothing after it.

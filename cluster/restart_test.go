@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net"
 	"testing"
@@ -29,9 +30,7 @@ func TestGapsAndDuplicatesAreCounted(t *testing.T) {
 		seq uint64
 		msg any
 	}{{1, "a"}, {2, "b"}, {5, "c"}, {5, "c again"}, {6, "last"}} {
-		body, err := payload.AppendWire(appendFrame(nil, frame{source, step.seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}), step.msg)
-		require.NoError(t, err)
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, step.seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, step.msg)))
 	}
 	select {
 	case <-k.done:
@@ -117,6 +116,20 @@ func TestServerRestartLosesNothingSilently(t *testing.T) {
 	waitUp(t, []string{"a", "b"}, a, b)
 }
 
+// framed is a NATS message of one frame, f with msg (none for a tick),
+// as a node publishes it.
+func framed(t *testing.T, f frame, msg any) []byte {
+	t.Helper()
+	buf := appendFrame(make([]byte, lengthBytes), f)
+	if f.kind != kindTick {
+		var err error
+		buf, err = payload.AppendWire(buf, msg)
+		require.NoError(t, err)
+	}
+	binary.BigEndian.PutUint32(buf, uint32(len(buf)-lengthBytes))
+	return buf
+}
+
 // rawConnTo is a plain NATS connection to srv, closed with the test.
 func rawConnTo(t *testing.T, srv *Server) *nats.Conn {
 	t.Helper()
@@ -136,9 +149,11 @@ func TestTailLossIsSeen(t *testing.T) {
 	raw := rawConnTo(t, srv)
 	frames := make(chan frame, 100)
 	_, err := raw.Subscribe(b.node.subject(b.node.Node()), func(m *nats.Msg) {
-		if f, _, ok := readFrame(m.Data); ok {
-			frames <- f
-		}
+		eachFrame(m.Data, func(data []byte) {
+			if f, _, ok := readFrame(data); ok {
+				frames <- f
+			}
+		})
 	})
 	require.NoError(t, err)
 	require.NoError(t, raw.Flush())
@@ -167,18 +182,14 @@ func TestTailLossIsSeen(t *testing.T) {
 	require.NoError(t, err)
 	const source = 78
 	for seq := uint64(1); seq <= 2; seq++ {
-		body, err := payload.AppendWire(appendFrame(nil, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}), "m")
-		require.NoError(t, err)
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "m")))
 	}
 	for range 2 {
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), appendFrame(nil, frame{source: source, seq: 3, kind: kindTick})))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source: source, seq: 3, kind: kindTick}, nil)))
 	}
 	require.NoError(t, raw.Flush())
 	// a message after the ticks: once it came, so had they
-	body, err := payload.AppendWire(appendFrame(nil, frame{source, 4, kindMessage, scheduler.NodePID(source, 1), hk.PID()}), "never")
-	require.NoError(t, err)
-	require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), body))
+	require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, 4, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "never")))
 	select {
 	case <-k.done:
 	case <-time.After(time.Minute):

@@ -1,0 +1,163 @@
+package cluster
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/scheduler"
+)
+
+// newOutbound is an outbound with no flusher: the test takes its batches.
+func newOutbound() *outbound {
+	o := &outbound{}
+	o.init()
+	return o
+}
+
+// unlimited is a maxPayload that takes anything.
+func unlimited() int { return 1 << 30 }
+
+// framesOf reads a batch back: its frames' headers and bodies, in order.
+func framesOf(t *testing.T, b *batch) (frames []frame, bodies [][]byte) {
+	t.Helper()
+	require.True(t, eachFrame(b.buf, func(data []byte) {
+		f, body, ok := readFrame(data)
+		require.True(t, ok)
+		frames, bodies = append(frames, f), append(bodies, body)
+	}), "the batch reads to its end")
+	return frames, bodies
+}
+
+// TestBatchWireForm: messages, calls, replies, signals and ticks for one
+// node go into one batch in the order they were added, numbered 1, 2, 3...
+// (a tick carrying the last number and taking none), each readable as
+// it was sent; the first add wakes the flusher, the others do not.
+func TestBatchWireForm(t *testing.T) {
+	o := newOutbound()
+	from, to := scheduler.NodePID(1, 5), scheduler.NodePID(2, 9)
+	sig := scheduler.Signal{Kind: scheduler.SignalKill, From: from, To: to, Reason: scheduler.ErrShutdown}
+	values := []any{"hello", scheduler.RemoteCall{ID: 7, Value: int64(3)}, scheduler.RemoteCall{ID: 7, Reply: true, Value: true}, sig}
+	for _, v := range values {
+		require.NoError(t, o.add(1, from, to, v, unlimited))
+	}
+	o.addTicks(1)
+	require.NoError(t, o.add(1, from, to, 2.5, unlimited))
+	assert.Len(t, o.wake, 1)
+
+	taken := o.take()
+	require.Len(t, taken[2], 1)
+	assert.Equal(t, uint64(5), taken[2][0].numbered, "ticks take no number")
+	frames, bodies := framesOf(t, taken[2][0])
+	want := []frame{
+		{1, 1, kindMessage, from, to}, {1, 2, kindCall, from, to}, {1, 3, kindReply, from, to},
+		{1, 4, kindSignal, from, to}, {source: 1, seq: 4, kind: kindTick}, {1, 5, kindMessage, from, to},
+	}
+	assert.Equal(t, want, frames)
+	v, err := readValue(bodies[0])
+	require.NoError(t, err)
+	assert.Equal(t, "hello", v)
+	v, err = readCall(bodies[1], false)
+	require.NoError(t, err)
+	assert.Equal(t, values[1], v)
+	v, err = readCall(bodies[2], true)
+	require.NoError(t, err)
+	assert.Equal(t, values[2], v)
+	got, err := readSignal(bodies[3], frames[3])
+	require.NoError(t, err)
+	assert.Equal(t, sig, got)
+	assert.Empty(t, bodies[4])
+	v, err = readValue(bodies[5])
+	require.NoError(t, err)
+	assert.Equal(t, 2.5, v)
+}
+
+// TestBatchesSplit: a stream fills batches of about batchBytes, numbered
+// on across them; a frame too large for the server is refused and takes
+// no number; one that fits alone but not beside the others goes in a
+// batch of its own.
+func TestBatchesSplit(t *testing.T) {
+	o := newOutbound()
+	to := scheduler.NodePID(2, 1)
+	kb := strings.Repeat("x", 1000)
+	const count = 3 * batchBytes / 1000
+	for range count {
+		require.NoError(t, o.add(1, 0, to, kb, unlimited))
+	}
+	taken := o.take()
+	require.Greater(t, len(taken[2]), 2)
+	seq := uint64(0)
+	for _, b := range taken[2] {
+		assert.Less(t, len(b.buf), batchBytes+1100, "a batch closes past batchBytes")
+		frames, _ := framesOf(t, b)
+		assert.Equal(t, uint64(len(frames)), b.numbered)
+		for _, f := range frames {
+			seq++
+			assert.Equal(t, seq, f.seq)
+		}
+	}
+	assert.Equal(t, uint64(count), seq)
+
+	o = newOutbound()
+	limit := func() int { return batchBytes + 1000 }
+	require.ErrorContains(t, o.add(1, 0, to, strings.Repeat("y", batchBytes+1000), limit), "larger than the NATS server takes")
+	filler := strings.Repeat("z", batchBytes-40) // its batch stays just open
+	require.NoError(t, o.add(1, 0, to, filler, limit))
+	big := strings.Repeat("w", 1500)
+	require.NoError(t, o.add(1, 0, to, big, limit))
+	taken = o.take()
+	require.Len(t, taken[2], 2)
+	for i, want := range []string{filler, big} {
+		b := taken[2][i]
+		assert.LessOrEqual(t, len(b.buf), limit())
+		frames, bodies := framesOf(t, b)
+		require.Len(t, frames, 1)
+		assert.Equal(t, uint64(i+1), frames[0].seq, "the refused one took no number")
+		v, err := readValue(bodies[0])
+		require.NoError(t, err)
+		assert.Equal(t, want, v)
+	}
+}
+
+// TestClosedOutboundRefuses: a sender waiting for room, or one that
+// comes after, is refused once the node closes.
+func TestClosedOutboundRefuses(t *testing.T) {
+	o := newOutbound()
+	to := scheduler.NodePID(2, 1)
+	chunk := strings.Repeat("x", batchBytes)
+	for o.size < maxPending {
+		require.NoError(t, o.add(1, 0, to, chunk, unlimited))
+	}
+	refused := make(chan error)
+	go func() { refused <- o.add(1, 0, to, "waits", unlimited) }()
+	o.close()
+	assert.ErrorIs(t, <-refused, errLeft)
+	assert.ErrorIs(t, o.add(1, 0, to, "after", unlimited), errLeft)
+}
+
+// TestRefusedPublishIsCounted: a batch NATS refuses (its connection
+// closed) counts its messages Unsent, and the node ticks to that node
+// again so that it hears the last number.
+func TestRefusedPublishIsCounted(t *testing.T) {
+	srv := startServer(t)
+	nc, err := nats.Connect(srv.URL())
+	require.NoError(t, err)
+	nc.Close()
+	n := &Node{cfg: Config{Cluster: "t"}, nc: nc}
+	n.out.init()
+	to := scheduler.NodePID(2, 1)
+	for range 3 {
+		require.NoError(t, n.out.add(1, 0, to, "lost", unlimited))
+	}
+	n.out.ticks = map[int]int{}
+	n.flush()
+	st := n.Stats()
+	assert.Equal(t, uint64(3), st.Unsent)
+	assert.Zero(t, st.Published)
+	assert.Equal(t, tickHeartbeats, n.out.ticks[2])
+	assert.Len(t, n.out.free, 1, "the batch is kept for reuse")
+	assert.Empty(t, n.out.open)
+}
