@@ -63,18 +63,25 @@ var errLeft = errors.New("the node has left the cluster")
 // each node. All under mu, but wake and flushed.
 type outbound struct {
 	mu    sync.Mutex
-	room  sync.Cond        // senders wait on it while size ≥ maxPending; the flusher broadcasts
-	seq   map[int]uint64   // node number → the last number sent to it
-	ticks map[int]int      // node number → the ticks still to send it
-	open  map[int][]*batch // node number → its batches not yet published, oldest first
-	spare map[int][]*batch // the flusher's last, emptied: the next open
-	size  int              // bytes in open
-	free  []*batch         // published batches, kept for reuse
+	room  sync.Cond     // senders wait on it while size ≥ maxPending; the flusher broadcasts
+	dests map[int]*dest // node number → what this node sent it
+	last  *dest         // the last one sent to: a stream looks up no map
+	open  []*dest       // the nodes with open batches, in no order
+	size  int           // bytes in open batches
+	free  []*batch      // published batches, kept for reuse
 	// closed: Close has begun; nothing more is appended
 	closed bool
 
 	wake    chan struct{} // capacity 1: open has something; sent by the append that found size 0
 	flushed chan struct{} // closed when the flusher returns
+}
+
+// dest is what this node sent to another (under outbound.mu).
+type dest struct {
+	node  int
+	seq   uint64   // the last number sent to it
+	ticks int      // the ticks still to send it
+	open  []*batch // its batches not yet published, oldest first
 }
 
 // batch is one NATS message's worth of frames for one node.
@@ -85,8 +92,7 @@ type batch struct {
 
 func (o *outbound) init() {
 	o.room.L = &o.mu
-	o.seq, o.ticks = map[int]uint64{}, map[int]int{}
-	o.open, o.spare = map[int][]*batch{}, map[int][]*batch{}
+	o.dests = map[int]*dest{}
 	o.wake, o.flushed = make(chan struct{}, 1), make(chan struct{})
 }
 
@@ -105,8 +111,9 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any, maxPayload fun
 	if o.closed {
 		return errLeft
 	}
-	f := frame{source: source, seq: o.seq[node] + 1, kind: frameKind(v), from: from, to: to}
-	b := o.batchFor(node)
+	d := o.dest(node)
+	f := frame{source: source, seq: d.seq + 1, kind: frameKind(v), from: from, to: to}
+	b := o.batchFor(d)
 	start := len(b.buf)
 	buf := appendFrame(append(b.buf, make([]byte, lengthBytes)...), f)
 	buf, err := appendBody(buf, v)
@@ -118,7 +125,7 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any, maxPayload fun
 			return fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n, maxPayload())
 		}
 		if start > 0 && len(buf) > maxPayload() { // alone it fits: move it to a batch of its own
-			nb := o.newBatch(node)
+			nb := o.newBatch(d)
 			nb.buf = append(nb.buf, buf[start:]...)
 			b, start, buf = nb, 0, nb.buf
 		}
@@ -126,8 +133,7 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any, maxPayload fun
 	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-lengthBytes))
 	b.buf = buf
 	b.numbered++
-	o.seq[node] = f.seq
-	o.ticks[node] = tickHeartbeats
+	d.seq, d.ticks = f.seq, tickHeartbeats
 	o.grew(len(buf) - start)
 	return nil
 }
@@ -140,38 +146,54 @@ func (o *outbound) addTicks(source int) {
 	if o.closed {
 		return
 	}
-	for node, left := range o.ticks {
-		if left <= 1 {
-			delete(o.ticks, node)
-		} else {
-			o.ticks[node] = left - 1
+	for _, d := range o.dests {
+		if d.ticks == 0 {
+			continue
 		}
-		b := o.batchFor(node)
+		d.ticks--
+		b := o.batchFor(d)
 		start := len(b.buf)
-		b.buf = appendFrame(append(b.buf, make([]byte, lengthBytes)...), frame{source: source, seq: o.seq[node], kind: kindTick})
+		b.buf = appendFrame(append(b.buf, make([]byte, lengthBytes)...), frame{source: source, seq: d.seq, kind: kindTick})
 		binary.BigEndian.PutUint32(b.buf[start:], uint32(len(b.buf)-start-lengthBytes))
 		o.grew(len(b.buf) - start)
 	}
 }
 
-// batchFor is node's last open batch, or a new one if it has none or
-// that one is full (under mu).
-func (o *outbound) batchFor(node int) *batch {
-	if open := o.open[node]; len(open) > 0 && len(open[len(open)-1].buf) < batchBytes {
-		return open[len(open)-1]
+// dest is what this node sent to node (under mu).
+func (o *outbound) dest(node int) *dest {
+	if d := o.last; d != nil && d.node == node {
+		return d
 	}
-	return o.newBatch(node)
+	d := o.dests[node]
+	if d == nil {
+		d = &dest{node: node}
+		o.dests[node] = d
+	}
+	o.last = d
+	return d
 }
 
-// newBatch opens a batch for node after its others (under mu).
-func (o *outbound) newBatch(node int) *batch {
+// batchFor is d's last open batch, or a new one if it has none or that
+// one is full (under mu).
+func (o *outbound) batchFor(d *dest) *batch {
+	if k := len(d.open); k > 0 && len(d.open[k-1].buf) < batchBytes {
+		return d.open[k-1]
+	}
+	return o.newBatch(d)
+}
+
+// newBatch opens a batch for d after its others (under mu).
+func (o *outbound) newBatch(d *dest) *batch {
 	var b *batch
 	if k := len(o.free); k > 0 {
 		b, o.free = o.free[k-1], o.free[:k-1]
 	} else {
 		b = &batch{buf: make([]byte, 0, 512)}
 	}
-	o.open[node] = append(o.open[node], b)
+	if len(d.open) == 0 {
+		o.open = append(o.open, d)
+	}
+	d.open = append(d.open, b)
 	return b
 }
 
@@ -187,10 +209,20 @@ func (o *outbound) grew(k int) {
 	o.size += k
 }
 
-// take hands the open batches to the flusher and opens none (under mu).
-func (o *outbound) take() map[int][]*batch {
-	taken := o.open
-	o.open, o.spare = o.spare, nil
+// sending is a node's batches that the flusher took.
+type sending struct {
+	node    int
+	batches []*batch
+}
+
+// take hands the open batches to the flusher, appended to taken, and
+// opens none (under mu).
+func (o *outbound) take(taken []sending) []sending {
+	for _, d := range o.open {
+		taken = append(taken, sending{d.node, d.open})
+		d.open = nil
+	}
+	o.open = o.open[:0]
 	o.size = 0
 	o.room.Broadcast()
 	return taken
@@ -215,16 +247,16 @@ func (n *Node) flushes() {
 func (n *Node) flush() {
 	o := &n.out
 	o.mu.Lock()
-	taken := o.take()
+	n.taken = o.take(n.taken[:0])
 	o.mu.Unlock()
 	var refused []int
-	for node, batches := range taken {
-		subject := n.subject(node)
-		for _, b := range batches {
+	for _, t := range n.taken {
+		subject := n.subject(t.node)
+		for _, b := range t.batches {
 			if err := n.nc.Publish(subject, b.buf); err != nil {
 				n.stats.unsent.Add(b.numbered)
-				n.logf("cluster: publish to node %d: %v", node, err)
-				refused = append(refused, node)
+				n.logf("cluster: publish to node %d: %v", t.node, err)
+				refused = append(refused, t.node)
 				continue
 			}
 			n.stats.published.Add(1)
@@ -233,18 +265,17 @@ func (n *Node) flush() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, node := range refused {
-		o.ticks[node] = tickHeartbeats // so that the other node hears the last number
+		o.dest(node).ticks = tickHeartbeats // so that the other node hears the last number
 	}
-	for node, batches := range taken {
-		for _, b := range batches {
+	for i, t := range n.taken {
+		for _, b := range t.batches {
 			if len(o.free) < keptBatches && cap(b.buf) <= 2*batchBytes {
 				b.buf, b.numbered = b.buf[:0], 0
 				o.free = append(o.free, b)
 			}
 		}
-		delete(taken, node)
+		n.taken[i] = sending{}
 	}
-	o.spare = taken
 }
 
 // closeOutbound refuses every send from now on; the flusher publishes

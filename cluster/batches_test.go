@@ -21,6 +21,15 @@ func newOutbound() *outbound {
 // unlimited is a maxPayload that takes anything.
 func unlimited() int { return 1 << 30 }
 
+// batchesOf takes o's open batches, which must all be for node.
+func batchesOf(t *testing.T, o *outbound, node int) []*batch {
+	t.Helper()
+	taken := o.take(nil)
+	require.Len(t, taken, 1)
+	require.Equal(t, node, taken[0].node)
+	return taken[0].batches
+}
+
 // framesOf reads a batch back: its frames' headers and bodies, in order.
 func framesOf(t *testing.T, b *batch) (frames []frame, bodies [][]byte) {
 	t.Helper()
@@ -48,10 +57,10 @@ func TestBatchWireForm(t *testing.T) {
 	require.NoError(t, o.add(1, from, to, 2.5, unlimited))
 	assert.Len(t, o.wake, 1)
 
-	taken := o.take()
-	require.Len(t, taken[2], 1)
-	assert.Equal(t, uint64(5), taken[2][0].numbered, "ticks take no number")
-	frames, bodies := framesOf(t, taken[2][0])
+	taken := batchesOf(t, o, 2)
+	require.Len(t, taken, 1)
+	assert.Equal(t, uint64(5), taken[0].numbered, "ticks take no number")
+	frames, bodies := framesOf(t, taken[0])
 	want := []frame{
 		{1, 1, kindMessage, from, to}, {1, 2, kindCall, from, to}, {1, 3, kindReply, from, to},
 		{1, 4, kindSignal, from, to}, {source: 1, seq: 4, kind: kindTick}, {1, 5, kindMessage, from, to},
@@ -87,10 +96,10 @@ func TestBatchesSplit(t *testing.T) {
 	for range count {
 		require.NoError(t, o.add(1, 0, to, kb, unlimited))
 	}
-	taken := o.take()
-	require.Greater(t, len(taken[2]), 2)
+	taken := batchesOf(t, o, 2)
+	require.Greater(t, len(taken), 2)
 	seq := uint64(0)
-	for _, b := range taken[2] {
+	for _, b := range taken {
 		assert.Less(t, len(b.buf), batchBytes+1100, "a batch closes past batchBytes")
 		frames, _ := framesOf(t, b)
 		assert.Equal(t, uint64(len(frames)), b.numbered)
@@ -108,10 +117,10 @@ func TestBatchesSplit(t *testing.T) {
 	require.NoError(t, o.add(1, 0, to, filler, limit))
 	big := strings.Repeat("w", 1500)
 	require.NoError(t, o.add(1, 0, to, big, limit))
-	taken = o.take()
-	require.Len(t, taken[2], 2)
+	taken = batchesOf(t, o, 2)
+	require.Len(t, taken, 2)
 	for i, want := range []string{filler, big} {
-		b := taken[2][i]
+		b := taken[i]
 		assert.LessOrEqual(t, len(b.buf), limit())
 		frames, bodies := framesOf(t, b)
 		require.Len(t, frames, 1)
@@ -152,12 +161,13 @@ func TestRefusedPublishIsCounted(t *testing.T) {
 	for range 3 {
 		require.NoError(t, n.out.add(1, 0, to, "lost", unlimited))
 	}
-	n.out.ticks = map[int]int{}
+	n.out.dest(2).ticks = 0
 	n.flush()
 	st := n.Stats()
 	assert.Equal(t, uint64(3), st.Unsent)
 	assert.Zero(t, st.Published)
-	assert.Equal(t, tickHeartbeats, n.out.ticks[2])
+	assert.Equal(t, tickHeartbeats, n.out.dest(2).ticks)
 	assert.Len(t, n.out.free, 1, "the batch is kept for reuse")
 	assert.Empty(t, n.out.open)
+	assert.Empty(t, n.out.dest(2).open)
 }

@@ -113,8 +113,9 @@ type Node struct {
 
 	reg   registry // the cluster's names (names.go)
 	stats nodeStats
-	out   outbound // what this node sends: numbers, batches (batches.go)
-	in    inbound  // what it received from each node: the subscription's alone
+	out   outbound  // what this node sends: numbers, batches (batches.go)
+	taken []sending // the flusher's: the batches it publishes (batches.go)
+	in    inbound   // what it received from each node: the subscription's alone
 	js    jetstream.JetStream
 
 	beating   bool          // the heartbeat goroutine runs (Attach succeeded); under mu
