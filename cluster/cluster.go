@@ -22,8 +22,10 @@
 // claimed in a second bucket whose keys expire (nameTTL): a node
 // refreshes its claim with each heartbeat, so a name is free again a few
 // seconds after its node was killed. Every node publishes a heartbeat on
-// "<cluster>.heartbeat" and keeps the nodes it heard from in the last few
-// heartbeats: those are the nodes that are up.
+// "<cluster>.heartbeat" and keeps the nodes it heard from: a node is up
+// from its first heartbeat until one of this node's heartbeats finds it
+// silent for DownAfter heartbeats (and fires NodeDown), and again when it
+// beats again.
 //
 // What cannot be delivered is counted (Node.Stats): a message whose
 // process has ended (its sender was told "true", as a local send to a
@@ -109,7 +111,11 @@ type Node struct {
 	sched *scheduler.Scheduler // set by Attach; incoming messages go to it
 	spawn SpawnFunc            // set by ServeSpawns (spawn.go)
 	peers map[int]*peer        // the nodes heard from, by number
-	subs  []*nats.Subscription // Attach's; Close unsubscribes
+	// live: node number → up (heard from, and not found silent by
+	// noticeDown since): written under mu by heard and noticeDown, read
+	// without it by every send (up)
+	live [scheduler.MaxNode + 1]atomic.Bool
+	subs []*nats.Subscription // Attach's; Close unsubscribes
 
 	reg   registry // the cluster's names (names.go)
 	stats nodeStats
@@ -177,7 +183,7 @@ func (n *Node) logf(format string, args ...any) {
 type peer struct {
 	name string
 	seen time.Time
-	down bool // its heartbeats stopped and NodeDown was called; until it beats again
+	down bool // its heartbeats stopped and NodeDown was called; until it beats again (live is !down)
 }
 
 // Join connects to the cluster's NATS server, takes a node number and
@@ -501,6 +507,7 @@ func (n *Node) heard(m *nats.Msg) {
 	}
 	p.seen = time.Now()
 	p.down = false
+	n.live[number].Store(true)
 	n.mu.Unlock()
 	if !known {
 		n.beat()
@@ -514,8 +521,9 @@ func (n *Node) noticeDown() {
 	var gone []int
 	n.mu.Lock()
 	for number, p := range n.peers {
-		if !p.down && !n.fresh(p) {
+		if !p.down && time.Since(p.seen) >= n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter) {
 			p.down = true
+			n.live[number].Store(false)
 			gone = append(gone, number)
 			n.logf("cluster: node %q (%d) is down: no heartbeat for %v", p.name, number, time.Since(p.seen).Round(time.Millisecond))
 		}
@@ -527,21 +535,12 @@ func (n *Node) noticeDown() {
 	}
 }
 
-// up reports whether node number is this one or was heard from lately.
+// up reports whether node number is this one or is up: heard from, and
+// not found silent for DownAfter heartbeats by noticeDown since — the
+// look that fires NodeDown, so sends to a node fail from the moment its
+// monitors fire. Every send asks: one atomic load.
 func (n *Node) up(number int) bool {
-	if number == n.number {
-		return true
-	}
-	n.mu.RLock()
-	defer n.mu.RUnlock()
-	p := n.peers[number]
-	return p != nil && n.fresh(p)
-}
-
-// fresh reports whether p was heard from within DownAfter heartbeats
-// (under mu).
-func (n *Node) fresh(p *peer) bool {
-	return time.Since(p.seen) < n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter)
+	return number == n.number || (number >= 0 && number <= scheduler.MaxNode && n.live[number].Load())
 }
 
 // Nodes is the names of the nodes that are up, this one's included,
@@ -550,7 +549,7 @@ func (n *Node) Nodes() []string {
 	names := []string{n.name}
 	n.mu.RLock()
 	for _, p := range n.peers { // never this node: heard skips its own beats
-		if n.fresh(p) {
+		if !p.down {
 			names = append(names, p.name)
 		}
 	}

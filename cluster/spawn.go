@@ -74,7 +74,7 @@ func (n *Node) numberOf(name string) (int, bool) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	for number, p := range n.peers {
-		if p.name == name && n.fresh(p) {
+		if p.name == name && !p.down {
 			return number, true
 		}
 	}
