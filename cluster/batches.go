@@ -21,7 +21,10 @@ package cluster
 // open batch (out.size 0) wakes the flusher, and what is appended while
 // the flusher wakes and publishes waits for its next round. A lone
 // message therefore goes at once, and a stream that outpaces the
-// flusher fills batches of up to batchBytes.
+// flusher fills batches of up to batchBytes. No batch is larger than the
+// server's largest message (its max_payload, read again each round): a
+// frame that would take its batch past it starts one of its own, and a
+// frame too large alone is the sender's error, as NATS's would be.
 //
 // Senders wait while maxPending bytes are appended and not yet taken:
 // the flusher, whose Publish blocks on the socket when the connection is
@@ -69,6 +72,9 @@ type outbound struct {
 	open  []*dest       // the nodes with open batches, in no order
 	size  int           // bytes in open batches
 	free  []*batch      // published batches, kept for reuse
+	// maxPayload: the largest NATS message the server takes (set by
+	// init, refreshed by the flusher each round)
+	maxPayload int
 	// closed: Close has begun; nothing more is appended
 	closed bool
 
@@ -90,18 +96,19 @@ type batch struct {
 	numbered uint64 // the frames in buf that took a number (not ticks)
 }
 
-func (o *outbound) init() {
+func (o *outbound) init(maxPayload int) {
 	o.room.L = &o.mu
+	o.maxPayload = maxPayload
 	o.dests = map[int]*dest{}
 	o.wake, o.flushed = make(chan struct{}, 1), make(chan struct{})
 }
 
 // add numbers a frame of v (a message value, a scheduler.RemoteCall or a
 // scheduler.Signal) from process from to process to, for node to.Node(),
-// and appends it to that node's open batch; maxPayload is the largest
-// NATS message the server takes. A value that cannot be encoded, or
-// whose frame is larger than maxPayload, takes no number and is an error.
-func (o *outbound) add(source int, from, to scheduler.PID, v any, maxPayload func() int) error {
+// and appends it to that node's open batch. A value that cannot be
+// encoded, or whose frame alone would be a NATS message larger than the
+// server takes, takes no number and is an error.
+func (o *outbound) add(source int, from, to scheduler.PID, v any) error {
 	node := to.Node()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -120,11 +127,11 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any, maxPayload fun
 	if err != nil {
 		return err // b.buf keeps its length: what was appended is dropped
 	}
-	if len(buf) > batchBytes {
-		if n := len(buf) - start - lengthBytes; n > maxPayload() {
-			return fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n, maxPayload())
+	if len(buf) > o.batchLimit() {
+		if n := len(buf) - start; n > o.maxPayload { // n counts the length: NATS counts the whole batch
+			return fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n-lengthBytes, o.maxPayload-lengthBytes)
 		}
-		if start > 0 && len(buf) > maxPayload() { // alone it fits: move it to a batch of its own
+		if start > 0 && len(buf) > o.maxPayload { // alone it fits: move it to a batch of its own
 			nb := o.newBatch(d)
 			nb.buf = append(nb.buf, buf[start:]...)
 			b, start, buf = nb, 0, nb.buf
@@ -159,6 +166,9 @@ func (o *outbound) addTicks(source int) {
 	}
 }
 
+// batchLimit is the size past which a batch is closed (under mu).
+func (o *outbound) batchLimit() int { return min(batchBytes, o.maxPayload) }
+
 // dest is what this node sent to node (under mu).
 func (o *outbound) dest(node int) *dest {
 	if d := o.last; d != nil && d.node == node {
@@ -176,7 +186,7 @@ func (o *outbound) dest(node int) *dest {
 // batchFor is d's last open batch, or a new one if it has none or that
 // one is full (under mu).
 func (o *outbound) batchFor(d *dest) *batch {
-	if k := len(d.open); k > 0 && len(d.open[k-1].buf) < batchBytes {
+	if k := len(d.open); k > 0 && len(d.open[k-1].buf) < o.batchLimit() {
 		return d.open[k-1]
 	}
 	return o.newBatch(d)
@@ -246,13 +256,18 @@ func (n *Node) flushes() {
 // flush publishes what is open, each node's batches in order.
 func (n *Node) flush() {
 	o := &n.out
+	maxPayload := int(n.nc.MaxPayload()) // another server's, after a reconnect
 	o.mu.Lock()
 	n.taken = o.take(n.taken[:0])
+	o.maxPayload = maxPayload
 	o.mu.Unlock()
 	var refused []int
 	for _, t := range n.taken {
 		subject := n.subject(t.node)
 		for _, b := range t.batches {
+			if len(b.buf) == 0 {
+				continue // opened for a frame that was refused
+			}
 			if err := n.nc.Publish(subject, b.buf); err != nil {
 				n.stats.unsent.Add(b.numbered)
 				n.logf("cluster: publish to node %d: %v", t.node, err)

@@ -11,15 +11,16 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// newOutbound is an outbound with no flusher: the test takes its batches.
-func newOutbound() *outbound {
+// newOutbound is an outbound with no flusher, for a server that takes
+// messages up to maxPayload: the test takes its batches.
+func newOutbound(maxPayload int) *outbound {
 	o := &outbound{}
-	o.init()
+	o.init(maxPayload)
 	return o
 }
 
-// unlimited is a maxPayload that takes anything.
-func unlimited() int { return 1 << 30 }
+// unlimited is a server's max_payload that takes anything.
+const unlimited = 1 << 30
 
 // batchesOf takes o's open batches, which must all be for node.
 func batchesOf(t *testing.T, o *outbound, node int) []*batch {
@@ -46,15 +47,15 @@ func framesOf(t *testing.T, b *batch) (frames []frame, bodies [][]byte) {
 // (a tick carrying the last number and taking none), each readable as
 // it was sent; the first add wakes the flusher, the others do not.
 func TestBatchWireForm(t *testing.T) {
-	o := newOutbound()
+	o := newOutbound(unlimited)
 	from, to := scheduler.NodePID(1, 5), scheduler.NodePID(2, 9)
 	sig := scheduler.Signal{Kind: scheduler.SignalKill, From: from, To: to, Reason: scheduler.ErrShutdown}
 	values := []any{"hello", scheduler.RemoteCall{ID: 7, Value: int64(3)}, scheduler.RemoteCall{ID: 7, Reply: true, Value: true}, sig}
 	for _, v := range values {
-		require.NoError(t, o.add(1, from, to, v, unlimited))
+		require.NoError(t, o.add(1, from, to, v))
 	}
 	o.addTicks(1)
-	require.NoError(t, o.add(1, from, to, 2.5, unlimited))
+	require.NoError(t, o.add(1, from, to, 2.5))
 	assert.Len(t, o.wake, 1)
 
 	taken := batchesOf(t, o, 2)
@@ -89,12 +90,12 @@ func TestBatchWireForm(t *testing.T) {
 // no number; one that fits alone but not beside the others goes in a
 // batch of its own.
 func TestBatchesSplit(t *testing.T) {
-	o := newOutbound()
+	o := newOutbound(unlimited)
 	to := scheduler.NodePID(2, 1)
 	kb := strings.Repeat("x", 1000)
 	const count = 3 * batchBytes / 1000
 	for range count {
-		require.NoError(t, o.add(1, 0, to, kb, unlimited))
+		require.NoError(t, o.add(1, 0, to, kb))
 	}
 	taken := batchesOf(t, o, 2)
 	require.Greater(t, len(taken), 2)
@@ -110,18 +111,19 @@ func TestBatchesSplit(t *testing.T) {
 	}
 	assert.Equal(t, uint64(count), seq)
 
-	o = newOutbound()
-	limit := func() int { return batchBytes + 1000 }
-	require.ErrorContains(t, o.add(1, 0, to, strings.Repeat("y", batchBytes+1000), limit), "larger than the NATS server takes")
+	// a server whose max_payload is just past batchBytes
+	limit := batchBytes + 1000
+	o = newOutbound(limit)
+	require.ErrorContains(t, o.add(1, 0, to, strings.Repeat("y", limit)), "larger than the NATS server takes")
 	filler := strings.Repeat("z", batchBytes-40) // its batch stays just open
-	require.NoError(t, o.add(1, 0, to, filler, limit))
+	require.NoError(t, o.add(1, 0, to, filler))
 	big := strings.Repeat("w", 1500)
-	require.NoError(t, o.add(1, 0, to, big, limit))
+	require.NoError(t, o.add(1, 0, to, big))
 	taken = batchesOf(t, o, 2)
-	require.Len(t, taken, 2)
+	require.Len(t, taken, 2, "the batch the refused one opened took the next")
 	for i, want := range []string{filler, big} {
 		b := taken[i]
-		assert.LessOrEqual(t, len(b.buf), limit())
+		assert.LessOrEqual(t, len(b.buf), limit)
 		frames, bodies := framesOf(t, b)
 		require.Len(t, frames, 1)
 		assert.Equal(t, uint64(i+1), frames[0].seq, "the refused one took no number")
@@ -131,20 +133,60 @@ func TestBatchesSplit(t *testing.T) {
 	}
 }
 
+// TestBatchesFitTheServer: no batch is larger than the server's
+// max_payload, whatever it is: a frame whose batch, its length included,
+// would be one byte over is refused, one that fits exactly is not; a
+// server that takes less than batchBytes gets batches of its size.
+func TestBatchesFitTheServer(t *testing.T) {
+	to := scheduler.NodePID(2, 1)
+	exact := func(limit int) string { // a string whose lone batch is limit bytes
+		str := ""
+		for range 10 {
+			o := newOutbound(unlimited)
+			require.NoError(t, o.add(1, 0, to, str))
+			size := len(batchesOf(t, o, 2)[0].buf)
+			if size == limit {
+				return str
+			}
+			str = strings.Repeat("s", len(str)+limit-size) // the string's length may take another byte
+		}
+		require.FailNow(t, "no string makes a batch of exactly", "%d bytes", limit)
+		return ""
+	}
+	for _, limit := range []int{batchBytes + 7, 16 << 10, 600} {
+		o := newOutbound(limit)
+		require.NoError(t, o.add(1, 0, to, exact(limit)))
+		require.ErrorContains(t, o.add(1, 0, to, exact(limit)+"!"), "larger than the NATS server takes")
+		for i := range 3 * batchBytes / 20 {
+			require.NoError(t, o.add(1, 0, to, strings.Repeat("m", i%40)))
+		}
+		seq := uint64(0)
+		for _, b := range batchesOf(t, o, 2) {
+			assert.LessOrEqual(t, len(b.buf), limit)
+			frames, _ := framesOf(t, b)
+			for _, f := range frames {
+				seq++
+				require.Equal(t, seq, f.seq)
+			}
+		}
+		assert.Equal(t, uint64(1+3*batchBytes/20), seq)
+	}
+}
+
 // TestClosedOutboundRefuses: a sender waiting for room, or one that
 // comes after, is refused once the node closes.
 func TestClosedOutboundRefuses(t *testing.T) {
-	o := newOutbound()
+	o := newOutbound(unlimited)
 	to := scheduler.NodePID(2, 1)
 	chunk := strings.Repeat("x", batchBytes)
 	for o.size < maxPending {
-		require.NoError(t, o.add(1, 0, to, chunk, unlimited))
+		require.NoError(t, o.add(1, 0, to, chunk))
 	}
 	refused := make(chan error)
-	go func() { refused <- o.add(1, 0, to, "waits", unlimited) }()
+	go func() { refused <- o.add(1, 0, to, "waits") }()
 	o.close()
 	assert.ErrorIs(t, <-refused, errLeft)
-	assert.ErrorIs(t, o.add(1, 0, to, "after", unlimited), errLeft)
+	assert.ErrorIs(t, o.add(1, 0, to, "after"), errLeft)
 }
 
 // TestRefusedPublishIsCounted: a batch NATS refuses (its connection
@@ -156,10 +198,10 @@ func TestRefusedPublishIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	nc.Close()
 	n := &Node{cfg: Config{Cluster: "t"}, nc: nc}
-	n.out.init()
+	n.out.init(unlimited)
 	to := scheduler.NodePID(2, 1)
 	for range 3 {
-		require.NoError(t, n.out.add(1, 0, to, "lost", unlimited))
+		require.NoError(t, n.out.add(1, 0, to, "lost"))
 	}
 	n.out.dest(2).ticks = 0
 	n.flush()

@@ -199,7 +199,6 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
-	n.out.init()
 	n.in.seq = map[int]uint64{}
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
@@ -207,6 +206,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("cluster: connect to %s: %w", cfg.URL, err)
 	}
 	n.nc = nc
+	n.out.init(int(nc.MaxPayload()))
 	if err := n.register(ctx); err != nil {
 		nc.Close()
 		return nil, err

@@ -88,10 +88,8 @@ func (n *Node) send(from, to scheduler.PID, v any) error {
 	if node := to.Node(); !n.up(node) {
 		return fmt.Errorf("node %d is not up", node)
 	}
-	return n.out.add(n.number, from, to, v, n.maxPayload)
+	return n.out.add(n.number, from, to, v)
 }
-
-func (n *Node) maxPayload() int { return int(n.nc.MaxPayload()) }
 
 // frameKind is the kind of v's frame: a scheduler.Signal, a
 // scheduler.RemoteCall, or a message value.
@@ -151,7 +149,7 @@ func (n *Node) deliver(m *nats.Msg) {
 	s := n.sched
 	n.mu.RUnlock()
 	if !eachFrame(m.Data, func(f []byte) { n.deliverFrame(s, f) }) {
-		n.stats.malformed.Add(1) // the rest cannot be read
+		n.stats.malformed.Add(1) // the rest cannot be read (its frames count as lost too, when a later number comes: only foreign input does this)
 	}
 }
 
