@@ -471,7 +471,7 @@ func (n *Node) renewClaim() {
 	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
 		if rev, err := names.Create(ctx, n.name, mine); err == nil {
 			n.claim = rev
-			n.restoreRegistry(ctx)
+			n.restoreRegistry()
 		}
 	case err == nil:
 		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)

@@ -102,7 +102,9 @@ func (r *registry) bucket() jetstream.KeyValue {
 // store (or was away past the claim's TTL). The bucket is opened again
 // (made if gone) and watched anew; the replica starts again from this
 // node's names, and the others' come back as their nodes restore them.
-func (n *Node) restoreRegistry(ctx context.Context) {
+func (n *Node) restoreRegistry() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
 	kv, err := bucket(ctx, n.js, n.cfg.Cluster+"_registry", 0)
 	if err != nil {
 		n.logf("cluster: restore the names: %v", err)
@@ -127,15 +129,25 @@ func (n *Node) restoreRegistry(ctx context.Context) {
 	old.Stop()
 	go r.follow(w)
 	for name, h := range held {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // each its own: many names, a slow server
 		rev, err := kv.Create(ctx, nameKey(name), []byte(strconv.FormatUint(uint64(h.pid), 10)))
+		cancel()
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			continue // taken meanwhile (or put back already): the watch says by whom
+		}
 		if err != nil {
-			continue // there still, or taken meanwhile: the watch says which
+			n.logf("cluster: restore the name %q: %v", name, err)
+			continue
 		}
 		r.mu.Lock()
-		if cur, ok := r.held[name]; ok && cur.pid == h.pid {
+		cur, ok := r.held[name]
+		if ok && cur.pid == h.pid {
 			r.held[name] = heldName{h.pid, rev}
 		}
 		r.mu.Unlock()
+		if !ok || cur.pid != h.pid { // released while it was put back: release it again
+			n.deleteName(name, rev)
+		}
 	}
 }
 
@@ -176,12 +188,25 @@ func (n *Node) Whereis(name string) (scheduler.PID, bool) {
 func (n *Node) Register(ctx context.Context, name string, pid scheduler.PID) error {
 	rev, err := n.claimName(ctx, name, pid)
 	if err != nil {
+		if ctx.Err() != nil { // the server may have written the claim before the caller gave up
+			n.dropClaim(name, pid)
+		}
 		return fmt.Errorf("register %q: %w", name, err)
 	}
+	return n.hold(name, pid, rev)
+}
+
+// hold records that pid holds name at revision rev of its key, after
+// its claim.
+func (n *Node) hold(name string, pid scheduler.PID, rev uint64) error {
 	r := &n.reg
 	r.mu.Lock()
-	r.held[name] = heldName{pid, rev}
-	r.replica[name] = pid
+	// a later claim of this node (a higher revision) stays: this one
+	// came late, from a holder the scheduler has since let go
+	if cur, ok := r.held[name]; !ok || cur.rev < rev {
+		r.held[name] = heldName{pid, rev}
+		r.replica[name] = pid
+	}
 	r.mu.Unlock()
 	// A holder that ended (or unregistered) before held had the name was
 	// released before there was anything to release: release it now.
@@ -216,9 +241,16 @@ func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (u
 			return e.Revision(), nil
 		case h.Node() != n.number && n.up(h.Node()):
 			return 0, fmt.Errorf("%w (by process %d)", scheduler.ErrNameTaken, h)
+		case h.Node() == n.number:
+			// a holder of this node: the scheduler decides. It gave the
+			// name to pid (the holder's release has not come yet), or this
+			// claim is late and the name is another's now
+			if now, ok := n.scheduler().Whereis(name); !ok || now != pid {
+				return 0, fmt.Errorf("%w (by process %d)", scheduler.ErrNameTaken, h)
+			}
 		}
-		// A holder of a node that is down, or of this node, whose
-		// scheduler gave the name to pid: its release has not come yet.
+		// A holder of a node that is down, or of this node whose
+		// scheduler gave the name to pid: take it over.
 		if rev, err := kv.Update(ctx, key, val, e.Revision()); err == nil {
 			return rev, nil // taken over from a node that is down
 		}
@@ -241,17 +273,54 @@ func (n *Node) ReleaseNames(pid scheduler.PID, names []string) {
 		if r.replica[name] == pid {
 			delete(r.replica, name)
 		}
-		r.pending.Add(1)
-		kv := r.kv
-		go func() {
-			defer r.pending.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := kv.Delete(ctx, nameKey(name), jetstream.LastRevision(h.rev)); err != nil {
-				n.logf("cluster: release the name %q: %v", name, err)
-			}
-		}()
+		n.deleteNameLocked(name, h.rev)
 	}
+}
+
+// deleteName deletes name's key if it is still at revision rev, in the
+// background (Close waits).
+func (n *Node) deleteName(name string, rev uint64) {
+	n.reg.mu.Lock()
+	defer n.reg.mu.Unlock()
+	n.deleteNameLocked(name, rev)
+}
+
+// deleteNameLocked is deleteName under reg.mu.
+func (n *Node) deleteNameLocked(name string, rev uint64) {
+	r := &n.reg
+	r.pending.Add(1)
+	kv := r.kv
+	go func() {
+		defer r.pending.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := kv.Delete(ctx, nameKey(name), jetstream.LastRevision(rev)); err != nil {
+			n.logf("cluster: release the name %q: %v", name, err)
+		}
+	}()
+}
+
+// dropClaim deletes name's key if it holds pid and this node does not
+// hold it for pid: a claim whose caller gave up (its context ended)
+// after the server wrote it, in the background.
+func (n *Node) dropClaim(name string, pid scheduler.PID) {
+	r := &n.reg
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h, ok := r.held[name]; ok && h.pid == pid {
+		return
+	}
+	r.pending.Add(1)
+	kv := r.kv
+	go func() {
+		defer r.pending.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		e, err := kv.Get(ctx, nameKey(name))
+		if err == nil && string(e.Value()) == strconv.FormatUint(uint64(pid), 10) {
+			kv.Delete(ctx, nameKey(name), jetstream.LastRevision(e.Revision()))
+		}
+	}()
 }
 
 // scheduler is the attached scheduler.
