@@ -145,12 +145,11 @@ func (s *Scheduler) Demonitor(target PID, ref uint64) {
 // ErrNoProcess); if a has, Link fails with ErrNoProcess.
 func (s *Scheduler) Link(a, b PID) error {
 	pa := s.table.get(a)
+	if pa != nil && s.isRemote(b) {
+		return s.linkRemote(pa, b)
+	}
 	if pa == nil || !pa.addLink(b) {
 		return fmt.Errorf("link %d: %w", a, ErrNoProcess)
-	}
-	if s.isRemote(b) {
-		s.linkRemote(pa, b)
-		return nil
 	}
 	if pb := s.table.get(b); pb != nil && pb.addLink(a) {
 		return nil

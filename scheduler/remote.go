@@ -163,15 +163,27 @@ func (s *Scheduler) demonitorRemote(target PID, ref uint64) {
 	}
 }
 
-// linkRemote is Link of local process a (linked already to b) with b on
-// another node.
-func (s *Scheduler) linkRemote(a *proc, b PID) {
+// linkRemote is Link of local process a with b on another node. The
+// order matters: the index entry, then the link signal, then a's side —
+// so that an end of a that races the link sends its exit after the link
+// (a's end finds its side and the entry), or, if a ended first, finds no
+// side, and the exit is sent here.
+func (s *Scheduler) linkRemote(a *proc, b PID) error {
 	l := link{a.pid, b}
 	s.remote.addLink(l)
-	if err := s.relay.Signal(Signal{Kind: SignalLink, From: a.pid, To: b}); err != nil && s.remote.takeLink(l) {
-		a.removeLink(b)
-		s.deliver(a.pid, Event{Type: EventExit, From: b, Error: ErrNoConnection})
+	if err := s.relay.Signal(Signal{Kind: SignalLink, From: a.pid, To: b}); err != nil {
+		if s.remote.takeLink(l) {
+			s.deliver(a.pid, Event{Type: EventExit, From: b, Error: ErrNoConnection})
+		}
+		return nil
 	}
+	if !a.addLink(b) { // a ended meanwhile: b's side must hear of it
+		if s.remote.takeLink(l) {
+			s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: ErrNoProcess})
+		}
+		return fmt.Errorf("link %d: %w", a.pid, ErrNoProcess)
+	}
+	return nil
 }
 
 // unlinkRemote is Unlink of local process a from b on another node.
@@ -222,11 +234,16 @@ func (s *Scheduler) HandleSignal(sig Signal) {
 			s.deliver(sig.To, Event{Type: EventDown, Tag: sig.Ref, From: sig.From, Error: sig.Reason})
 		}
 	case SignalLink:
+		// the entry first: a process that ends once its side is there
+		// finds the entry to take (endRelations), or none is left behind
+		l := link{sig.To, sig.From}
+		s.remote.addLink(l)
 		if p := s.table.get(sig.To); p != nil && p.addLink(sig.From) {
-			s.remote.addLink(link{sig.To, sig.From})
 			return
 		}
-		s.deliver(sig.From, Event{Type: EventExit, From: sig.To, Error: ErrNoProcess})
+		if s.remote.takeLink(l) {
+			s.deliver(sig.From, Event{Type: EventExit, From: sig.To, Error: ErrNoProcess})
+		}
 	case SignalUnlink:
 		if p := s.table.get(sig.To); p != nil {
 			p.removeLink(sig.From)
