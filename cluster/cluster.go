@@ -184,6 +184,9 @@ type peer struct {
 	name string
 	seen time.Time
 	down bool // its heartbeats stopped and NodeDown was called; until it beats again (live is !down)
+	// awaitingAck: this node sent it a reset and drops its monitor and
+	// link requests until the ack (reset.go)
+	awaitingAck bool
 }
 
 // Join connects to the cluster's NATS server, takes a node number and
@@ -505,10 +508,17 @@ func (n *Node) heard(m *nats.Msg) {
 		p = &peer{name: name}
 		n.peers[number] = p
 	}
+	wasDown := p.down
 	p.seen = time.Now()
 	p.down = false
-	n.live[number].Store(true)
 	n.mu.Unlock()
+	if wasDown {
+		// it may not have seen this node go quiet: the reset goes
+		// before anything this node sends it from now on (reset.go)
+		n.logf("cluster: node %q (%d) is up again", name, number)
+		n.sendReset(number)
+	}
+	n.live[number].Store(true)
 	if !known {
 		n.beat()
 	}

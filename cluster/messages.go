@@ -58,7 +58,9 @@ const (
 	kindCall
 	kindReply
 	kindSignal
-	kindTick // no body: a number that reveals a loss before it
+	kindTick     // no body: a number that reveals a loss before it
+	kindReset    // no body: the sender lost its connection with the receiver (reset.go)
+	kindResetAck // no body: the answer to a reset
 )
 
 // frame is a message's header.
@@ -95,6 +97,11 @@ func (n *Node) send(from, to scheduler.PID, v any) error {
 // scheduler.RemoteCall, or a message value.
 func frameKind(v any) uint64 {
 	switch v := v.(type) {
+	case reset:
+		if v.ack {
+			return kindResetAck
+		}
+		return kindReset
 	case scheduler.Signal:
 		return kindSignal
 	case scheduler.RemoteCall:
@@ -109,6 +116,8 @@ func frameKind(v any) uint64 {
 // appendBody appends v's body (frameKind's kinds).
 func appendBody(buf []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
+	case reset:
+		return buf, nil
 	case scheduler.Signal:
 		return appendSignal(buf, v)
 	case scheduler.RemoteCall:
@@ -135,7 +144,7 @@ func readFrame(data []byte) (f frame, rest []byte, ok bool) {
 		}
 		fields[i], data = x, data[k:]
 	}
-	if fields[0] > scheduler.MaxNode || fields[2] > kindTick {
+	if fields[0] > scheduler.MaxNode || fields[2] > kindResetAck {
 		return frame{}, nil, false
 	}
 	return frame{int(fields[0]), fields[1], fields[2], scheduler.PID(fields[3]), scheduler.PID(fields[4])}, data, true
@@ -182,16 +191,26 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
 			n.stats.malformed.Add(1)
 			return
 		}
-		n.in.tick(n, f)
+		if n.in.tick(n, f) {
+			n.connectionLost(s, f.source)
+		}
 		return
 	}
-	if !n.in.next(n, f) {
+	isNew, gap := n.in.next(n, f)
+	if gap {
+		n.connectionLost(s, f.source) // before this frame: it is of the new connection
+	}
+	if !isNew {
 		return
 	}
 	var msg any
 	var sig scheduler.Signal
 	var err error
 	switch f.kind {
+	case kindReset, kindResetAck:
+		if len(body) > 0 {
+			err = errors.New("a reset with a body")
+		}
 	case kindSignal:
 		sig, err = readSignal(body, f)
 	case kindCall, kindReply:
@@ -202,8 +221,14 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
 	switch {
 	case err != nil:
 		n.stats.malformed.Add(1)
+	case f.kind == kindReset || f.kind == kindResetAck:
+		n.stats.signals.Add(1)
+		n.handleReset(s, f)
 	case f.kind == kindSignal:
 		n.stats.signals.Add(1)
+		if n.staleRelation(sig) {
+			return
+		}
 		s.HandleSignal(sig)
 	case s.Send(f.from, f.to, msg) != nil:
 		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
@@ -233,27 +258,32 @@ func readCall(body []byte, reply bool) (any, error) {
 
 // next checks f's number against its source's last one (0 before the
 // first: numbers start at 1), counting a gap as lost, and reports whether
-// f is new (not a duplicate).
-func (in *inbound) next(n *Node, f frame) bool {
+// f is new (not a duplicate) and whether frames were lost before it.
+func (in *inbound) next(n *Node, f frame) (isNew, gap bool) {
 	last := in.seq[f.source]
 	switch {
 	case f.seq <= last:
 		n.stats.duplicates.Add(1)
-		return false
+		return false, false
 	case f.seq > last+1:
+		gap = true
 		n.stats.lost.Add(f.seq - last - 1)
 		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-last-1, f.source)
 	}
 	in.seq[f.source] = f.seq
-	return true
+	return true, gap
 }
 
 // tick checks a tick's number, the last its source sent here, against
-// the last received: the messages between were lost.
-func (in *inbound) tick(n *Node, f frame) {
-	if last := in.seq[f.source]; f.seq > last {
-		n.stats.lost.Add(f.seq - last)
-		n.logf("cluster: the last %d messages from node %d were lost on the way", f.seq-last, f.source)
-		in.seq[f.source] = f.seq
+// the last received: the messages between were lost. It reports whether
+// some were.
+func (in *inbound) tick(n *Node, f frame) bool {
+	last := in.seq[f.source]
+	if f.seq <= last {
+		return false
 	}
+	n.stats.lost.Add(f.seq - last)
+	n.logf("cluster: the last %d messages from node %d were lost on the way", f.seq-last, f.source)
+	in.seq[f.source] = f.seq
+	return true
 }

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
+)
+
+// exitWatcher is a process that passes on the exits it gets.
+type exitWatcher struct{ exits chan scheduler.Event }
+
+func (w *exitWatcher) Init(context.Context, string, payload.Payloads) error { return nil }
+func (w *exitWatcher) Close()                                               {}
+func (w *exitWatcher) Step(evs []scheduler.Event, out *scheduler.StepOutput) error {
+	for _, ev := range evs {
+		switch ev.Type {
+		case scheduler.EventCancel:
+			return ev.Error
+		case scheduler.EventExit:
+			w.exits <- ev
+		}
+	}
+	out.Status = scheduler.StatusReceive
+	return nil
+}
+
+// linkedPair links a watcher on b with a watcher on a, and waits until
+// a has made its half.
+func linkedPair(t *testing.T, a, b joined) (onA, onB *exitWatcher, pa, pb scheduler.PID) {
+	t.Helper()
+	onA, onB = &exitWatcher{make(chan scheduler.Event, 4)}, &exitWatcher{make(chan scheduler.Event, 4)}
+	ha, err := a.sched.Submit(onA, "main", nil)
+	require.NoError(t, err)
+	hb, err := b.sched.Submit(onB, "main", nil)
+	require.NoError(t, err)
+	signals := a.node.Stats().Signals
+	require.NoError(t, b.sched.Link(hb.PID(), ha.PID()))
+	for a.node.Stats().Signals == signals { // the link request has been carried out on a
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			t.FailNow()
+		}
+	}
+	return onA, onB, ha.PID(), hb.PID()
+}
+
+// exitOf waits for w's next exit, which must be from's with noconnection.
+func exitOf(t *testing.T, w *exitWatcher, from scheduler.PID) {
+	t.Helper()
+	select {
+	case ev := <-w.exits:
+		assert.Equal(t, from, ev.From)
+		assert.ErrorIs(t, ev.Error, scheduler.ErrNoConnection)
+	case <-time.After(time.Minute):
+		t.Fatal("no exit came")
+	}
+}
+
+// TestOneSidedDownEndsBothHalves: a node that found another silent
+// (noticeDown) fired its halves of their links; when the other beats
+// again — it had never seen this one go quiet — it is reset and fires
+// its halves too: no link is left with one end.
+func TestOneSidedDownEndsBothHalves(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	onA, onB, pa, pb := linkedPair(t, a, b)
+
+	// a finds b silent, though b beats on (b's beats fall between a's
+	// looks: try until one look catches it)
+	for got := false; !got; {
+		a.node.mu.Lock()
+		a.node.peers[b.node.Node()].seen = time.Time{}
+		a.node.mu.Unlock()
+		a.node.noticeDown()
+		select {
+		case ev := <-onA.exits:
+			assert.Equal(t, pb, ev.From)
+			assert.ErrorIs(t, ev.Error, scheduler.ErrNoConnection)
+			got = true
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	exitOf(t, onB, pa) // b's half, once a heard b again and reset it
+	waitAck(t, a, b)
+}
+
+// TestLostFramesEndBothHalves: frames from a node that never came (a gap
+// in its numbers) may have been a link's or a monitor's signals: the
+// node that sees the gap fires its halves and resets the other, which
+// fires its own.
+func TestLostFramesEndBothHalves(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	onA, onB, pa, pb := linkedPair(t, a, b)
+
+	a.node.out.mu.Lock()
+	a.node.out.dest(b.node.Node()).seq += 3 // three frames lost on the way
+	a.node.out.mu.Unlock()
+	require.NoError(t, a.sched.Send(0, pb, "after the gap"))
+	exitOf(t, onB, pa) // b saw the gap
+	exitOf(t, onA, pb) // a read b's reset
+	assert.Equal(t, uint64(3), b.node.Stats().Lost)
+	waitAck(t, b, a)
+
+	// the nodes go on: a new link between the same processes holds
+	signals := a.node.Stats().Signals
+	require.NoError(t, b.sched.Link(pb, pa))
+	for a.node.Stats().Signals == signals {
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			t.FailNow()
+		}
+	}
+	a.sched.Kill(pa, scheduler.ErrShutdown)
+	select {
+	case ev := <-onB.exits:
+		assert.Equal(t, pa, ev.From)
+		assert.NotErrorIs(t, ev.Error, scheduler.ErrNoConnection)
+	case <-time.After(time.Minute):
+		t.Fatal("no exit came")
+	}
+}
+
+// waitAck waits until from's reset of to was answered.
+func waitAck(t *testing.T, from, to joined) {
+	t.Helper()
+	for {
+		from.node.mu.RLock()
+		waiting := from.node.peers[to.node.Node()].awaitingAck
+		from.node.mu.RUnlock()
+		if !waiting {
+			return
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			t.FailNow()
+		}
+	}
+}
