@@ -277,6 +277,70 @@ func (n *Node) ReleaseNames(pid scheduler.PID, names []string) {
 	}
 }
 
+// checkNames looks up the keys of the names this node's processes hold
+// and lets go of those that name another process now: another node took
+// them over while it found this one down (a silence it alone saw; it
+// resets this node when it hears it again: reset.go). The scheduler
+// lets go of them too; their processes run on, unnamed, as Erlang's
+// global keeps one holder when two partitions meet. A key that is gone
+// is made again. In the background (Close waits).
+func (n *Node) checkNames() {
+	r := &n.reg
+	r.mu.Lock()
+	held := make(map[string]heldName, len(r.held))
+	for name, h := range r.held {
+		held[name] = h
+	}
+	kv := r.kv
+	r.pending.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.pending.Done()
+		for name, h := range held {
+			n.checkName(kv, name, h)
+		}
+	}()
+}
+
+// checkName is checkNames' look at one name.
+func (n *Node) checkName(kv jetstream.KeyValue, name string, h heldName) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	mine := strconv.FormatUint(uint64(h.pid), 10)
+	e, err := kv.Get(ctx, nameKey(name))
+	switch {
+	case err == nil && string(e.Value()) == mine:
+		return
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		if rev, err := kv.Create(ctx, nameKey(name), []byte(mine)); err == nil {
+			n.reg.mu.Lock()
+			if cur, ok := n.reg.held[name]; ok && cur == h {
+				n.reg.held[name] = heldName{h.pid, rev}
+			}
+			n.reg.mu.Unlock()
+		}
+		return
+	case err != nil:
+		n.logf("cluster: look up the name %q: %v", name, err)
+		return
+	}
+	r := &n.reg
+	r.mu.Lock()
+	cur, ok := r.held[name]
+	if ok && cur == h {
+		delete(r.held, name) // so that the scheduler's release deletes nothing
+	}
+	r.mu.Unlock()
+	if !ok || cur != h {
+		return // released or claimed again meanwhile
+	}
+	n.logf("cluster: the name %q was taken over by process %s while this node was taken for down: process %d lets go of it", name, e.Value(), h.pid)
+	s := n.scheduler()
+	if holder, ok := s.Whereis(name); ok && holder == h.pid {
+		s.Unregister(name)
+	}
+}
+
 // deleteName deletes name's key if it is still at revision rev, in the
 // background (Close waits).
 func (n *Node) deleteName(name string, rev uint64) {

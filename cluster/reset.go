@@ -28,6 +28,11 @@ package cluster
 // connection. A reset or an ack that is lost is itself a gap, and
 // starts another.
 //
+// Names too: a node that found this one down may have taken over names
+// of this node's processes (names.go). On a reset this node looks up the
+// keys of the names it holds and lets go of those that name another
+// process now (checkNames).
+//
 // The cost: relations made across the two nodes in the moment between
 // one side's decision and the other's reading of the reset fire with
 // noconnection too, as they would in Erlang when a connection drops
@@ -73,6 +78,7 @@ func (n *Node) handleReset(s *scheduler.Scheduler, f frame) {
 	}
 	n.logf("cluster: node %d lost its connection with this node: links and monitors with it fire with noconnection", f.source)
 	s.NodeDown(f.source)
+	n.checkNames() // it may have taken over names of this node's processes meanwhile
 	if err := n.out.add(n.number, 0, scheduler.NodePID(f.source, 0), reset{ack: true}); err != nil {
 		n.logf("cluster: answer the reset of node %d: %v", f.source, err)
 	}

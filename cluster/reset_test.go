@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -147,4 +148,54 @@ func waitAck(t *testing.T, from, to joined) {
 			t.FailNow()
 		}
 	}
+}
+
+// TestNameTakenOverWhileSilent: a node that found another silent takes
+// over a name its process held; when it hears that node again and
+// resets it, that node lets go of the name: one holder in the cluster.
+func TestNameTakenOverWhileSilent(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	ha, err := a.sched.Submit(&sink{last: "never", done: make(chan struct{})}, "main", nil)
+	require.NoError(t, err)
+	hb, err := b.sched.Submit(&sink{last: "never", done: make(chan struct{})}, "main", nil)
+	require.NoError(t, err)
+	ctx := t.Context()
+	require.NoError(t, a.sched.Register("svc", ha.PID()))
+	require.NoError(t, a.node.Register(ctx, "svc", ha.PID()))
+	require.NoError(t, b.sched.Register("svc", hb.PID()))
+
+	// b finds a silent (a beats on: try until b's claim falls in the
+	// moment before it hears a again)
+	for {
+		b.node.mu.Lock()
+		b.node.peers[a.node.Node()].seen = time.Time{}
+		b.node.mu.Unlock()
+		b.node.noticeDown()
+		err := b.node.Register(ctx, "svc", hb.PID())
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, scheduler.ErrNameTaken)
+	}
+	deadline := time.After(time.Minute) // a failure, not a race: it takes a heartbeat
+	for { // a lets go once b has heard it again and reset it
+		if _, held := a.sched.Whereis("svc"); !held {
+			break
+		}
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("a still holds the name b took over")
+		}
+	}
+	a.node.reg.pending.Wait()
+	a.node.reg.mu.Lock()
+	_, held := a.node.reg.held["svc"]
+	a.node.reg.mu.Unlock()
+	assert.False(t, held)
+	e, err := b.node.reg.bucket().Get(ctx, nameKey("svc"))
+	require.NoError(t, err, "b's claim stays")
+	assert.Equal(t, strconv.FormatUint(uint64(hb.PID()), 10), string(e.Value()))
 }
