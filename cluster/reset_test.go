@@ -180,7 +180,7 @@ func TestNameTakenOverWhileSilent(t *testing.T) {
 		require.ErrorIs(t, err, scheduler.ErrNameTaken)
 	}
 	deadline := time.After(time.Minute) // a failure, not a race: it takes a heartbeat
-	for { // a lets go once b has heard it again and reset it
+	for {                               // a lets go once b has heard it again and reset it
 		if _, held := a.sched.Whereis("svc"); !held {
 			break
 		}
