@@ -109,6 +109,12 @@ func (o *outbound) init(maxPayload int) {
 // encoded, or whose frame alone would be a NATS message larger than the
 // server takes, takes no number and is an error.
 func (o *outbound) add(source int, from, to scheduler.PID, v any) error {
+	_, err := o.addNumbered(source, from, to, v)
+	return err
+}
+
+// addNumbered is add, returning the number the frame took.
+func (o *outbound) addNumbered(source int, from, to scheduler.PID, v any) (uint64, error) {
 	node := to.Node()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -116,7 +122,7 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any) error {
 		o.room.Wait()
 	}
 	if o.closed {
-		return errLeft
+		return 0, errLeft
 	}
 	d := o.dest(node)
 	f := frame{source: source, seq: d.seq + 1, kind: frameKind(v), from: from, to: to}
@@ -125,11 +131,11 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any) error {
 	buf := appendFrame(append(b.buf, make([]byte, lengthBytes)...), f)
 	buf, err := appendBody(buf, v)
 	if err != nil {
-		return err // b.buf keeps its length: what was appended is dropped
+		return 0, err // b.buf keeps its length: what was appended is dropped
 	}
 	if len(buf) > o.batchLimit() {
 		if n := len(buf) - start; n > o.maxPayload { // n counts the length: NATS counts the whole batch
-			return fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n-lengthBytes, o.maxPayload-lengthBytes)
+			return 0, fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n-lengthBytes, o.maxPayload-lengthBytes)
 		}
 		if start > 0 && len(buf) > o.maxPayload { // alone it fits: move it to a batch of its own
 			nb := o.newBatch(d)
@@ -142,7 +148,7 @@ func (o *outbound) add(source int, from, to scheduler.PID, v any) error {
 	b.numbered++
 	d.seq, d.ticks = f.seq, tickHeartbeats
 	o.grew(len(buf) - start)
-	return nil
+	return f.seq, nil
 }
 
 // addTicks appends a tick to each node this node sent to in its last

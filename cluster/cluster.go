@@ -184,9 +184,12 @@ type peer struct {
 	name string
 	seen time.Time
 	down bool // its heartbeats stopped and NodeDown was called; until it beats again (live is !down)
-	// awaitingAck: this node sent it a reset and drops its monitor and
-	// link requests until the ack (reset.go)
-	awaitingAck bool
+	// The resets this node sent it (reset.go): resetsGoing are being
+	// numbered; resetSeq is the latest one's number, ackedUpTo the last
+	// number it said it received. Its monitor and link requests are
+	// refused while it is down, a reset is going, or resetSeq > ackedUpTo.
+	resetsGoing         int
+	resetSeq, ackedUpTo uint64
 }
 
 // Join connects to the cluster's NATS server, takes a node number and
@@ -511,12 +514,18 @@ func (n *Node) heard(m *nats.Msg) {
 	wasDown := p.down
 	p.seen = time.Now()
 	p.down = false
+	if wasDown {
+		p.resetsGoing++ // refused from here on, until its answer (reset.go)
+	}
 	n.mu.Unlock()
 	if wasDown {
 		// it may not have seen this node go quiet: the reset goes
 		// before anything this node sends it from now on (reset.go)
 		n.logf("cluster: node %q (%d) is up again", name, number)
-		n.sendReset(number)
+		n.sendReset(number, 0) // 0: the received numbers are the delivering goroutine's
+		n.mu.Lock()
+		p.resetsGoing--
+		n.mu.Unlock()
 	}
 	n.live[number].Store(true)
 	if !known {

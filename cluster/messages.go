@@ -13,6 +13,8 @@ package cluster
 //	  signal          the signal's kind and reference (uvarints), quiet
 //	                  (a byte), the reason (signals.go)
 //	  tick            none
+//	  reset, ack      the last number the sender received from the
+//	                  receiver (uvarint; reset.go)
 //
 // Messages, calls and signals share one path and one numbering, so a
 // process's messages and its end reach another node in the order they
@@ -59,8 +61,8 @@ const (
 	kindReply
 	kindSignal
 	kindTick     // no body: a number that reveals a loss before it
-	kindReset    // no body: the sender lost its connection with the receiver (reset.go)
-	kindResetAck // no body: the answer to a reset
+	kindReset    // the sender lost its connection with the receiver (reset.go)
+	kindResetAck // the answer to a reset
 )
 
 // frame is a message's header.
@@ -117,7 +119,7 @@ func frameKind(v any) uint64 {
 func appendBody(buf []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
 	case reset:
-		return buf, nil
+		return binary.AppendUvarint(buf, v.upTo), nil
 	case scheduler.Signal:
 		return appendSignal(buf, v)
 	case scheduler.RemoteCall:
@@ -205,11 +207,13 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
 	}
 	var msg any
 	var sig scheduler.Signal
+	var upTo uint64
 	var err error
 	switch f.kind {
 	case kindReset, kindResetAck:
-		if len(body) > 0 {
-			err = errors.New("a reset with a body")
+		var k int
+		if upTo, k = binary.Uvarint(body); k <= 0 || k != len(body) {
+			err = errors.New("a malformed reset")
 		}
 	case kindSignal:
 		sig, err = readSignal(body, f)
@@ -223,10 +227,10 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
 		n.stats.malformed.Add(1)
 	case f.kind == kindReset || f.kind == kindResetAck:
 		n.stats.signals.Add(1)
-		n.handleReset(s, f)
+		n.handleReset(s, f, upTo)
 	case f.kind == kindSignal:
 		n.stats.signals.Add(1)
-		if n.staleRelation(sig) {
+		if n.refuseStale(sig) {
 			return
 		}
 		s.HandleSignal(sig)

@@ -202,8 +202,10 @@ func (n *Node) hold(name string, pid scheduler.PID, rev uint64) error {
 	r := &n.reg
 	r.mu.Lock()
 	// a later claim of this node (a higher revision) stays: this one
-	// came late, from a holder the scheduler has since let go
-	if cur, ok := r.held[name]; !ok || cur.rev < rev {
+	// came late, from a holder the scheduler has since let go (the same
+	// holder's is its own, whatever the revision: a bucket made again
+	// counts from 1)
+	if cur, ok := r.held[name]; !ok || cur.pid == pid || cur.rev < rev {
 		r.held[name] = heldName{pid, rev}
 		r.replica[name] = pid
 	}
@@ -314,10 +316,14 @@ func (n *Node) checkName(kv jetstream.KeyValue, name string, h heldName) {
 	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
 		if rev, err := kv.Create(ctx, nameKey(name), []byte(mine)); err == nil {
 			n.reg.mu.Lock()
-			if cur, ok := n.reg.held[name]; ok && cur == h {
+			cur, ok := n.reg.held[name]
+			if ok && cur == h {
 				n.reg.held[name] = heldName{h.pid, rev}
 			}
 			n.reg.mu.Unlock()
+			if !ok || cur != h { // released while it was made again
+				n.deleteName(name, rev)
+			}
 		}
 		return
 	case err != nil:
@@ -336,9 +342,7 @@ func (n *Node) checkName(kv jetstream.KeyValue, name string, h heldName) {
 	}
 	n.logf("cluster: the name %q was taken over by process %s while this node was taken for down: process %d lets go of it", name, e.Value(), h.pid)
 	s := n.scheduler()
-	if holder, ok := s.Whereis(name); ok && holder == h.pid {
-		s.Unregister(name)
-	}
+	s.UnregisterPID(name, h.pid)
 }
 
 // deleteName deletes name's key if it is still at revision rev, in the

@@ -18,15 +18,26 @@ package cluster
 //     last received): a signal among them would leave a relation half
 //     made or half ended.
 //
-// It then fires its halves (NodeDown; the heartbeat case did already)
-// and sends P a reset, on the numbered path like any frame, so P reads
-// it after everything this node sent before. P fires its halves with
-// this node (NodeDown) and answers with a reset ack. Until the ack
-// comes, this node drops the monitor and link requests P sent before it
-// read the reset: P fires their halves when it reads it. What P sent
-// after the reset — the ack and everything behind it — is of the new
-// connection. A reset or an ack that is lost is itself a gap, and
-// starts another.
+// It then sends P a reset, on the numbered path like any frame, so P
+// reads it after everything this node sent before, and fires its own
+// halves (NodeDown; in the heartbeat case it did when it found P silent).
+// The reset goes first: a relation this node makes meanwhile is either
+// numbered before the reset, and P fires its half on reading it while
+// this node's NodeDown fires this half, or after it, and belongs to the
+// new connection on both sides. P, on reading the reset, fires its
+// halves (NodeDown), looks up its names (checkNames) and answers with a
+// reset ack.
+//
+// A reset and an ack carry the last number their sender received from
+// the other node. Until P says it received this node's latest reset —
+// in an ack, or in a reset of its own (P may have lost this node's reset
+// in a gap, and reset it in turn: its NodeDown then came after this
+// node's reset too) — and while P is down, this node refuses the
+// monitor and link requests P sent: P fires their halves when it reads
+// the reset, or, for a request P made after its NodeDown, when this
+// node's answer comes: a down or an exit with noconnection, as for a
+// request to a node that is down. A reset or an ack that is lost is a
+// gap, and starts another.
 //
 // Names too: a node that found this one down may have taken over names
 // of this node's processes (names.go). On a reset this node looks up the
@@ -40,59 +51,88 @@ package cluster
 
 import "github.com/luarun/luarun/scheduler"
 
-// reset is the value of a reset frame, or of its ack.
-type reset struct{ ack bool }
+// reset is the value of a reset frame, or of its ack: upTo is the last
+// number its sender received from the other node (0: not known).
+type reset struct {
+	ack  bool
+	upTo uint64
+}
 
-// connectionLost fires this node's halves of the relations with node
-// source and sends it a reset: frames from it were lost. The delivering
-// goroutine's.
+// connectionLost resets the connection with node source: frames from it
+// were lost. The delivering goroutine's.
 func (n *Node) connectionLost(s *scheduler.Scheduler, source int) {
 	n.logf("cluster: frames from node %d were lost: its links and monitors with this node fire with noconnection on both nodes", source)
+	n.sendReset(source, n.in.seq[source]) // first: what this node numbers after it is the new connection's
 	s.NodeDown(source)
-	n.sendReset(source)
 }
 
-// sendReset sends node a reset and drops its monitor and link requests
-// until the ack comes.
-func (n *Node) sendReset(node int) {
+// sendReset sends node a reset carrying upTo, and refuses its monitor
+// and link requests until it answers.
+func (n *Node) sendReset(node int, upTo uint64) {
 	n.mu.Lock()
-	if p := n.peers[node]; p != nil {
-		p.awaitingAck = true
+	p := n.peers[node]
+	if p != nil {
+		p.resetsGoing++ // refuse from now: the number comes below
 	}
 	n.mu.Unlock()
-	if err := n.out.add(n.number, 0, scheduler.NodePID(node, 0), reset{}); err != nil {
+	seq, err := n.out.addNumbered(n.number, 0, scheduler.NodePID(node, 0), reset{upTo: upTo})
+	if err != nil {
 		n.logf("cluster: reset the connection with node %d: %v", node, err)
+	}
+	if p != nil {
+		n.mu.Lock()
+		p.resetsGoing--
+		p.resetSeq = max(p.resetSeq, seq)
+		n.mu.Unlock()
 	}
 }
 
-// handleReset carries out a reset from f.source (it fires this node's
-// halves of the relations with it and answers) or its ack.
-func (n *Node) handleReset(s *scheduler.Scheduler, f frame) {
+// handleReset carries out a reset from f.source, or its ack; upTo is
+// the last number f.source received from this node. The delivering
+// goroutine's.
+func (n *Node) handleReset(s *scheduler.Scheduler, f frame, upTo uint64) {
+	n.mu.Lock()
+	if p := n.peers[f.source]; p != nil {
+		p.ackedUpTo = max(p.ackedUpTo, upTo)
+	}
+	n.mu.Unlock()
 	if f.kind == kindResetAck {
-		n.mu.Lock()
-		if p := n.peers[f.source]; p != nil {
-			p.awaitingAck = false
-		}
-		n.mu.Unlock()
 		return
 	}
 	n.logf("cluster: node %d lost its connection with this node: links and monitors with it fire with noconnection", f.source)
 	s.NodeDown(f.source)
 	n.checkNames() // it may have taken over names of this node's processes meanwhile
-	if err := n.out.add(n.number, 0, scheduler.NodePID(f.source, 0), reset{ack: true}); err != nil {
+	if err := n.out.add(n.number, 0, scheduler.NodePID(f.source, 0), reset{ack: true, upTo: n.in.seq[f.source]}); err != nil {
 		n.logf("cluster: answer the reset of node %d: %v", f.source, err)
 	}
 }
 
-// staleRelation reports whether sig is a monitor or link request that
-// its node sent before it read this node's reset: its node fires its
-// half when it reads it, so this node makes none.
-func (n *Node) staleRelation(sig scheduler.Signal) bool {
+// refuseStale answers a monitor or link request from a node that has
+// not yet read this node's reset, or is down, with a down or an exit
+// with noconnection, and reports whether it did: its node fires its
+// half on that answer, or on the reset, whichever comes first.
+func (n *Node) refuseStale(sig scheduler.Signal) bool {
 	if sig.Kind != scheduler.SignalMonitor && sig.Kind != scheduler.SignalLink {
 		return false
 	}
 	n.mu.RLock()
-	defer n.mu.RUnlock()
 	p := n.peers[sig.From.Node()]
-	return p != nil && p.awaitingAck
+	stale := p != nil && p.refusing()
+	n.mu.RUnlock()
+	if !stale {
+		return false
+	}
+	answer := scheduler.Signal{Kind: scheduler.SignalExit, From: sig.To, To: sig.From, Reason: scheduler.ErrNoConnection}
+	if sig.Kind == scheduler.SignalMonitor {
+		answer.Kind, answer.Ref = scheduler.SignalDown, sig.Ref
+	}
+	n.out.add(n.number, sig.To, sig.From, answer) // a node gone takes none: its NodeDown fires the half
+	return true
+}
+
+// refusing reports whether p's monitor and link requests are refused:
+// it is down, or has not answered this node's latest reset (under
+// Node.mu).
+func (p *peer) refusing() bool {
+	return p.down || p.resetsGoing > 0 || p.resetSeq > p.ackedUpTo
 }

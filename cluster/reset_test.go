@@ -13,7 +13,7 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// exitWatcher is a process that passes on the exits it gets.
+// exitWatcher is a process that passes on the exits and downs it gets.
 type exitWatcher struct{ exits chan scheduler.Event }
 
 func (w *exitWatcher) Init(context.Context, string, payload.Payloads) error { return nil }
@@ -23,7 +23,7 @@ func (w *exitWatcher) Step(evs []scheduler.Event, out *scheduler.StepOutput) err
 		switch ev.Type {
 		case scheduler.EventCancel:
 			return ev.Error
-		case scheduler.EventExit:
+		case scheduler.EventExit, scheduler.EventDown:
 			w.exits <- ev
 		}
 	}
@@ -137,7 +137,7 @@ func waitAck(t *testing.T, from, to joined) {
 	t.Helper()
 	for {
 		from.node.mu.RLock()
-		waiting := from.node.peers[to.node.Node()].awaitingAck
+		waiting := from.node.peers[to.node.Node()].refusing()
 		from.node.mu.RUnlock()
 		if !waiting {
 			return
@@ -198,4 +198,60 @@ func TestNameTakenOverWhileSilent(t *testing.T) {
 	e, err := b.node.reg.bucket().Get(ctx, nameKey("svc"))
 	require.NoError(t, err, "b's claim stays")
 	assert.Equal(t, strconv.FormatUint(uint64(hb.PID()), 10), string(e.Value()))
+}
+
+// TestRequestsOfARefusedNodeAreAnswered: while a node has not heard the
+// answer to its reset, it refuses the other's monitor and link requests
+// with a down and an exit with noconnection, so their halves fire; once
+// answered, requests are carried out again.
+func TestRequestsOfARefusedNodeAreAnswered(t *testing.T) {
+	srv := startServer(t)
+	a, b := join(t, srv, "a"), join(t, srv, "b")
+	waitUp(t, []string{"a", "b"}, a, b)
+	ha, err := a.sched.Submit(&sink{last: "never", done: make(chan struct{})}, "main", nil)
+	require.NoError(t, err)
+	w := &exitWatcher{make(chan scheduler.Event, 4)}
+	hw, err := b.sched.Submit(w, "main", nil)
+	require.NoError(t, err)
+	next := func() scheduler.Event {
+		select {
+		case ev := <-w.exits:
+			return ev
+		case <-time.After(time.Minute):
+			t.Fatal("nothing came")
+			return scheduler.Event{}
+		}
+	}
+
+	a.node.mu.Lock()
+	a.node.peers[b.node.Node()].resetsGoing++ // a reset of b is on its way
+	a.node.mu.Unlock()
+	ref := b.sched.Monitor(hw.PID(), ha.PID())
+	ev := next()
+	assert.Equal(t, scheduler.EventDown, ev.Type)
+	assert.Equal(t, ref, ev.Tag)
+	assert.ErrorIs(t, ev.Error, scheduler.ErrNoConnection)
+	require.NoError(t, b.sched.Link(hw.PID(), ha.PID()))
+	ev = next()
+	assert.Equal(t, scheduler.EventExit, ev.Type)
+	assert.Equal(t, ha.PID(), ev.From)
+	assert.ErrorIs(t, ev.Error, scheduler.ErrNoConnection)
+
+	a.node.mu.Lock()
+	a.node.peers[b.node.Node()].resetsGoing--
+	a.node.mu.Unlock()
+	signals := a.node.Stats().Signals
+	ref = b.sched.Monitor(hw.PID(), ha.PID())
+	for a.node.Stats().Signals == signals { // the monitor request was carried out
+		select {
+		case <-time.After(5 * time.Millisecond):
+		case <-t.Context().Done():
+			t.FailNow()
+		}
+	}
+	a.sched.Kill(ha.PID(), scheduler.ErrShutdown)
+	ev = next()
+	assert.Equal(t, scheduler.EventDown, ev.Type)
+	assert.Equal(t, ref, ev.Tag)
+	assert.ErrorIs(t, ev.Error, scheduler.ErrShutdown)
 }

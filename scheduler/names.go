@@ -51,7 +51,13 @@ func (s *Scheduler) Register(name string, pid PID) error {
 
 // Unregister releases name; it reports whether a process held it.
 func (s *Scheduler) Unregister(name string) bool {
-	p := s.names.unregister(name)
+	return s.UnregisterPID(name, 0)
+}
+
+// UnregisterPID forgets name if process pid holds it (any process, if
+// pid is 0), and reports whether it did.
+func (s *Scheduler) UnregisterPID(name string, pid PID) bool {
+	p := s.names.unregister(name, pid)
 	if p == nil {
 		return false
 	}
@@ -60,11 +66,11 @@ func (s *Scheduler) Unregister(name string) bool {
 }
 
 // unregister forgets name and returns the process that held it, or nil.
-func (n *names) unregister(name string) *proc {
+func (n *names) unregister(name string, pid PID) *proc {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	p, ok := n.byName[name]
-	if !ok {
+	if !ok || (pid != 0 && p.pid != pid) {
 		return nil
 	}
 	delete(n.byName, name)

@@ -125,6 +125,13 @@ func (r *remotes) takeLink(l link) bool {
 	return ok
 }
 
+func (r *remotes) hasLink(l link) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.links[l.remote.Node()][l]
+	return ok
+}
+
 // takeNode removes and returns every relation with node's processes.
 func (r *remotes) takeNode(node int) (map[uint64]remoteMonitor, map[link]struct{}) {
 	r.mu.Lock()
@@ -182,6 +189,12 @@ func (s *Scheduler) linkRemote(a *proc, b PID) error {
 			s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: ErrNoProcess})
 		}
 		return fmt.Errorf("link %d: %w", a.pid, ErrNoProcess)
+	}
+	if !s.remote.hasLink(l) && a.removeLink(b) {
+		// the entry was taken meanwhile (NodeDown, or b's exit) before
+		// a's side was there to fire: fire it, and b's side
+		s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: ErrNoConnection})
+		s.deliver(a.pid, Event{Type: EventExit, From: b, Error: ErrNoConnection})
 	}
 	return nil
 }
