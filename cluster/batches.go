@@ -62,6 +62,10 @@ const (
 // errLeft is a send after Close.
 var errLeft = errors.New("the node has left the cluster")
 
+// errResetting is a monitor or link request to a node whose connection
+// with this one is being reset (reset.go).
+var errResetting = errors.New("the connection with the node is being reset")
+
 // outbound is what this node sends: the numbers and the open batches of
 // each node. All under mu, but wake and flushed.
 type outbound struct {
@@ -88,6 +92,9 @@ type dest struct {
 	seq   uint64   // the last number sent to it
 	ticks int      // the ticks still to send it
 	open  []*batch // its batches not yet published, oldest first
+	// resetting: the connection with it is being reset (reset.go); its
+	// monitor and link requests are refused meanwhile
+	resetting int
 }
 
 // batch is one NATS message's worth of frames for one node.
@@ -125,6 +132,10 @@ func (o *outbound) addNumbered(source int, from, to scheduler.PID, v any) (uint6
 		return 0, errLeft
 	}
 	d := o.dest(node)
+	if sig, ok := v.(scheduler.Signal); ok && d.resetting > 0 &&
+		(sig.Kind == scheduler.SignalMonitor || sig.Kind == scheduler.SignalLink) {
+		return 0, errResetting
+	}
 	f := frame{source: source, seq: d.seq + 1, kind: frameKind(v), from: from, to: to}
 	b := o.batchFor(d)
 	start := len(b.buf)
@@ -149,6 +160,14 @@ func (o *outbound) addNumbered(source int, from, to scheduler.PID, v any) (uint6
 	d.seq, d.ticks = f.seq, tickHeartbeats
 	o.grew(len(buf) - start)
 	return f.seq, nil
+}
+
+// resetting marks node's connection as being reset (by +1) or no longer
+// (by -1): its monitor and link requests are refused while it is.
+func (o *outbound) resetting(node, by int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.dest(node).resetting += by
 }
 
 // addTicks appends a tick to each node this node sent to in its last

@@ -213,3 +213,21 @@ func TestRefusedPublishIsCounted(t *testing.T) {
 	assert.Empty(t, n.out.open)
 	assert.Empty(t, n.out.dest(2).open)
 }
+
+// TestRequestsRefusedWhileResetting: while a node's connection is being
+// reset, monitor and link requests to it are refused without a number;
+// messages, downs and exits go as ever.
+func TestRequestsRefusedWhileResetting(t *testing.T) {
+	o := newOutbound(unlimited)
+	from, to := scheduler.NodePID(1, 5), scheduler.NodePID(2, 9)
+	o.resetting(2, +1)
+	for _, kind := range []scheduler.SignalKind{scheduler.SignalMonitor, scheduler.SignalLink} {
+		assert.ErrorIs(t, o.add(1, from, to, scheduler.Signal{Kind: kind, From: from, To: to}), errResetting)
+	}
+	require.NoError(t, o.add(1, from, to, "a message"))
+	require.NoError(t, o.add(1, from, to, scheduler.Signal{Kind: scheduler.SignalExit, From: from, To: to, Reason: scheduler.ErrNoConnection}))
+	require.NoError(t, o.add(1, from, scheduler.NodePID(3, 1), scheduler.Signal{Kind: scheduler.SignalMonitor, From: from, To: scheduler.NodePID(3, 1)}), "another node's are not")
+	o.resetting(2, -1)
+	require.NoError(t, o.add(1, from, to, scheduler.Signal{Kind: scheduler.SignalMonitor, From: from, To: to}))
+	assert.Equal(t, uint64(3), o.dest(2).seq, "the refused took no number")
+}

@@ -543,6 +543,7 @@ func (n *Node) noticeDown() {
 		if !p.down && time.Since(p.seen) >= n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter) {
 			p.down = true
 			n.live[number].Store(false)
+			n.out.resetting(number, +1) // until its NodeDown is done, though it beat meanwhile (reset.go)
 			gone = append(gone, number)
 			n.logf("cluster: node %q (%d) is down: no heartbeat for %v", p.name, number, time.Since(p.seen).Round(time.Millisecond))
 		}
@@ -551,6 +552,7 @@ func (n *Node) noticeDown() {
 	n.mu.Unlock()
 	for _, number := range gone {
 		s.NodeDown(number)
+		n.out.resetting(number, -1)
 	}
 }
 

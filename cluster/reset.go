@@ -21,9 +21,12 @@ package cluster
 // It then sends P a reset, on the numbered path like any frame, so P
 // reads it after everything this node sent before, and fires its own
 // halves (NodeDown; in the heartbeat case it did when it found P silent).
-// The reset goes first: a relation this node makes meanwhile is either
-// numbered before the reset, and P fires its half on reading it while
-// this node's NodeDown fires this half, or after it, and belongs to the
+// The reset goes first, and this node's own monitor and link requests
+// to P are refused from before it until NodeDown is done (and, in the
+// heartbeat case, from the look that found P silent until its NodeDown
+// is done): a request numbered before the reset has both halves fired,
+// P's on reading the reset and this node's by NodeDown; one made in the
+// window fails at once with noconnection; one after it belongs to the
 // new connection on both sides. P, on reading the reset, fires its
 // halves (NodeDown), looks up its names (checkNames) and answers with a
 // reset ack.
@@ -62,8 +65,13 @@ type reset struct {
 // were lost. The delivering goroutine's.
 func (n *Node) connectionLost(s *scheduler.Scheduler, source int) {
 	n.logf("cluster: frames from node %d were lost: its links and monitors with this node fire with noconnection on both nodes", source)
+	// this node's requests to it are refused from before the reset until
+	// NodeDown is done: one made between would be numbered after the
+	// reset (kept there) and fired here
+	n.out.resetting(source, +1)
 	n.sendReset(source, n.in.seq[source]) // first: what this node numbers after it is the new connection's
 	s.NodeDown(source)
+	n.out.resetting(source, -1)
 }
 
 // sendReset sends node a reset carrying upTo, and refuses its monitor

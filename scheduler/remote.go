@@ -170,31 +170,31 @@ func (s *Scheduler) demonitorRemote(target PID, ref uint64) {
 	}
 }
 
-// linkRemote is Link of local process a with b on another node. The
-// order matters: the index entry, then the link signal, then a's side —
-// so that an end of a that races the link sends its exit after the link
-// (a's end finds its side and the entry), or, if a ended first, finds no
-// side, and the exit is sent here.
+// linkRemote is Link of local process a with b on another node: the
+// index entry, a's side, then the request. If the entry is gone once
+// the request has left — NodeDown took it (and fired a's side), a ended
+// (its exit left before the request), or b's exit came back — b's side,
+// if the request made one, must not outlive a's: an exit follows the
+// request (to an ended b, it finds nothing).
 func (s *Scheduler) linkRemote(a *proc, b PID) error {
 	l := link{a.pid, b}
 	s.remote.addLink(l)
+	if !a.addLink(b) {
+		s.remote.takeLink(l)
+		return fmt.Errorf("link %d: %w", a.pid, ErrNoProcess)
+	}
 	if err := s.relay.Signal(Signal{Kind: SignalLink, From: a.pid, To: b}); err != nil {
-		if s.remote.takeLink(l) {
+		if s.remote.takeLink(l) && a.removeLink(b) {
 			s.deliver(a.pid, Event{Type: EventExit, From: b, Error: ErrNoConnection})
 		}
 		return nil
 	}
-	if !a.addLink(b) { // a ended meanwhile: b's side must hear of it
-		if s.remote.takeLink(l) {
-			s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: ErrNoProcess})
+	if !s.remote.hasLink(l) {
+		reason := ErrNoConnection
+		if s.table.get(a.pid) == nil {
+			reason = ErrNoProcess // a's own reason left before the request
 		}
-		return fmt.Errorf("link %d: %w", a.pid, ErrNoProcess)
-	}
-	if !s.remote.hasLink(l) && a.removeLink(b) {
-		// the entry was taken meanwhile (NodeDown, or b's exit) before
-		// a's side was there to fire: fire it, and b's side
-		s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: ErrNoConnection})
-		s.deliver(a.pid, Event{Type: EventExit, From: b, Error: ErrNoConnection})
+		s.relay.Signal(Signal{Kind: SignalExit, From: a.pid, To: b, Reason: reason})
 	}
 	return nil
 }
