@@ -183,10 +183,17 @@ func runConservation(t *testing.T, items, thieves int, start uint32) {
 
 // TestPushOnlyOwnerRingStaysSmall: an owner that only pushes, while thieves
 // keep stealing, must not grow its ring just because it looked while a
-// thief was mid-copy.
+// thief was mid-copy. It may grow when a thief is descheduled mid-copy
+// for longer than makeRoom waits (growPatience), which a loaded machine
+// does now and then: each time doubles the ring, and a doubled ring
+// wraps half as often, so a few such events leave it at a few thousand
+// slots (2,048 seen in CI on 2 cores under -cpu 8). An owner that grew
+// whenever it looked mid-copy would double at nearly every wrap and end
+// near the size of the whole stream: with makeRoom's wait taken out, it
+// ended at 16,384 to 65,536 slots (-cpu 2,4,8).
 func TestPushOnlyOwnerRingStaysSmall(t *testing.T) {
 	d := New[*int](64)
-	vals := make([]int, 1<<14)
+	vals := make([]int, 1<<16)
 	var done atomic.Bool
 	var wg sync.WaitGroup
 	for range 4 {
@@ -213,5 +220,5 @@ func TestPushOnlyOwnerRingStaysSmall(t *testing.T) {
 	done.Store(true)
 	wg.Wait()
 	t.Logf("ring: %d slots for at most 64 live items", len(d.rg.slots))
-	require.LessOrEqual(t, len(d.rg.slots), 1024)
+	require.LessOrEqual(t, len(d.rg.slots), 8192)
 }
