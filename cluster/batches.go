@@ -318,7 +318,7 @@ func (n *Node) flush() {
 	}
 }
 
-// closeOutbound refuses every send from now on; the flusher publishes
+// close refuses every send from now on; the flusher publishes
 // what was appended before and returns when the node's stop is closed.
 func (o *outbound) close() {
 	o.mu.Lock()

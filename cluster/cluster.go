@@ -513,18 +513,16 @@ func (n *Node) heard(m *nats.Msg) {
 	}
 	wasDown := p.down
 	p.seen = time.Now()
-	p.down = false
-	if wasDown {
-		p.resetsGoing++ // refused from here on, until its answer (reset.go)
-	}
 	n.mu.Unlock()
 	if wasDown {
-		// it may not have seen this node go quiet: the reset goes
-		// before anything this node sends it from now on (reset.go)
+		// it may not have seen this node go quiet: the reset goes before
+		// anything this node sends it from now on, and it stays down (its
+		// requests refused, sends to it refused) until the reset has its
+		// number (reset.go)
 		n.logf("cluster: node %q (%d) is up again", name, number)
 		n.sendReset(number, 0) // 0: the received numbers are the delivering goroutine's
 		n.mu.Lock()
-		p.resetsGoing--
+		p.down = false
 		n.mu.Unlock()
 	}
 	n.live[number].Store(true)

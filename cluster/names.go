@@ -285,29 +285,18 @@ func (n *Node) ReleaseNames(pid scheduler.PID, names []string) {
 // resets this node when it hears it again: reset.go). The scheduler
 // lets go of them too; their processes run on, unnamed, as Erlang's
 // global keeps one holder when two partitions meet. A key that is gone
-// is made again. In the background (Close waits).
+// is made again. In the background, a goroutine a name (Close waits).
 func (n *Node) checkNames() {
 	r := &n.reg
 	r.mu.Lock()
-	held := make(map[string]heldName, len(r.held))
+	defer r.mu.Unlock()
 	for name, h := range r.held {
-		held[name] = h
+		r.background(func(ctx context.Context, kv jetstream.KeyValue) { n.checkName(ctx, kv, name, h) })
 	}
-	kv := r.kv
-	r.pending.Add(1)
-	r.mu.Unlock()
-	go func() {
-		defer r.pending.Done()
-		for name, h := range held {
-			n.checkName(kv, name, h)
-		}
-	}()
 }
 
 // checkName is checkNames' look at one name.
-func (n *Node) checkName(kv jetstream.KeyValue, name string, h heldName) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+func (n *Node) checkName(ctx context.Context, kv jetstream.KeyValue, name string, h heldName) {
 	mine := strconv.FormatUint(uint64(h.pid), 10)
 	e, err := kv.Get(ctx, nameKey(name))
 	switch {
@@ -355,16 +344,23 @@ func (n *Node) deleteName(name string, rev uint64) {
 
 // deleteNameLocked is deleteName under reg.mu.
 func (n *Node) deleteNameLocked(name string, rev uint64) {
-	r := &n.reg
+	n.reg.background(func(ctx context.Context, kv jetstream.KeyValue) {
+		if err := kv.Delete(ctx, nameKey(name), jetstream.LastRevision(rev)); err != nil {
+			n.logf("cluster: release the name %q: %v", name, err)
+		}
+	})
+}
+
+// background runs do with the bucket and 5 s in a goroutine of its own,
+// which Close waits for (under mu).
+func (r *registry) background(do func(ctx context.Context, kv jetstream.KeyValue)) {
 	r.pending.Add(1)
 	kv := r.kv
 	go func() {
 		defer r.pending.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if err := kv.Delete(ctx, nameKey(name), jetstream.LastRevision(rev)); err != nil {
-			n.logf("cluster: release the name %q: %v", name, err)
-		}
+		do(ctx, kv)
 	}()
 }
 
@@ -378,17 +374,12 @@ func (n *Node) dropClaim(name string, pid scheduler.PID) {
 	if h, ok := r.held[name]; ok && h.pid == pid {
 		return
 	}
-	r.pending.Add(1)
-	kv := r.kv
-	go func() {
-		defer r.pending.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
+	r.background(func(ctx context.Context, kv jetstream.KeyValue) {
 		e, err := kv.Get(ctx, nameKey(name))
 		if err == nil && string(e.Value()) == strconv.FormatUint(uint64(pid), 10) {
 			kv.Delete(ctx, nameKey(name), jetstream.LastRevision(e.Revision()))
 		}
-	}()
+	})
 }
 
 // scheduler is the attached scheduler.

@@ -40,15 +40,9 @@ func linkedPair(t *testing.T, a, b joined) (onA, onB *exitWatcher, pa, pb schedu
 	require.NoError(t, err)
 	hb, err := b.sched.Submit(onB, "main", nil)
 	require.NoError(t, err)
-	signals := a.node.Stats().Signals
-	require.NoError(t, b.sched.Link(hb.PID(), ha.PID()))
-	for a.node.Stats().Signals == signals { // the link request has been carried out on a
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-t.Context().Done():
-			t.FailNow()
-		}
-	}
+	signalled(t, a, func() {
+		require.NoError(t, b.sched.Link(hb.PID(), ha.PID()))
+	})
 	return onA, onB, ha.PID(), hb.PID()
 }
 
@@ -113,15 +107,9 @@ func TestLostFramesEndBothHalves(t *testing.T) {
 	waitAck(t, b, a)
 
 	// the nodes go on: a new link between the same processes holds
-	signals := a.node.Stats().Signals
-	require.NoError(t, b.sched.Link(pb, pa))
-	for a.node.Stats().Signals == signals {
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-t.Context().Done():
-			t.FailNow()
-		}
-	}
+	signalled(t, a, func() {
+		require.NoError(t, b.sched.Link(pb, pa))
+	})
 	a.sched.Kill(pa, scheduler.ErrShutdown)
 	select {
 	case ev := <-onB.exits:
@@ -135,17 +123,32 @@ func TestLostFramesEndBothHalves(t *testing.T) {
 // waitAck waits until from's reset of to was answered.
 func waitAck(t *testing.T, from, to joined) {
 	t.Helper()
-	for {
+	eventually(t, "the reset was answered", func() bool {
 		from.node.mu.RLock()
-		waiting := from.node.peers[to.node.Node()].refusing()
-		from.node.mu.RUnlock()
-		if !waiting {
-			return
-		}
+		defer from.node.mu.RUnlock()
+		return !from.node.peers[to.node.Node()].refusing()
+	})
+}
+
+// signalled runs do, which sends on's node a monitor or link request,
+// and waits until on has carried it out.
+func signalled(t *testing.T, on joined, do func()) {
+	t.Helper()
+	before := on.node.Stats().Signals
+	do()
+	eventually(t, "the request was carried out", func() bool { return on.node.Stats().Signals > before })
+}
+
+// eventually waits until cond holds; a minute without is a failure, not
+// a race (each wait here takes milliseconds).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.After(time.Minute)
+	for !cond() {
 		select {
 		case <-time.After(5 * time.Millisecond):
-		case <-t.Context().Done():
-			t.FailNow()
+		case <-deadline:
+			t.Fatalf("%s: not within a minute", what)
 		}
 	}
 }
@@ -179,17 +182,10 @@ func TestNameTakenOverWhileSilent(t *testing.T) {
 		}
 		require.ErrorIs(t, err, scheduler.ErrNameTaken)
 	}
-	deadline := time.After(time.Minute) // a failure, not a race: it takes a heartbeat
-	for {                               // a lets go once b has heard it again and reset it
-		if _, held := a.sched.Whereis("svc"); !held {
-			break
-		}
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-deadline:
-			t.Fatal("a still holds the name b took over")
-		}
-	}
+	eventually(t, "a lets go of the name b took over", func() bool { // once b heard a again and reset it
+		_, held := a.sched.Whereis("svc")
+		return !held
+	})
 	a.node.reg.pending.Wait()
 	a.node.reg.mu.Lock()
 	_, held := a.node.reg.held["svc"]
@@ -240,15 +236,9 @@ func TestRequestsOfARefusedNodeAreAnswered(t *testing.T) {
 	a.node.mu.Lock()
 	a.node.peers[b.node.Node()].resetsGoing--
 	a.node.mu.Unlock()
-	signals := a.node.Stats().Signals
-	ref = b.sched.Monitor(hw.PID(), ha.PID())
-	for a.node.Stats().Signals == signals { // the monitor request was carried out
-		select {
-		case <-time.After(5 * time.Millisecond):
-		case <-t.Context().Done():
-			t.FailNow()
-		}
-	}
+	signalled(t, a, func() {
+		ref = b.sched.Monitor(hw.PID(), ha.PID())
+	})
 	a.sched.Kill(ha.PID(), scheduler.ErrShutdown)
 	ev = next()
 	assert.Equal(t, scheduler.EventDown, ev.Type)

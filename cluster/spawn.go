@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -55,7 +56,7 @@ func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, en
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
-	m, err := n.nc.RequestWithContext(ctx, n.spawnSubject(number), req)
+	m, err := n.request(ctx, number, req)
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
@@ -67,6 +68,25 @@ func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, en
 		return 0, fmt.Errorf("spawn on %q: %s", node, answer)
 	}
 	return 0, fmt.Errorf("spawn on %q: a malformed answer (%v)", node, err)
+}
+
+// request sends a spawn request to node number. "No responders" from a
+// node that is up is asked again, for up to DownAfter heartbeats: after
+// a NATS server restart, a node beats again before its connection has
+// subscribed anew (a supervisor restarting children then would give up).
+func (n *Node) request(ctx context.Context, number int, req []byte) (*nats.Msg, error) {
+	deadline := time.Now().Add(n.cfg.Heartbeat * time.Duration(n.cfg.DownAfter))
+	for {
+		m, err := n.nc.RequestWithContext(ctx, n.spawnSubject(number), req)
+		if !errors.Is(err, nats.ErrNoResponders) || !n.up(number) || time.Now().After(deadline) {
+			return m, err
+		}
+		select {
+		case <-time.After(n.cfg.Heartbeat / 10):
+		case <-ctx.Done():
+			return nil, err
+		}
+	}
 }
 
 // numberOf is the number of the node called name, if it is up.
