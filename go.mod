@@ -8,7 +8,6 @@ require (
 	github.com/nats-io/nats.go v1.55.0
 	github.com/stretchr/testify v1.12.1
 	github.com/urfave/cli/v2 v2.27.7
-	github.com/yuin/gopher-lua v1.1.2
 	go.uber.org/goleak v1.3.0
 )
 
@@ -42,5 +41,3 @@ require (
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/time v0.16.0 // indirect
 )
-
-replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

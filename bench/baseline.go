@@ -3,7 +3,7 @@ package main
 import (
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // gproc is a baseline-A process: a goroutine with its own LState and a

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 const failureLua = `

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // vmLua times one kind of work inside the script (time.monotonic: luarun's

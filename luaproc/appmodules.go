@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"

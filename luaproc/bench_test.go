@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"sync"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+	lua "github.com/luarun/luarun/lua"
+	"github.com/luarun/luarun/lua/parse"
 )
 
 //go:embed builtin/*.lua

@@ -47,7 +47,7 @@ import (
 	"fmt"
 	"slices"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
 )

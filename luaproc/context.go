@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // luaCtx is the context of every coroutine a process runs, and the

@@ -25,7 +25,7 @@ import (
 	"sort"
 	"strconv"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 )

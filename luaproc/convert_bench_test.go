@@ -3,7 +3,7 @@ package luaproc
 import (
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // BenchmarkToLuaResponse: converting an http.get result (three fields,

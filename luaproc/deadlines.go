@@ -29,7 +29,7 @@ import (
 	"slices"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // deadline is a task's timeout.

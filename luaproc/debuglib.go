@@ -16,7 +16,7 @@ package luaproc
 // metatable stays protected, as with the base setmetatable.
 
 import (
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 var debugFuncs = map[string]lua.LGFunction{

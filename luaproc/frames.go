@@ -8,7 +8,7 @@ package luaproc
 //     every call between it and the coroutine's base was made by the VM's
 //     CALL instruction. A metamethod, the iterator of a loop over pairs,
 //     ipairs or next (other generic fors are compiled to ordinary calls:
-//     third_party/gopher-lua/FORK.md) or a function
+//     lua/FORK.md) or a function
 //     called from Go (table.sort's comparator, string.gsub's replacement)
 //     runs in a nested VM loop; a yield there returns early into the Go code
 //     that called it and corrupts the coroutine.
@@ -29,7 +29,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // callFrame mirrors gopher-lua's callFrame (state.go, v1.1.2).

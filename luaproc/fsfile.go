@@ -9,7 +9,7 @@ import (
 	"errors"
 	"fmt"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/commands"
 )

@@ -1,7 +1,7 @@
 package luaproc
 
 import (
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
 )

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"

@@ -11,7 +11,7 @@ package luaproc
 // files in the state) are not reused.
 
 import (
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/luaproc/lualib"
 )

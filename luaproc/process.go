@@ -37,7 +37,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"

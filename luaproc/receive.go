@@ -25,7 +25,7 @@ import (
 	"fmt"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
 )

@@ -49,7 +49,7 @@ import (
 	"slices"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // loadingMarker is package.loaded[name] while name loads.

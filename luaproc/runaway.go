@@ -40,7 +40,7 @@ import (
 	"sync"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
 )

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	lua "github.com/yuin/gopher-lua"
-	"github.com/yuin/gopher-lua/parse"
+	lua "github.com/luarun/luarun/lua"
+	"github.com/luarun/luarun/lua/parse"
 )
 
 // Script is a Lua program compiled once; any number of processes run it.

@@ -37,7 +37,7 @@ import (
 	"sort"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/luaproc/lualib"
@@ -45,7 +45,7 @@ import (
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
 // resumes coroutines and holds globals; the coroutines run the code. Both
-// grow on demand, doubling (third_party/gopher-lua/FORK.md). A process
+// grow on demand, doubling (lua/FORK.md). A process
 // waiting in receive uses 16 slots, 20 if it was spawned with an
 // argument: it starts with 20.
 const (
@@ -54,7 +54,7 @@ const (
 )
 
 // luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;
-// the frame stack grows on demand (third_party/gopher-lua/FORK.md).
+// the frame stack grows on demand (lua/FORK.md).
 const luaCallDepth = 20000
 
 var stateOptions = lua.Options{

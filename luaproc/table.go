@@ -6,11 +6,11 @@ package luaproc
 //
 // (Command results are built with CreateTable and RawSetString: since
 // luarun's gopher-lua keeps a table's first string keys in a slice
-// (third_party/gopher-lua/FORK.md), a record costs a table and a slice,
+// (lua/FORK.md), a record costs a table and a slice,
 // with no per-key boxing; the mirror of LTable's fields that used to
 // build them is gone.)
 
-import lua "github.com/yuin/gopher-lua"
+import lua "github.com/luarun/luarun/lua"
 
 // smallNumbers are the LValues of the integers 0..1023, boxed once.
 var smallNumbers = func() (ns [1024]lua.LValue) {

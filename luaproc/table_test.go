@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // TestRecordFromGo: a record a command returns (a Go map made a table)
@@ -56,7 +56,7 @@ func nextAll(t *lua.LTable) map[string]lua.LValue {
 }
 
 // Tables keep their first string keys in a slice (luarun's gopher-lua:
-// third_party/gopher-lua/FORK.md). TestTablesAgainstAMap checks tables
+// lua/FORK.md). TestTablesAgainstAMap checks tables
 // against a Go map through every operation that reads or writes keys,
 // with tables that start with room for up to 12 keys, across the move of
 // the string keys to maps at the ninth.

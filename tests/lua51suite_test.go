@@ -12,7 +12,7 @@ import (
 )
 
 // lua51SuiteDir is the official Lua 5.1 test suite, as gopher-lua ships it.
-const lua51SuiteDir = "../third_party/gopher-lua/_lua5.1-tests"
+const lua51SuiteDir = "../lua/_lua5.1-tests"
 
 // TestLua51Suite runs every file of the official Lua 5.1 test suite that
 // bare gopher-lua passes, with the luarun binary: each must end with

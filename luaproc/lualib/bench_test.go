@@ -3,7 +3,7 @@ package lualib
 import (
 	"testing"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // BenchmarkMatch: string.match with three captures on a log line, per

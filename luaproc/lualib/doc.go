@@ -8,7 +8,7 @@
 // function collectgarbage.
 package lualib
 
-import lua "github.com/yuin/gopher-lua"
+import lua "github.com/luarun/luarun/lua"
 
 // Install puts luarun's library functions in L's string and table
 // library tables (which must be open).

@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // gcTuningKey is the registry field holding a state's setpause and

@@ -9,7 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // randomKey is the registry field holding a state's generator.

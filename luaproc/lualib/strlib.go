@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // guard turns a patternError raised by the matcher into a Lua error;

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	lua "github.com/yuin/gopher-lua"
+	lua "github.com/luarun/luarun/lua"
 )
 
 // tabConcat is table.concat(t [, sep [, i [, j]]]).

@@ -281,7 +281,6 @@ func TestPCall(t *testing.T) {
 	defer L.Close()
 	L.Register("f1", func(L *LState) int {
 		panic("panic!")
-		return 0
 	})
 	errorIfScriptNotFail(t, L, `f1()`, "panic!")
 	L.Push(L.GetGlobal("f1"))
@@ -301,7 +300,6 @@ func TestPCall(t *testing.T) {
 	L.Push(L.GetGlobal("f1"))
 	err = L.PCall(0, 0, L.NewFunction(func(L *LState) int {
 		panic("panicc!")
-		return 1
 	}))
 	errorIfFalse(t, strings.Contains(err.Error(), "panicc!"), "")
 
@@ -510,7 +508,7 @@ func TestRegistryFixedOverflow(t *testing.T) {
 		rcv := recover()
 		if rcv != nil {
 			if expectedPanic {
-				errorIfFalse(t, rcv.(error).Error() != "registry overflow", "expected registry overflow exception, got "+rcv.(error).Error())
+				errorIfFalse(t, rcv.(error).Error() != "registry overflow", "expected registry overflow exception, got %s", rcv.(error).Error())
 			} else {
 				t.Errorf("did not expect registry overflow")
 			}
@@ -530,7 +528,7 @@ func TestRegistryAutoGrow(t *testing.T) {
 		rcv := recover()
 		if rcv != nil {
 			if expectedPanic {
-				errorIfFalse(t, rcv.(error).Error() != "registry overflow", "expected registry overflow exception, got "+rcv.(error).Error())
+				errorIfFalse(t, rcv.(error).Error() != "registry overflow", "expected registry overflow exception, got %s", rcv.(error).Error())
 			} else {
 				t.Errorf("did not expect registry overflow")
 			}

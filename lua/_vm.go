@@ -53,7 +53,7 @@ func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 		cf.Pc++
 		if in.Flag.Load() != 0 {
 			if err := in.Check(L); err != nil {
-				L.RaiseError(err.Error())
+				L.RaiseError("%s", err.Error())
 				return
 			}
 		}
@@ -83,7 +83,7 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 		cf.Pc++
 		select {
 		case <-L.ctx.Done():
-			L.RaiseError(L.ctx.Err().Error())
+			L.RaiseError("%s", L.ctx.Err().Error())
 			return
 		default:
 			if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
@@ -666,9 +666,7 @@ func init() {
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
-				cf.ReturnBase = cf.ReturnBase
 				cf.NArgs = nargs
-				cf.NRet = cf.NRet
 				cf.TailCall++
 				lbase := cf.LocalBase
 				if meta {
@@ -925,7 +923,6 @@ func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
 		return LNumber(math.Pow(flhs, frhs))
 	}
 	panic("should not reach here")
-	return LNumber(0)
 }
 
 func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
@@ -967,8 +964,8 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 			return numberArith(L, opcode, LNumber(v1), LNumber(v2))
 		}
 	}
-	L.RaiseError(fmt.Sprintf("cannot perform %v operation between %v and %v",
-		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String()))
+	L.RaiseError("cannot perform %v operation between %v and %v",
+		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String())
 
 	return LNil
 }

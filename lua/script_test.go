@@ -1,14 +1,14 @@
 package lua
 
 import (
-	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/yuin/gopher-lua/parse"
+	"github.com/luarun/luarun/lua/parse"
 )
 
 const maxMemory = 40
@@ -63,13 +63,25 @@ func testScriptCompile(t *testing.T, script string) {
 	nop(proto.String())
 }
 
+// testScriptDir runs each script of directory in a fresh copy of it (the
+// Lua 5.1 suite writes files under libs/, which must exist), as the
+// official suite's all.lua does.
 func testScriptDir(t *testing.T, tests []string, directory string) {
-	if err := os.Chdir(directory); err != nil {
-		t.Error(err)
+	t.Helper()
+	src, err := filepath.Abs(directory)
+	if err != nil {
+		t.Fatal(err)
 	}
-	defer os.Chdir("..")
+	work := t.TempDir()
+	if err := os.CopyFS(work, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "libs", "P1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(work)
 	for _, script := range tests {
-		fmt.Printf("testing %s/%s\n", directory, script)
+		t.Logf("testing %s/%s", directory, script)
 		testScriptCompile(t, script)
 		L := NewState(Options{
 			RegistrySize:        1024 * 20,
@@ -78,7 +90,7 @@ func testScriptDir(t *testing.T, tests []string, directory string) {
 		})
 		L.SetMx(maxMemory)
 		if err := L.DoFile(script); err != nil {
-			t.Error(err)
+			t.Errorf("%s: %v", script, err)
 		}
 		L.Close()
 	}

@@ -6,7 +6,7 @@ import (
 	"reflect"
 	"slices"
 
-	"github.com/yuin/gopher-lua/ast"
+	"github.com/luarun/luarun/lua/ast"
 )
 
 /* internal constants & structs  {{{ */
