@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 )
 
 func TestConvertRoundTrip(t *testing.T) {

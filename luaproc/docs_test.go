@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 )
 
 const (

@@ -4,9 +4,9 @@ import (
 	"testing"
 	"unsafe"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 )
 
 // debugHead mirrors the head of lua.Debug: its first field is the frame.

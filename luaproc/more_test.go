@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 )
 
 // TestRecordFromGo: a record a command returns (a Go map made a table)

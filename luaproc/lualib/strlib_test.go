@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	lua "github.com/luarun/luarun/lua"
 )
 
 // runLua runs src in a fresh gopher-lua state with this package's
