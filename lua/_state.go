@@ -561,7 +561,7 @@ func (rg *registry) IsFull() bool {
 /* Global {{{ */
 
 func newGlobal() *Global {
-	return &Global{
+	g := &Global{
 		MainThread: nil,
 		// luarun: both grow as keys come (gopher-lua made maps for 32 and
 		// 64 keys, ~3 KB, which an embedder that sets its own drops).
@@ -569,6 +569,8 @@ func newGlobal() *Global {
 		Global:    newLTable(0, 0),
 		tempFiles: nil, // luarun: made by the first temporary file
 	}
+	g.Views.g = g
+	return g
 }
 
 /* }}} */
@@ -919,6 +921,7 @@ func (ls *LState) metatable(lvalue LValue, rawget bool) LValue {
 	}
 
 	if !rawget && metatable != LNil {
+		metatable = ls.visibleMetatable(lvalue, metatable)
 		oldmt := metatable
 		if tb, ok := metatable.(*LTable); ok {
 			metatable = tb.RawGetString("__metatable")
@@ -1954,6 +1957,32 @@ func (ls *LState) GetMetatable(obj LValue) LValue {
 	return ls.metatable(obj, false)
 }
 
+// GetRawMetatable returns obj's metatable whatever its __metatable field
+// says (debug.getmetatable).
+func (ls *LState) GetRawMetatable(obj LValue) LValue {
+	mt := ls.metatable(obj, true)
+	if mt != LNil {
+		mt = ls.visibleMetatable(obj, mt)
+	}
+	return mt
+}
+
+// visibleMetatable returns mt, obj's metatable, as a script may hold it
+// (luarun): a shared type metatable becomes this state's view of it,
+// which the type keeps from then on (cow.go).
+func (ls *LState) visibleMetatable(obj, mt LValue) LValue {
+	if t, ok := mt.(*LTable); ok && t.IsShared() {
+		view := ls.G.Views.View(t)
+		switch obj.(type) {
+		case *LTable, *LUserData:
+		default:
+			ls.G.builtinMts[int(obj.Type())] = view
+		}
+		return view
+	}
+	return mt
+}
+
 func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	switch mt.(type) {
 	case *LNilType, *LTable:
@@ -1988,6 +2017,13 @@ func (ls *LState) Status(th *LState) string {
 }
 
 func (ls *LState) Resume(th *LState, fn *LFunction, args ...LValue) (ResumeState, error, []LValue) {
+	if ls.G.MainThread == nil {
+		// luarun: a state whose first call is a Resume from Go is the main
+		// thread. Left unset, the coroutine's first call from Go (a
+		// metamethod, say) took itself for the main thread's first call
+		// and ran to the end of its stack instead of returning (callR).
+		ls.G.MainThread, ls.G.CurrentThread = ls, ls
+	}
 	isstarted := th.isStarted()
 	if !isstarted {
 		base := 0

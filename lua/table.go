@@ -65,6 +65,7 @@ func newLTable(acap int, hcap int) *LTable {
 
 // Len returns length of this LTable without using __len.
 func (tb *LTable) Len() int {
+	tb.materialize()
 	if tb.array == nil {
 		return 0
 	}
@@ -84,6 +85,7 @@ func (tb *LTable) Append(value LValue) {
 	if value == LNil {
 		return
 	}
+	tb.materialize()
 	if tb.array == nil {
 		tb.array = make([]LValue, 0, defaultArrayCap)
 	}
@@ -102,6 +104,7 @@ func (tb *LTable) Append(value LValue) {
 
 // Insert inserts a given LValue at position `i` in this table.
 func (tb *LTable) Insert(i int, value LValue) {
+	tb.materialize()
 	if tb.array == nil {
 		tb.array = make([]LValue, 0, defaultArrayCap)
 	}
@@ -121,6 +124,7 @@ func (tb *LTable) Insert(i int, value LValue) {
 
 // MaxN returns a maximum number key that nil value does not exist before it.
 func (tb *LTable) MaxN() int {
+	tb.materialize()
 	if tb.array == nil {
 		return 0
 	}
@@ -134,6 +138,7 @@ func (tb *LTable) MaxN() int {
 
 // Remove removes from this table the element at a given position.
 func (tb *LTable) Remove(pos int) LValue {
+	tb.materialize()
 	if tb.array == nil {
 		return LNil
 	}
@@ -165,6 +170,7 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 	switch v := key.(type) {
 	case LNumber:
 		if isArrayKey(v) {
+			tb.beforeWrite(value)
 			if tb.array == nil {
 				tb.array = make([]LValue, 0, defaultArrayCap)
 			}
@@ -197,6 +203,7 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 		tb.RawSetH(LNumber(key), value)
 		return
 	}
+	tb.beforeWrite(value)
 	if tb.array == nil {
 		tb.array = make([]LValue, 0, 32)
 	}
@@ -217,6 +224,7 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
+	tb.beforeWrite(value)
 	if h := tb.hash; h == nil || h.strdict == nil {
 		if tb.setSmall(key, value) {
 			return
@@ -314,6 +322,7 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 		tb.RawSetString(string(s), value)
 		return
 	}
+	tb.beforeWrite(value)
 	h := tb.hashPart()
 	if h.dict == nil {
 		h.dict = make(map[LValue]LValue, len(h.strdict))
@@ -336,14 +345,15 @@ func (tb *LTable) RawGet(key LValue) LValue {
 	switch v := key.(type) {
 	case LNumber:
 		if isArrayKey(v) {
-			if tb.array == nil {
-				return LNil
+			if index := int(v) - 1; index < len(tb.array) {
+				if v := tb.array[index]; v != LNil || tb.cow == nil {
+					return v
+				}
 			}
-			index := int(v) - 1
-			if index >= len(tb.array) {
-				return LNil
+			if tb.cow != nil {
+				return tb.cowGet(key)
 			}
-			return tb.array[index]
+			return LNil
 		}
 	case LString:
 		return tb.RawGetString(string(v))
@@ -354,25 +364,29 @@ func (tb *LTable) RawGet(key LValue) LValue {
 // rawGetDict returns the value of a key that is not a string from the
 // hash part.
 func (tb *LTable) rawGetDict(key LValue) LValue {
-	if tb.hash == nil || tb.hash.dict == nil {
-		return LNil
+	if tb.hash != nil && tb.hash.dict != nil {
+		if v, ok := tb.hash.dict[key]; ok {
+			return v
+		}
 	}
-	if v, ok := tb.hash.dict[key]; ok {
-		return v
+	if tb.cow != nil {
+		return tb.cowGet(key)
 	}
 	return LNil
 }
 
 // RawGetInt returns an LValue at position `key` without __index metamethod.
 func (tb *LTable) RawGetInt(key int) LValue {
-	if tb.array == nil {
-		return LNil
+	index := key - 1
+	if index < len(tb.array) && index >= 0 {
+		if v := tb.array[index]; v != LNil || tb.cow == nil {
+			return v
+		}
 	}
-	index := int(key) - 1
-	if index >= len(tb.array) || index < 0 {
-		return LNil
+	if tb.cow != nil {
+		return tb.cowGet(LNumber(key))
 	}
-	return tb.array[index]
+	return LNil
 }
 
 // RawGet returns an LValue associated with a given key without __index metamethod.
@@ -398,11 +412,15 @@ func (tb *LTable) RawGetString(key string) LValue {
 			return v
 		}
 	}
+	if tb.cow != nil {
+		return tb.cowGetString(key)
+	}
 	return LNil
 }
 
 // ForEach iterates over this table of elements, yielding each in turn to a given function.
 func (tb *LTable) ForEach(cb func(LValue, LValue)) {
+	tb.materialize()
 	if tb.array != nil {
 		for i, v := range tb.array {
 			if v != LNil {
@@ -451,6 +469,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 //
 // luarun: the order is the array part, small, then the hash part's keys.
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
+	tb.materialize()
 	init := false
 	if key == LNil {
 		key = LNumber(0)
@@ -527,4 +546,15 @@ func (tb *LTable) smallKey(i int) LValue {
 		}
 	}
 	return h.boxed[i]
+}
+
+// beforeWrite readies tb for a write of value: a shared table is never
+// written, and a view forgets its base before a key is removed (cow.go).
+func (tb *LTable) beforeWrite(value LValue) {
+	if tb.hash != nil && tb.hash.shared {
+		sharedWrite()
+	}
+	if value == LNil && tb.cow != nil {
+		tb.materialize()
+	}
 }

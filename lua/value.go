@@ -148,6 +148,9 @@ type LTable struct {
 	// while they are at most smallStrings (table.go); hash holds the rest.
 	small []strSlot
 	hash  *tableHash
+	// luarun: non-nil while the table is a copy-on-write view of a shared
+	// table (cow.go).
+	cow *cowLink
 }
 
 // strSlot is a string key of a table and its value (LNil once the key is
@@ -167,6 +170,7 @@ type tableHash struct {
 	k2i     map[LValue]int    // the index of each key in keys
 	boxed   []LValue          // small's keys as LValues (made by Next), index for index
 	frozen  *frozenStrings    // strdict's keys in a perfect hash (Freeze), dropped by a string write
+	shared  bool              // luarun: marked by Share, never written again (cow.go)
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
@@ -189,6 +193,10 @@ type Global struct {
 	CurrentThread *LState
 	Registry      *LTable
 	Global        *LTable
+
+	// Views are the state's copy-on-write views of shared tables (luarun,
+	// cow.go).
+	Views ViewSet
 
 	builtinMts [int(LTChannel) + 1]LValue // luarun: by type, nil for none (was a map: ~200 B a state, and a map lookup per method call on a string)
 	tempFiles  []*os.File

@@ -39,12 +39,16 @@ func registered(t *testing.T) map[string][]string {
 	rt, _, _ := newTestRuntime(t, Options{Allow: Permissions})
 	tpl := rt.template()
 	out := map[string][]string{}
-	tpl.base.ForEach(func(k, _ lua.LValue) { out[""] = append(out[""], k.String()) })
-	for module, mt := range tpl.moduleMT {
-		mt.RawGetString("__index").(*lua.LTable).ForEach(func(k, _ lua.LValue) {
-			out[module] = append(out[module], k.String())
-		})
-	}
+	tpl.globals.ForEach(func(k, v lua.LValue) {
+		name := k.String()
+		if _, isTable := v.(*lua.LTable); !isTable {
+			out[""] = append(out[""], name)
+		} else if tpl.isBuiltinModule(name) && name != "package" && name != lua.IoLibName {
+			v.(*lua.LTable).ForEach(func(k, _ lua.LValue) {
+				out[name] = append(out[name], k.String())
+			})
+		}
+	})
 	// io is opened in each state on first use: list a fresh one's
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer L.Close()

@@ -50,6 +50,7 @@ func (rt *Runtime) reusedState() *pooledState {
 	lualib.Reset(L) // the last process's random generator is not the next one's
 	g := L.CreateTable(0, 4)
 	L.G.Global, L.Env, co.Env = g, g, g
+	L.G.Views.Reset() // setupState binds g to the shared globals
 	L.SetTop(0)
 	co.SetTop(0)
 	co.Dead, co.Parent = false, nil

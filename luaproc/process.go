@@ -90,9 +90,6 @@ type luaProcess struct {
 	lastFrom  scheduler.PID
 	lastFromV lua.LValue
 
-	// io: the state's io table while io is allowed (opened on first use).
-	io *lua.LTable
-
 	// mods: the package table and the modules loading (require.go); nil
 	// until the process first calls require or reads package.
 	mods *modules

@@ -228,35 +228,20 @@ func (rt *Runtime) modulePath(progDir string) lua.LValue {
 }
 
 // loadedIndex is package.loaded's __index: a built-in or application
-// module is loaded from the start. It is the global of that name while
-// that global is the module (then package.loaded is not filled: the
-// global is the cache). Otherwise — the script has not read the global
-// yet, or has put something else there — a table of the module is made
-// and kept in package.loaded, as Lua's package.loaded keeps the libraries
-// whatever the globals hold; globalValue gives the global that one.
+// module is loaded from the start, as the state's view of it — the same
+// table as the global of that name unless the script replaced the global
+// (lua/cow.go keeps one view of a shared table per state).
 func (tpl *template) loadedIndex(L *lua.LState) int {
-	loaded := L.CheckTable(1)
 	name, ok := L.Get(2).(lua.LString)
-	if !ok {
+	if name == "_G" {
+		L.Push(L.G.Global)
+		return 1
+	}
+	if !ok || !tpl.isBuiltinModule(string(name)) {
 		L.Push(lua.LNil)
 		return 1
 	}
-	p := procOf(L)
-	var v lua.LValue = lua.LNil
-	switch g := p.L.G.Global; {
-	case name == "_G":
-		v = g
-	case name == "package":
-		v = p.modules().pkg
-	case name == lua.IoLibName && p.io != nil:
-		v = p.io
-	case tpl.moduleMT[string(name)] != nil || tpl.deniedMT[string(name)] != nil:
-		if v = g.RawGetString(string(name)); !tpl.isModuleTable(v, string(name)) {
-			v = tpl.newModule(L, string(name)) // globalValue takes it from here
-			loaded.RawSetString(string(name), v)
-		}
-	}
-	L.Push(v)
+	L.Push(L.G.Views.View(tpl.globals.RawGetString(string(name)).(*lua.LTable)))
 	return 1
 }
 

@@ -2,36 +2,39 @@ package luaproc
 
 // Building a process's Lua state.
 //
-// Opening gopher-lua's libraries makes ~150 function objects and a dozen
-// tables per state, and filling a gopher-lua table costs allocations per
-// key — most of the cost and memory of a process. So each Runtime builds
-// a template state once (rebuilt when Register adds a command), and a
-// process state gets only small tables of its own:
+// Opening the libraries makes ~150 function objects and a dozen tables
+// per state, and filling a table costs allocations per key — most of the
+// cost and memory of a process. So each Runtime builds a template state
+// once (rebuilt when Register adds a command) and shares what it made:
+// the base functions and the module tables (string, table, math,
+// coroutine, os, process, time, log, json, debug, supervisor, the
+// application's) are gathered in one shared table, tpl.globals, and
+// every process's _G is a copy-on-write view of it (lua/cow.go):
 //
-//   - _G starts with arg alone. Its metatable (shared, locked) has an
-//     __index function that, on the first read of a name, puts the
-//     template's base function there (print, pairs, pcall...), or a new
-//     proxy for a module: a state pays only for the names it uses.
-//   - each module (string, table, math, coroutine, os, process, time, log,
-//     json, the application's) is a proxy that starts empty; its locked
-//     metatable's __index is the template's table for that module.
+//   - a read falls through to the shared table; a module table read
+//     that way becomes this state's view of it (one per state, so
+//     _G.string, package.loaded.string and getmetatable("").__index are
+//     one table). A process that only reads pays for nothing but the
+//     views of the modules it names.
+//   - to the script these are ordinary tables, as in Lua 5.1: rawget,
+//     pairs, next and setmetatable see every function; a write, a
+//     removal or a traversal stays in this state (a removal or a
+//     traversal first copies the shared entries in).
+//   - strings' metatable is shared until the state has its own string
+//     table; then it is this state's view too, so the string functions a
+//     script adds are methods of its strings.
 //
-// A script may assign into any of them (string.upper = f changes its own
-// string proxy); it never reaches a shared table: locked metatables
-// answer getmetatable with "locked", and proxies start empty (so
-// pairs(string) lists only what the script added). The shared functions
-// are never written, so states on different workers read them freely;
-// they find their process through the calling coroutine's context
-// (procOf). Functions made by prelude.lua are Lua closures whose
-// environment is the template's globals; getfenv and setfenv are wrapped
-// so that table never leaks (getfenv answers the state's own globals,
-// setfenv refuses to change it).
+// The shared tables are never written (a write panics), so states on
+// different workers read them freely; the shared functions find their
+// process through the calling coroutine's context (procOf). Functions
+// made by prelude.lua are Lua closures whose environment is the
+// template's globals; getfenv and setfenv are wrapped so that table
+// never leaks (getfenv answers the state's own globals, setfenv refuses
+// to change it).
 //
-// Strings' methods ("x"):upper() come from the built-in string library,
-// whatever the script assigns to its own string table.
-//
-// io keeps per-state state (its default files), so it is opened lazily,
-// in the state, on first use.
+// package, io and arg are each state's own, made on first read
+// (template.ViewFor): io keeps per-state files, package.path depends on
+// the script's directory, arg on the process's arguments.
 
 import (
 	"sort"
@@ -68,25 +71,24 @@ var stateOptions = lua.Options{
 
 // template is what every state of a Runtime copies or shares.
 type template struct {
-	L          *lua.LState            // the template state (kept: it owns the shared objects)
-	globalsMT  *lua.LTable            // _G's metatable: __index fills _G on demand
-	base       *lua.LTable            // the base functions (print, pairs...)
-	moduleMT   map[string]*lua.LTable // a module proxy's metatable: __index the module
-	boot       *lua.LFunction         // prelude.lua's boot
-	trampoline *lua.LFunction         // prelude.lua's trampoline (process.all)
-	counted    *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
-	sortFn     *lua.LFunction         // table.sort (named in blockContext)
-	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
-	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
-	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
-	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
-	rawCreate  lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
-	supervise  *lua.LFunction         // a supervisor process's entry (supervisor.lua)
-	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
-	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
-	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
-	packageMT  *lua.LTable            // the package table's metatable: fields made on first read
-	fileMT     *lua.LTable            // fs.open handles' metatable (fsfile.go)
+	L          *lua.LState    // the template state (kept: it owns the shared objects)
+	globals    *lua.LTable    // shared: what every state's _G is a view of (lua/cow.go)
+	boot       *lua.LFunction // prelude.lua's boot
+	trampoline *lua.LFunction // prelude.lua's trampoline (process.all)
+	counted    *lua.LFunction // prelude.lua's counted trampoline (pcall, xpcall)
+	sortFn     *lua.LFunction // table.sort (named in blockContext)
+	execDenied *lua.LFunction // os.execute and io.popen when exec is not allowed (else nil)
+	stringMT   *lua.LTable    // shared: strings' metatable until a state has its own string table
+	// markers in globals of the values a state makes for itself (ViewFor)
+	packageMarker, argMarker, ioMarker *lua.LTable
+	rawResume                          lua.LGFunction   // gopher-lua's coroutine.resume
+	rawCreate                          lua.LGFunction   // gopher-lua's coroutine.create (coCreate)
+	supervise                          *lua.LFunction   // a supervisor process's entry (supervisor.lua)
+	loadedMT                           *lua.LTable      // package.loaded's metatable: built-in modules are loaded
+	searchers                          []*lua.LFunction // package.loaders' initial contents (require.go)
+	loaders                            *lua.LTable      // the searchers, for require while package.loaders is not made
+	packageMT                          *lua.LTable      // the package table's metatable: fields made on first read
+	fileMT                             *lua.LTable      // fs.open handles' metatable (fsfile.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -120,11 +122,13 @@ func (rt *Runtime) buildTemplate() *template {
 		open(L, lib.name, lib.open)
 	}
 	lualib.Install(L) // luarun's own string and table functions
+	// gopher-lua's string table is its own __index; Lua 5.1's is not
+	L.GetGlobal(lua.StringLibName).(*lua.LTable).RawSetString("__index", lua.LNil)
 	g := L.G.Global
 	for _, name := range removedGlobals {
 		g.RawSetString(name, lua.LNil)
 	}
-	tpl := &template{L: L, moduleMT: map[string]*lua.LTable{}}
+	tpl := &template{L: L}
 	tpl.sortFn, _ = L.GetField(L.GetGlobal(lua.TabLibName), "sort").(*lua.LFunction)
 
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
@@ -211,40 +215,10 @@ func (rt *Runtime) buildTemplate() *template {
 	supT := tpl.loadSupervisor(L, processT, fn(bind((*luaProcess).spawnSupervisor)))
 	g.RawSetString("supervisor", supT)
 
-	tpl.deniedMT = map[string]*lua.LTable{}
-	for _, name := range Permissions {
-		if rt.allowed[name] {
-			continue
-		}
-		mt := L.CreateTable(0, 2)
-		mt.RawSetString("__metatable", lua.LString("locked"))
-		index := deniedFunc(name)
-		if name == lua.OsLibName { // reading the clock needs no permission
-			index = clockOnly(g.RawGetString(name).(*lua.LTable), index)
-		}
-		mt.RawSetString("__index", fn(index))
-		tpl.deniedMT[name] = mt
-	}
-	tpl.base = L.CreateTable(0, 48)
-	g.ForEach(func(k, v lua.LValue) {
-		name := string(k.(lua.LString))
-		switch t, isTable := v.(*lua.LTable); {
-		case name == "_G":
-		case isTable:
-			unshareTables(t)
-			t.Freeze() // read by every process, never written again
-			tpl.moduleMT[name] = lockedIndex(L, t)
-		default:
-			tpl.base.RawSetString(name, v)
-		}
-	})
-	tpl.base.Freeze()
-	tpl.stringMT = L.CreateTable(0, 2) // shared: its __index is unreachable from Lua
-	tpl.stringMT.RawSetString("__index", L.GetGlobal(lua.StringLibName))
-	tpl.stringMT.RawSetString("__metatable", lua.LString("locked"))
-	tpl.globalsMT = L.CreateTable(0, 2)
-	tpl.globalsMT.RawSetString("__index", fn(tpl.globalIndex))
-	tpl.globalsMT.RawSetString("__metatable", lua.LString("locked"))
+	tpl.globals = tpl.shareGlobals(rt, L, g)
+	tpl.stringMT = L.CreateTable(0, 2) // every state's until it has its own string table
+	tpl.stringMT.RawSetString("__index", tpl.globals.RawGetString(lua.StringLibName))
+	tpl.stringMT.Share()
 	tpl.loadedMT = L.CreateTable(0, 2)
 	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
 	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
@@ -255,90 +229,99 @@ func (rt *Runtime) buildTemplate() *template {
 	return tpl
 }
 
-// globalIndex is _G's __index: the first read of a built-in name puts it
-// into the reading state's _G (a base function, or a new module proxy);
-// any other name is nil.
-func (tpl *template) globalIndex(L *lua.LState) int {
-	g := L.CheckTable(1)
-	key, ok := L.Get(2).(lua.LString)
-	if !ok {
-		L.Push(lua.LNil)
-		return 1
-	}
-	v := tpl.globalValue(L, g, string(key))
-	L.Push(v)
-	return 1
-}
-
-// globalValue makes the value of built-in global name for the state whose
-// globals are g, and stores it there; nil if name is not built in.
-func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.LValue {
-	var v lua.LValue = lua.LNil
-	switch {
-	case name == "_G":
-		v = g
-	case name == "package":
-		v = procOf(L).modules().pkg
-	case name == "arg":
-		v = procOf(L).argTable()
-	case tpl.deniedMT[name] != nil || tpl.moduleMT[name] != nil:
-		if p := procOf(L); p.mods != nil { // the one package.loaded has
-			if m := p.mods.loaded.RawGetString(name); tpl.isModuleTable(m, name) {
-				v = m
-				break
+// shareGlobals makes the shared globals every state's _G is a view of
+// (lua/cow.go): the base functions, the module tables (shared, as are
+// the tables in them), "_G" itself, stand-ins for the modules this
+// runtime does not allow, and markers for the values a state makes for
+// itself (package, io, arg: ViewFor).
+func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lua.LTable {
+	globals := L.CreateTable(0, 64)
+	g.ForEach(func(k, v lua.LValue) {
+		if t, ok := v.(*lua.LTable); ok {
+			if k == lua.LString("_G") || k == lua.LString(lua.IoLibName) {
+				return
 			}
+			shareDeep(t)
 		}
-		v = tpl.newModule(L, name)
-	default:
-		v = tpl.base.RawGetString(name)
+		globals.RawSet(k, v)
+	})
+	globals.RawSetString("_G", globals)
+	for _, name := range Permissions {
+		if rt.allowed[name] {
+			continue
+		}
+		mt := L.CreateTable(0, 2)
+		mt.RawSetString("__metatable", lua.LString("locked"))
+		index := deniedFunc(name)
+		if name == lua.OsLibName { // reading the clock needs no permission
+			index = clockOnly(g.RawGetString(name).(*lua.LTable), index)
+		}
+		mt.RawSetString("__index", L.NewFunction(index))
+		mt.Share()
+		stub := L.CreateTable(0, 0)
+		stub.Metatable = mt
+		stub.Share()
+		globals.RawSetString(name, stub)
 	}
-	if v != lua.LNil {
-		g.RawSetString(name, v)
+	marker := func(name string) *lua.LTable {
+		t := L.CreateTable(0, 0)
+		t.Share()
+		globals.RawSetString(name, t)
+		return t
 	}
-	return v
+	tpl.packageMarker = marker("package")
+	tpl.argMarker = marker("arg")
+	if rt.allowed[lua.IoLibName] {
+		tpl.ioMarker = marker(lua.IoLibName)
+	}
+	globals.Share()
+	return globals
 }
 
-// newModule makes a process's table for built-in or application module
-// name: a proxy of the shared table, or a stub of a module not allowed.
-func (tpl *template) newModule(L *lua.LState, name string) *lua.LTable {
-	if tpl.deniedMT[name] != nil {
-		return deniedModule(L, tpl, name)
+// shareDeep marks t and the tables in it shared (lua/cow.go).
+func shareDeep(t *lua.LTable) {
+	if t.IsShared() {
+		return
 	}
-	proxy := L.CreateTable(0, 0)
-	proxy.Metatable = tpl.moduleMT[name]
-	return proxy
-}
-
-// isModuleTable reports whether v is a table newModule made for name.
-func (tpl *template) isModuleTable(v lua.LValue, name string) bool {
-	t, ok := v.(*lua.LTable)
-	return ok && t.Metatable != lua.LNil && (t.Metatable == tpl.moduleMT[name] || t.Metatable == tpl.deniedMT[name])
-}
-
-// unshareTables removes the table-valued fields of a shared module (the
-// string library's __index is the library itself): a script reading one
-// would hold a shared table it could write.
-func unshareTables(t *lua.LTable) {
-	var keys []lua.LValue
-	t.ForEach(func(k, v lua.LValue) {
-		if _, ok := v.(*lua.LTable); ok {
-			keys = append(keys, k)
+	var inner []*lua.LTable
+	t.ForEach(func(_, v lua.LValue) {
+		if it, ok := v.(*lua.LTable); ok {
+			inner = append(inner, it)
 		}
 	})
-	for _, k := range keys {
-		t.RawSet(k, lua.LNil)
+	if mt, ok := t.Metatable.(*lua.LTable); ok {
+		inner = append(inner, mt)
+	}
+	t.Share()
+	for _, it := range inner {
+		shareDeep(it)
 	}
 }
 
-// lockedIndex is a shared metatable for proxies of t: reads fall through
-// to t; Lua cannot read or replace the metatable. (Reads are not cached
-// in the proxy: an empty proxy costs nothing to miss in, while t and the
-// metatable are shared and so stay in cache across thousands of states.)
-func lockedIndex(L *lua.LState, t *lua.LTable) *lua.LTable {
-	mt := L.CreateTable(0, 2)
-	mt.RawSetString("__index", t)
-	mt.RawSetString("__metatable", lua.LString("locked"))
-	return mt
+// ViewFor is the state's value for the shared markers (lua.ViewMaker):
+// its package table, its io library (opened in the state now: io keeps
+// per-state files), its arg table. Any other shared table gets a view.
+func (tpl *template) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
+	p, _ := set.Owner.(*luaProcess)
+	if p == nil {
+		return nil
+	}
+	switch shared {
+	case tpl.packageMarker:
+		return p.modules().pkg
+	case tpl.argMarker:
+		return p.argTable()
+	case tpl.ioMarker:
+		return p.openIo()
+	}
+	return nil
+}
+
+// isBuiltinModule reports whether name is a module of the shared globals
+// (a library, luarun's, the application's, or a stand-in).
+func (tpl *template) isBuiltinModule(name string) bool {
+	t, ok := tpl.globals.RawGetString(name).(*lua.LTable)
+	return ok && t != tpl.argMarker && t != tpl.globals
 }
 
 func open(L *lua.LState, name string, f lua.LGFunction) {
@@ -359,12 +342,9 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 		L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
 	}
 	p.L, p.tpl = L, tpl
-	g := L.G.Global
-	g.Metatable = tpl.globalsMT
-	if rt.allowed[lua.IoLibName] {
-		p.io = lazyIo(L, tpl)
-		g.RawSetString(lua.IoLibName, p.io)
-	}
+	views := &L.G.Views
+	views.Maker, views.Owner = tpl, p
+	views.Bind(L.G.Global, tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
 }
@@ -398,39 +378,26 @@ func clockOnly(osT *lua.LTable, denied lua.LGFunction) lua.LGFunction {
 	}
 }
 
-// deniedModule stands in for a module that is switched off: reading any
-// of its fields raises the not-allowed error. Its metatable is shared and
-// locked (getmetatable answers "locked").
-func deniedModule(L *lua.LState, tpl *template, name string) *lua.LTable {
-	t := L.CreateTable(0, 0)
-	t.Metatable = tpl.deniedMT[name]
-	return t
-}
-
-// lazyIo stands in for io until a field is read; then it opens the io
-// library in this state (io keeps per-state files) and answers from it.
-func lazyIo(L *lua.LState, tpl *template) *lua.LTable {
-	t := L.CreateTable(0, 0)
-	mt := L.CreateTable(0, 2)
-	mt.RawSetString("__metatable", lua.LString("locked"))
-	var real *lua.LTable
-	mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
-		if real == nil {
-			L.G.Registry.RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
-			open(L, lua.IoLibName, lua.OpenIo)                // replaces the global io
-			real, _ = L.G.Global.RawGetString(lua.IoLibName).(*lua.LTable)
-			if real == nil {
-				L.RaiseError("io could not be opened")
-			}
-			if tpl.execDenied != nil {
-				real.RawSetString("popen", tpl.execDenied)
-			}
-		}
-		L.Push(real.RawGet(L.Get(2)))
-		return 1
-	}))
-	t.Metatable = mt
-	return t
+// openIo opens the io library in p's state, where io keeps its default
+// files, when the process first reads io; popen is denied without exec.
+func (p *luaProcess) openIo() *lua.LTable {
+	L := p.L
+	if cur := L.G.CurrentThread; cur != nil {
+		L = cur // the running coroutine (the main state waits in resume)
+	}
+	L.G.Registry.RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
+	// OpenIo fills the table it finds registered as loaded, so that it
+	// does not read the global io, whose first read is what asks for it
+	io := L.CreateTable(0, 20)
+	L.FindTable(L.G.Registry, "_LOADED", 1).(*lua.LTable).RawSetString(lua.IoLibName, io)
+	L.Push(L.NewFunction(lua.OpenIo))
+	L.Push(lua.LString(lua.IoLibName))
+	L.Call(1, 1)
+	L.Pop(1)
+	if p.tpl.execDenied != nil {
+		io.RawSetString("popen", p.tpl.execDenied)
+	}
+	return io
 }
 
 // requirable are the modules require() returns (besides app modules).
@@ -579,7 +546,7 @@ func (p *luaProcess) entryNamed(L *lua.LState, module *lua.LTable, name string) 
 		return fn
 	}
 	v := L.G.Global.RawGetString(name)
-	if fn, ok := v.(*lua.LFunction); ok && p.tpl.base.RawGetString(name) != v {
+	if fn, ok := v.(*lua.LFunction); ok && p.tpl.globals.RawGetString(name) != v {
 		return fn
 	}
 	return nil

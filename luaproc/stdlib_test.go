@@ -180,12 +180,13 @@ debug.setmetatable("", {__index = {shout = function(s) return s .. "!" end}})
 local shout = ("hi"):shout()
 local refused = {}
 for _, v in ipairs({json.null, _G, string}) do
-  refused[#refused + 1] = select(2, pcall(debug.setmetatable, v, nil))
+  refused[#refused + 1] = tostring(select(2, pcall(debug.setmetatable, v, nil)))
 end
 return sum, plus, shout, table.concat(refused, "|"), debug.setmetatable({}, nil)`, "")
 		require.NoError(t, err)
+		// _G and string are the process's own tables (lua/cow.go); json.null is shared
 		require.Equal(t, payload.Payloads{int64(13), int64(5), "hi!",
-			"cannot change a protected metatable|cannot change a protected metatable|cannot change a protected metatable", true}, res)
+			"cannot change a protected metatable|true|true", true}, res)
 		res, err = runLua(t, rt, "b.lua", `return getmetatable(1), getmetatable(nil), ("x"):upper(), (pcall(function() return nil + 1 end))`, "")
 		require.NoError(t, err)
 		require.Len(t, res, 4)

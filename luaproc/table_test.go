@@ -218,23 +218,28 @@ func TestFrozenTables(t *testing.T) {
 	assert.Equal(t, lua.LTrue, tb.RawGet(lua.LNumber(0.5)))
 }
 
-// TestTemplateTablesAreFrozen: the base functions and each built-in
-// module table with more keys than a small table holds (every process
-// reads them through its proxy) are frozen.
-func TestTemplateTablesAreFrozen(t *testing.T) {
+// TestTemplateTablesAreShared: the shared globals and each built-in
+// module table (every process reads them through its view, lua/cow.go)
+// are shared, and frozen when they have more keys than a small table
+// holds.
+func TestTemplateTablesAreShared(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	tpl := rt.template()
-	assert.True(t, tpl.base.IsFrozen(), "base")
+	assert.True(t, tpl.globals.IsShared() && tpl.globals.IsFrozen(), "globals")
 	frozen := 0
-	for name, mt := range tpl.moduleMT {
-		m := mt.RawGetString("__index").(*lua.LTable)
+	tpl.globals.ForEach(func(k, v lua.LValue) {
+		m, ok := v.(*lua.LTable)
+		if !ok {
+			return
+		}
+		assert.True(t, m.IsShared(), "module %s", k)
 		n := 0
 		m.ForEach(func(lua.LValue, lua.LValue) { n++ })
 		if n > 8 {
-			assert.True(t, m.IsFrozen(), "module %s (%d keys)", name, n)
+			assert.True(t, m.IsFrozen(), "module %s (%d keys)", k, n)
 			frozen++
 		}
-	}
+	})
 	assert.GreaterOrEqual(t, frozen, 4) // process, string, table, math at least
 }
 

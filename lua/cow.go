@@ -1,0 +1,204 @@
+package lua
+
+// luarun: copy-on-write views of shared tables.
+//
+// An embedder that runs many states from one set of libraries (luarun
+// runs a state per process) wants each state to see its own _G, string,
+// table... — ordinary tables that rawget, pairs, next and setmetatable
+// treat as Lua 5.1 does, and that a script may change without any other
+// state seeing it — without copying every library into every state.
+//
+// A shared table is filled once, then marked with Share and never
+// written again; many states read it at once (it is frozen: reads write
+// nothing). A view is a state's own table whose misses fall through to a
+// shared base:
+//
+//   - a read (RawGet*) looks in the view's own part first, then in the
+//     base. A value read from the base that is itself a shared table is
+//     replaced by this state's view of it (ViewSet.View), which the read
+//     also stores in the view's own part: a script never holds a shared
+//     table, and _G.string, package.loaded.string and getmetatable("").
+//     __index are one table in a state;
+//   - writing a non-nil value writes the own part, which shadows the
+//     base;
+//   - removing a key (writing nil), traversing (Next, ForEach), and the
+//     length and array operations first materialize the view: the base's
+//     entries that the own part lacks are copied in (shared tables mapped
+//     to views), and the view forgets its base — from then on it is an
+//     ordinary table. Scripts seldom do these to library tables, so most
+//     states never copy anything.
+//
+// Invariants: a view's base is shared and never written; a shared table
+// is never a value in a state's registers (reads map it) nor a state's
+// own metatable (views map their base's metatable); ViewSet.View returns
+// one view per shared table and state. Views belong to one state and are
+// used by one goroutine at a time, as any table of a state is.
+
+// cowLink ties a view to its base and to its state's ViewSet.
+type cowLink struct {
+	base *LTable  // shared: never written
+	set  *ViewSet // the state's views, where views of the base's tables are found
+}
+
+// viewTable is a view and its link, made in one allocation.
+type viewTable struct {
+	LTable
+	link cowLink
+}
+
+type viewPair struct {
+	shared, view *LTable
+}
+
+// ViewMaker lets an embedder supply a state's value for some shared
+// tables (a per-state table it makes itself, for example) instead of a
+// view. ViewFor returns nil to have an ordinary view made.
+type ViewMaker interface {
+	ViewFor(set *ViewSet, shared *LTable) *LTable
+}
+
+// ViewSet is a state's views of shared tables (Global.Views).
+type ViewSet struct {
+	views []viewPair // few: one per library the state touched
+	g     *Global    // the state whose type metatables follow their views
+
+	// Maker, if set, is asked first for each shared table this state
+	// needs a view of.
+	Maker ViewMaker
+	// Owner is the embedder's, never read by the lua package (luarun:
+	// the process the state runs).
+	Owner any
+}
+
+// Share freezes tb and marks it shared: from now on it must not be
+// written, and reads through a view of a table holding it yield a view of
+// it instead.
+func (tb *LTable) Share() {
+	tb.Freeze()
+	tb.hashPart().shared = true
+}
+
+// IsShared reports whether Share marked tb.
+func (tb *LTable) IsShared() bool { return tb.hash != nil && tb.hash.shared }
+
+// Base returns the shared table tb is a view of, or nil when tb is not
+// (or no longer) a view.
+func (tb *LTable) Base() *LTable {
+	if tb.cow == nil {
+		return nil
+	}
+	return tb.cow.base
+}
+
+// Bind makes tb, a table of this state, the state's view of shared:
+// tb's own entries shadow shared's.
+func (s *ViewSet) Bind(tb, shared *LTable) {
+	tb.cow = &cowLink{base: shared, set: s}
+	s.views = append(s.views, viewPair{shared, tb})
+}
+
+// Reset forgets every view (a state reused for a new program).
+func (s *ViewSet) Reset() {
+	clear(s.views)
+	s.views = s.views[:0]
+	s.Maker, s.Owner = nil, nil
+}
+
+// Lookup returns this state's view of shared, or nil if it has none yet.
+func (s *ViewSet) Lookup(shared *LTable) *LTable {
+	for _, p := range s.views {
+		if p.shared == shared {
+			return p.view
+		}
+	}
+	return nil
+}
+
+// View returns this state's view of shared, made on first use.
+func (s *ViewSet) View(shared *LTable) *LTable {
+	if v := s.Lookup(shared); v != nil {
+		return v
+	}
+	if s.Maker != nil {
+		if v := s.Maker.ViewFor(s, shared); v != nil {
+			s.views = append(s.views, viewPair{shared, v})
+			return v
+		}
+	}
+	vt := &viewTable{}
+	v := &vt.LTable
+	vt.link = cowLink{base: shared, set: s}
+	v.cow = &vt.link
+	v.Metatable = s.mapped(shared.Metatable)
+	s.views = append(s.views, viewPair{shared, v})
+	s.followTypeMetatables(shared)
+	return v
+}
+
+// mapped returns v, or this state's view of it when v is a shared table.
+func (s *ViewSet) mapped(v LValue) LValue {
+	if t, ok := v.(*LTable); ok && t.IsShared() {
+		return s.View(t)
+	}
+	return v
+}
+
+// followTypeMetatables switches a shared type metatable (strings') whose
+// __index is shared to this state's view of it, once the state has a view
+// of that __index: what a script adds to its string table is then a
+// method of its strings, as in Lua 5.1 (getmetatable("").__index ==
+// string). Until then the state reads the shared metatable directly.
+func (s *ViewSet) followTypeMetatables(shared *LTable) {
+	if s.g == nil {
+		return
+	}
+	for i, mt := range s.g.builtinMts {
+		if t, ok := mt.(*LTable); ok && t.IsShared() && t.RawGetString("__index") == LValue(shared) {
+			s.g.builtinMts[i] = s.View(t)
+		}
+	}
+}
+
+// cowGet is a read that missed tb's own part: the base's value, a shared
+// table mapped to its view (and kept in the own part, where a non-nil
+// write goes anyway).
+func (tb *LTable) cowGet(key LValue) LValue {
+	v := tb.cow.base.RawGet(key)
+	if t, ok := v.(*LTable); ok && t.IsShared() {
+		view := tb.cow.set.View(t)
+		tb.RawSet(key, view)
+		return view
+	}
+	return v
+}
+
+// cowGetString is cowGet of a string key (not boxed: no allocation).
+func (tb *LTable) cowGetString(key string) LValue {
+	v := tb.cow.base.RawGetString(key)
+	if t, ok := v.(*LTable); ok && t.IsShared() {
+		view := tb.cow.set.View(t)
+		tb.RawSetString(key, view)
+		return view
+	}
+	return v
+}
+
+// sharedWrite panics: a shared table is read by many states at once.
+func sharedWrite() {
+	panic("lua: a shared table was written (luarun: tables marked by Share are read-only)")
+}
+
+// materialize copies into tb the base's entries its own part lacks and
+// makes tb an ordinary table.
+func (tb *LTable) materialize() {
+	link := tb.cow
+	if link == nil {
+		return
+	}
+	tb.cow = nil
+	link.base.ForEach(func(k, v LValue) {
+		if tb.RawGet(k) == LNil {
+			tb.RawSet(k, link.set.mapped(v))
+		}
+	})
+}

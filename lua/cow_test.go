@@ -1,0 +1,125 @@
+package lua
+
+import (
+	"strings"
+	"testing"
+)
+
+// sharedLibs returns shared globals holding a shared "lib" table, and
+// the two states' _G bound as views of them.
+func sharedLibs(t *testing.T) (*LTable, *LState, *LState) {
+	t.Helper()
+	lib := newLTable(0, 0)
+	lib.RawSetString("f", LString("lib.f"))
+	lib.RawSetString("g", LString("lib.g"))
+	strMT := newLTable(0, 0)
+	strMT.RawSetString("__index", lib)
+	globals := newLTable(0, 0)
+	globals.RawSetString("lib", lib)
+	globals.RawSetString("x", LNumber(1))
+	globals.RawSetString("_G", globals)
+	for _, tb := range []*LTable{lib, strMT, globals} {
+		tb.Share()
+	}
+	states := make([]*LState, 2)
+	for i := range states {
+		L := NewState(Options{SkipOpenLibs: true})
+		OpenBase(L)
+		OpenString(L)
+		g := newLTable(0, 0)
+		L.G.Global.ForEach(func(k, v LValue) {
+			if _, isFn := v.(*LFunction); isFn {
+				g.RawSet(k, v)
+			}
+		})
+		L.G.Global, L.Env = g, g
+		L.G.Views.Bind(g, globals)
+		L.SetMetatable(LString(""), strMT)
+		states[i] = L
+		t.Cleanup(L.Close)
+	}
+	return globals, states[0], states[1]
+}
+
+func runOK(t *testing.T, L *LState, code string) {
+	t.Helper()
+	if err := L.DoString(code); err != nil {
+		t.Fatalf("%s: %v", code, err)
+	}
+}
+
+func TestViewsReadThroughAndStayPrivate(t *testing.T) {
+	globals, a, b := sharedLibs(t)
+	runOK(t, a, `
+		assert(rawget(_G, "x") == 1 and _G._G == _G)
+		assert(lib.f == "lib.f" and rawget(lib, "g") == "lib.g")
+		lib.f = "mine"; lib.h = 1; x = 2; lib.g = nil
+		local n = 0
+		for k, v in pairs(lib) do n = n + 1 end
+		assert(n == 2, n)
+		assert(getmetatable("").__index == lib)
+		assert(("s").h == 1)
+		setmetatable(_G, {__index = function(_, k) return "strict:" .. k end})
+		assert(undefined == "strict:undefined")
+	`)
+	runOK(t, b, `
+		assert(lib.f == "lib.f" and lib.g == "lib.g" and lib.h == nil and x == 1)
+		assert(getmetatable(_G) == nil and undefined == nil)
+		local n = 0
+		for k in pairs(lib) do n = n + 1 end
+		assert(n == 2, n)
+		assert(("s").f == "lib.f" and ("s").h == nil)
+	`)
+	if v := globals.RawGetString("x"); v != LNumber(1) {
+		t.Fatalf("shared x = %v", v)
+	}
+}
+
+func TestViewsMapSharedTablesOnce(t *testing.T) {
+	_, a, _ := sharedLibs(t)
+	runOK(t, a, `
+		local l = lib
+		lib = nil                 -- removes the own copy: _G materializes
+		assert(rawget(_G, "lib") == nil and l.f == "lib.f")
+		assert(getmetatable("").__index == l, "one view of lib per state")
+		for k, v in pairs(_G) do assert(type(v) ~= "table" or v == _G or v == l) end
+	`)
+}
+
+func TestSharedTableRefusesWrites(t *testing.T) {
+	tb := newLTable(0, 0)
+	tb.RawSetString("a", LTrue)
+	tb.Share()
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(r.(string), "shared table") {
+			t.Fatalf("recovered %v", r)
+		}
+	}()
+	tb.RawSetString("a", LFalse)
+}
+
+// TestMetamethodCallInFirstResume: a coroutine resumed from Go on a state
+// that never called anything (luarun's process states) calls a Lua
+// __index from GETTABLE; the call returns its value to the instruction
+// (it ran the rest of the coroutine instead, leaving the register as it
+// was).
+func TestMetamethodCallInFirstResume(t *testing.T) {
+	L := NewState(Options{SkipOpenLibs: true})
+	defer L.Close()
+	co, _ := L.NewThread()
+	fn, err := L.LoadString(`
+		local x = (10)[3]
+		return x, "end"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mt := L.NewTable()
+	mt.RawSetString("__index", L.NewFunction(func(L *LState) int { return 0 }))
+	idx, _ := L.LoadString(`local a, b = ...; return a + b`)
+	mt.RawSetString("__index", idx)
+	L.SetMetatable(LNumber(0), mt)
+	st, err, vals := L.Resume(co, fn)
+	if st != ResumeOK || err != nil || len(vals) != 2 || vals[0] != LNumber(13) {
+		t.Fatalf("resume: %v %v %v", st, err, vals)
+	}
+}
