@@ -103,9 +103,11 @@ func (st LString) Type() LValueType { return LTString }
 // fmt.Formatter interface
 func (st LString) Format(f fmt.State, c rune) {
 	switch c {
-	case 'd', 'i':
-		if nm, err := parseNumber(string(st)); err != nil {
-			defaultFormat(nm, f, 'd')
+	case 'd', 'i', 'e', 'E', 'f', 'F', 'g', 'G', 'x', 'X', 'o', 'c':
+		// luarun: a numeric string is formatted as its number, as 5.1's
+		// luaL_checknumber reads it (the test was inverted)
+		if nm, err := parseNumber(string(st)); err == nil {
+			nm.Format(f, c)
 		} else {
 			defaultFormat(string(st), f, 's')
 		}
