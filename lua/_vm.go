@@ -416,10 +416,10 @@ func init() {
 					if num, err := parseNumber(string(str)); err == nil {
 						// +inline-call reg.Set RA -num
 					} else {
-						L.RaiseError("__unm undefined")
+						L.arithError(unaryv, unaryv) // luarun: 5.1's message
 					}
 				} else {
-					L.RaiseError("__unm undefined")
+					L.arithError(unaryv, unaryv) // luarun: 5.1's message
 				}
 			}
 			return 0
@@ -464,7 +464,7 @@ func init() {
 				} else if lv.Type() == LTTable {
 					// +inline-call reg.SetNumber RA LNumber(lv.(*LTable).Len())
 				} else {
-					L.RaiseError("__len undefined")
+					L.typeError("get length of", lv, B) // luarun: 5.1's message
 				}
 			}
 			return 0
@@ -532,11 +532,11 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 <= v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else {
 				if lhs.Type() != rhs.Type() {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 				switch lhs.Type() {
 				case LTString:
@@ -638,7 +638,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.callError(lv)
 			}
 			// +inline-call L.closeUpvalues lbase
 			if callable.IsG {
@@ -964,14 +964,14 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 			return numberArith(L, opcode, LNumber(v1), LNumber(v2))
 		}
 	}
-	L.RaiseError("cannot perform %v operation between %v and %v",
-		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String())
+	L.arithError(lhs, rhs)
 
 	return LNil
 }
 
 func stringConcat(L *LState, total, last int) LValue {
 	rhs := L.reg.Get(last)
+	rhsIdx := last // where rhs is on the stack; -1: a partial result
 	total--
 	for i := last - 1; total > 0; {
 		lhs := L.reg.Get(i)
@@ -983,10 +983,11 @@ func stringConcat(L *LState, total, last int) LValue {
 				L.reg.Push(rhs)
 				L.Call(2, 1)
 				rhs = L.reg.Pop()
+				rhsIdx = -1
 				total--
 				i--
 			} else {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(i, rhsIdx, lhs, rhs)
 				return LNil
 			}
 		} else {
@@ -1002,6 +1003,7 @@ func stringConcat(L *LState, total, last int) LValue {
 				total--
 			}
 			rhs = LString(strings.Join(buf, ""))
+			rhsIdx = -1
 		}
 	}
 	return rhs
@@ -1013,10 +1015,10 @@ func lessThan(L *LState, lhs, rhs LValue) bool {
 		if v2, ok2 := rhs.(LNumber); ok2 {
 			return v1 < v2
 		}
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 	}
 	if lhs.Type() != rhs.Type() {
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 		return false
 	}
 	ret := false
@@ -1071,7 +1073,7 @@ func objectRationalWithError(L *LState, lhs, rhs LValue, event string) bool {
 	case 0:
 		return false
 	}
-	L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+	L.compareError(lhs, rhs)
 	return false
 }
 

@@ -17,22 +17,15 @@ func (ls *LState) CheckAny(n int) LValue {
 	return ls.Get(n)
 }
 
+// luarun: CheckInt, CheckInt64 and the Opt versions take a numeric
+// string as CheckNumber does, as 5.1's luaL_checkinteger does
+// (string.rep("x", "3")); the number is truncated, as lua_tointeger does.
 func (ls *LState) CheckInt(n int) int {
-	v := ls.Get(n)
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return int(ls.CheckNumber(n))
 }
 
 func (ls *LState) CheckInt64(n int) int64 {
-	v := ls.Get(n)
-	if intv, ok := v.(LNumber); ok {
-		return int64(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return int64(ls.CheckNumber(n))
 }
 
 func (ls *LState) CheckNumber(n int) LNumber {
@@ -123,7 +116,7 @@ func (ls *LState) CheckTypes(n int, typs ...LValueType) {
 	for _, typ := range typs {
 		buf = append(buf, typ.String())
 	}
-	ls.ArgError(n, strings.Join(buf, " or ")+" expected, got "+ls.Get(n).Type().String())
+	ls.ArgError(n, strings.Join(buf, " or ")+" expected, got "+ls.argTypeName(n))
 }
 
 func (ls *LState) CheckOption(n int, options []string) int {
@@ -142,39 +135,24 @@ func (ls *LState) CheckOption(n int, options []string) int {
 /* optType {{{ */
 
 func (ls *LState) OptInt(n int, d int) int {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return int(ls.CheckNumber(n))
 }
 
 func (ls *LState) OptInt64(n int, d int64) int64 {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if intv, ok := v.(LNumber); ok {
-		return int64(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return int64(ls.CheckNumber(n))
 }
 
 func (ls *LState) OptNumber(n int, d LNumber) LNumber {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if lv, ok := v.(LNumber); ok {
-		return lv
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return ls.CheckNumber(n)
 }
 
 func (ls *LState) OptString(n int, d string) string {
@@ -241,12 +219,31 @@ func (ls *LState) OptUserData(n int, d *LUserData) *LUserData {
 
 /* error operations {{{ */
 
+// ArgError raises 5.1's luaL_argerror: "bad argument #n to 'name'
+// (message)", the name as the caller called the function ('?' when it is
+// not known, as through pcall), and a method's self not counted.
 func (ls *LState) ArgError(n int, message string) {
-	ls.RaiseError("bad argument #%v to %v (%v)", n, ls.rawFrameFuncName(ls.currentFrame), message)
+	name, what := ls.calledAs(ls.currentFrame)
+	if what == "method" {
+		n--
+		if n == 0 {
+			ls.RaiseError("calling '%s' on bad self (%s)", name, message)
+		}
+	}
+	ls.RaiseError("bad argument #%d to '%s' (%s)", n, name, message)
 }
 
+// TypeError raises 5.1's luaL_typerror: "(number expected, got no value)".
 func (ls *LState) TypeError(n int, typ LValueType) {
-	ls.RaiseError("bad argument #%v to %v (%v expected, got %v)", n, ls.rawFrameFuncName(ls.currentFrame), typ.String(), ls.Get(n).Type().String())
+	ls.ArgError(n, typ.String()+" expected, got "+ls.argTypeName(n))
+}
+
+// argTypeName is 5.1's luaL_typename: "no value" past the arguments.
+func (ls *LState) argTypeName(n int) string {
+	if n > ls.GetTop() {
+		return "no value"
+	}
+	return ls.Get(n).Type().String()
 }
 
 /* }}} */

@@ -315,29 +315,24 @@ func baseRawSet(L *LState) int {
 	return 0
 }
 
+// baseSelect is 5.1's luaB_select: a string starting with '#' counts,
+// anything else is an integer (a numeric string too).
 func baseSelect(L *LState) int {
-	L.CheckTypes(1, LTNumber, LTString)
-	switch lv := L.Get(1).(type) {
-	case LNumber:
-		idx := int(lv)
-		num := L.GetTop()
-		if idx < 0 {
-			idx = num + idx
-		} else if idx > num {
-			idx = num
-		}
-		if 1 > idx {
-			L.ArgError(1, "index out of range")
-		}
-		return num - idx
-	case LString:
-		if string(lv) != "#" {
-			L.ArgError(1, "invalid string '"+string(lv)+"'")
-		}
-		L.Push(LNumber(L.GetTop() - 1))
+	n := L.GetTop()
+	if s, ok := L.Get(1).(LString); ok && len(s) > 0 && s[0] == '#' {
+		L.Push(LNumber(n - 1))
 		return 1
 	}
-	return 0
+	i := L.CheckInt(1)
+	if i < 0 {
+		i = n + i
+	} else if i > n {
+		i = n
+	}
+	if i < 1 {
+		L.ArgError(1, "index out of range")
+	}
+	return n - i
 }
 
 func baseSetFEnv(L *LState) int {

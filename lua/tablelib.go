@@ -22,7 +22,7 @@ var tableFuncs = map[string]LGFunction{
 func tableSort(L *LState) int {
 	tbl := L.CheckTable(1)
 	sorter := lValueArraySorter{L, nil, tbl.array}
-	if L.GetTop() != 1 {
+	if L.Get(2) != LNil { // luarun: a nil comparator is '<', as in 5.1
 		sorter.Fn = L.CheckFunction(2)
 	}
 	sort.Sort(sorter)

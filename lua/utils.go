@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -168,11 +169,39 @@ func parseNumber(number string) (LNumber, error) {
 	if strings.HasPrefix(body, "0b") || strings.HasPrefix(body, "0B") || strings.HasPrefix(body, "0o") || strings.HasPrefix(body, "0O") {
 		return 0, errNotANumber // Go's prefixes, not C's
 	}
+	if isCNaN(body) { // luarun: strtod's signed nan and nan(chars); Go reads neither
+		f := math.NaN()
+		if s[0] == '-' {
+			f = math.Copysign(f, -1)
+		}
+		return LNumber(f), nil
+	}
 	f, err := strconv.ParseFloat(s, LNumberBit)
 	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: strtod's HUGE_VAL or 0
 		return 0, errNotANumber
 	}
 	return LNumber(f), nil
+}
+
+// isCNaN: s is a NaN as C's strtod reads it after the sign: "nan" in any
+// case, maybe followed by a parenthesized run of letters, digits and _.
+func isCNaN(s string) bool {
+	if len(s) < 3 || !strings.EqualFold(s[:3], "nan") {
+		return false
+	}
+	rest := s[3:]
+	if rest == "" {
+		return true
+	}
+	if len(rest) < 2 || rest[0] != '(' || rest[len(rest)-1] != ')' {
+		return false
+	}
+	for _, c := range rest[1 : len(rest)-1] {
+		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseUintBase converts a string as Lua 5.1's tonumber(s, base) does

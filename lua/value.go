@@ -3,7 +3,10 @@ package lua
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
+	"strings"
 )
 
 type LValueType int
@@ -100,9 +103,11 @@ func (st LString) Type() LValueType { return LTString }
 // fmt.Formatter interface
 func (st LString) Format(f fmt.State, c rune) {
 	switch c {
-	case 'd', 'i':
-		if nm, err := parseNumber(string(st)); err != nil {
-			defaultFormat(nm, f, 'd')
+	case 'd', 'i', 'e', 'E', 'f', 'F', 'g', 'G', 'x', 'X', 'o', 'c':
+		// luarun: a numeric string is formatted as its number, as 5.1's
+		// luaL_checknumber reads it (the test was inverted)
+		if nm, err := parseNumber(string(st)); err == nil {
+			nm.Format(f, c)
 		} else {
 			defaultFormat(string(st), f, 's')
 		}
@@ -111,11 +116,37 @@ func (st LString) Format(f fmt.State, c rune) {
 	}
 }
 
+// luarun: a number is written as Lua 5.1 writes it (LUAI_NUMFFORMAT,
+// "%.14g", and C's inf, -inf, nan and -nan): by tostring, print, io.write,
+// concatenation and string.format's %s.
 func (nm LNumber) String() string {
-	if isInteger(nm) {
-		return fmt.Sprint(int64(nm))
+	x := float64(nm)
+	if x == float64(int32(x)) && (x != 0 || !math.Signbit(x)) {
+		return strconv.Itoa(int(x)) // the common case, without -0
 	}
-	return fmt.Sprint(float64(nm))
+	return string(AppendNumber(make([]byte, 0, 24), nm))
+}
+
+// AppendNumber appends nm as Lua 5.1 writes it (see LNumber.String).
+func AppendNumber(buf []byte, nm LNumber) []byte {
+	x := float64(nm)
+	switch {
+	case math.IsNaN(x):
+		// glibc writes the sign of a NaN; 0/0 is negative on x86.
+		if math.Signbit(x) {
+			return append(buf, "-nan"...)
+		}
+		return append(buf, "nan"...)
+	case math.IsInf(x, 1):
+		return append(buf, "inf"...)
+	case math.IsInf(x, -1):
+		return append(buf, "-inf"...)
+	case x == float64(int64(x)) && x > -1e14 && x < 1e14 && (x != 0 || !math.Signbit(x)):
+		return strconv.AppendInt(buf, int64(x), 10)
+	}
+	// strconv's %g with a precision chooses %e and %f and drops trailing
+	// zeros as C's does, with at least two exponent digits.
+	return strconv.AppendFloat(buf, x, 'g', 14, 64)
 }
 
 func (nm LNumber) Type() LValueType { return LTNumber }
@@ -128,7 +159,38 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 	case 'b', 'c', 'd', 'o', 'x', 'X', 'U':
 		defaultFormat(int64(nm), f, c)
 	case 'e', 'E', 'f', 'F', 'g', 'G':
-		defaultFormat(float64(nm), f, c)
+		// luarun: as C's printf: inf and nan (padded with spaces), and
+		// %g's default precision 6 (fmt's %g is the shortest text).
+		x := float64(nm)
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			s := string(AppendNumber(nil, nm))
+			if s[0] != '-' && f.Flag('+') {
+				s = "+" + s
+			} else if s[0] != '-' && f.Flag(' ') {
+				s = " " + s
+			}
+			if c == 'E' || c == 'F' || c == 'G' {
+				s = strings.ToUpper(s)
+			}
+			if w, ok := f.Width(); ok && w > len(s) {
+				if f.Flag('-') {
+					s += strings.Repeat(" ", w-len(s))
+				} else {
+					s = strings.Repeat(" ", w-len(s)) + s
+				}
+			}
+			fmt.Fprint(f, s)
+			return
+		}
+		if _, ok := f.Precision(); !ok && (c == 'g' || c == 'G') {
+			spec := "%" + fmtFlags(f)
+			if w, ok := f.Width(); ok {
+				spec += strconv.Itoa(w)
+			}
+			fmt.Fprintf(f, spec+".6"+string(c), x)
+			return
+		}
+		defaultFormat(x, f, c)
 	case 'i':
 		defaultFormat(int64(nm), f, 'd')
 	default:
@@ -244,3 +306,14 @@ type LChannel chan LValue
 
 func (ch LChannel) String() string   { return fmt.Sprintf("channel: %p", ch) }
 func (ch LChannel) Type() LValueType { return LTChannel }
+
+// fmtFlags is the flags of f, as written in a format.
+func fmtFlags(f fmt.State) string {
+	var b []byte
+	for _, c := range "+- #0" {
+		if f.Flag(int(c)) {
+			b = append(b, byte(c))
+		}
+	}
+	return string(b)
+}

@@ -189,7 +189,7 @@ func TestExitStatuses(t *testing.T) {
 		path := writeScript(t, "crash.lua", "local function load(cfg)\n  return cfg.name\nend\nfunction main()\n  time.sleep(0)\n  local n = load(nil)\n  return n\nend\n")
 		r := runLuarun(t, "", path)
 		assert.Equal(t, 1, r.code)
-		assert.Equal(t, "luarun: "+path+":2: attempt to index a non-table object(nil) with key 'name'\n"+
+		assert.Equal(t, "luarun: "+path+":2: attempt to index local 'cfg' (a nil value)\n"+
 			"stack traceback:\n\t"+path+":2: in function 'load'\n\t"+path+":6: in function 'main'\n", r.stderr)
 		assert.NotContains(t, r.stderr, "goroutine", "no Go stack trace")
 	})

@@ -42,6 +42,13 @@ func baseCollectGarbage(L *lua.LState) int {
 	return 1
 }
 
+// baseGcinfo is 5.1's gcinfo(): the count in whole kilobytes
+// (lua_getgccount), what collectgarbage("count") says, truncated.
+func baseGcinfo(L *lua.LState) int {
+	L.Push(lua.LNumber(heapBytes() / 1024))
+	return 1
+}
+
 // heapBytes is the size of the Go heap's objects, garbage not yet swept
 // included (as Lua's count includes garbage not yet collected).
 func heapBytes() uint64 {

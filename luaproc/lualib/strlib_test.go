@@ -325,3 +325,15 @@ return type(kb) == "number" and kb > 0, collectgarbage("step"), collectgarbage("
 	Reset(L)
 	assert.Equal(t, []lua.LValue{lua.LNumber(200)}, run(`return collectgarbage("setpause", 100)`))
 }
+
+// TestGcinfoAndNumbersAs51: gcinfo exists (5.1's KB count, a whole
+// number), and string.format writes numbers and non-finite values as 5.1.
+func TestGcinfoAndNumbersAs51(t *testing.T) {
+	out := runLua(t, "gc", `
+local k = gcinfo()
+print(type(k), k == math.floor(k), k >= 0, math.abs(k - collectgarbage("count")) < 1024)
+local z = 0
+print(string.format("%s %s %s %g %5.1f|%-5s|", 0.1 + 0.2, 1e15, z/z, -(z/z), 1/z, -1/z))
+print(string.rep("ab", "2"), ("x"):rep("3"), table.concat({1, 2, 3}, ",", "2", "3"))`)
+	assert.Equal(t, "number\ttrue\ttrue\ttrue\n0.3 1e+15 -nan nan   inf|-inf |\nabab\txxx\t2,3\n", out)
+}
