@@ -123,3 +123,19 @@ func TestMetamethodCallInFirstResume(t *testing.T) {
 		t.Fatalf("resume: %v %v %v", st, err, vals)
 	}
 }
+
+// TestStandardFilesStayOpen: closing io.stdin/stdout/stderr answers nil
+// and 5.1's message, and leaves the file open (it is the program's).
+func TestStandardFilesStayOpen(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`
+		local ok, msg = io.stdout:close()
+		assert(ok == nil and msg == "cannot close standard file", msg)
+		ok, msg = io.close(io.stderr)
+		assert(ok == nil and msg == "cannot close standard file", msg)
+		assert(io.stdout:write("") == true)
+	`); err != nil {
+		t.Fatal(err)
+	}
+}

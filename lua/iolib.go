@@ -166,6 +166,16 @@ func fileIsReadable(L *LState, file *lFile) int {
 	return 0
 }
 
+// isStandard reports whether file is one of stdFiles.
+func (file *lFile) isStandard() bool {
+	for _, std := range stdFiles {
+		if file.fp != nil && file.fp == std.file {
+			return true
+		}
+	}
+	return false
+}
+
 var stdFiles = []struct {
 	name     string
 	file     *os.File
@@ -258,6 +268,13 @@ errreturn:
 }
 
 func fileCloseAux(L *LState, file *lFile) int {
+	if file.isStandard() {
+		// luarun: as Lua 5.1's io_noclose. Closing the process's standard
+		// file would close it for every state of the program.
+		L.Push(LNil)
+		L.Push(LString("cannot close standard file"))
+		return 2
+	}
 	file.closed = true
 	var err error
 	if file.writer != nil {
