@@ -3,13 +3,15 @@ package luaproc
 // Script files, compiled once per Runtime.
 //
 // LoadFile, process.spawn_file and require all come here. A file is
-// compiled at most once per Runtime, keyed by its resolved path (absolute,
-// symbolic links followed), so two names for one file share one Script;
-// concurrent first loads of a file wait for one compile. A second map
-// remembers the path as it was asked for, so that a process requiring a
-// module that is already compiled makes no system call at all: no stat,
-// no symlink walk. A failed compile is not kept: the next load tries
-// again (and counts again).
+// compiled at most once per version of it per Runtime, keyed by its
+// resolved path (absolute, symbolic links followed) and its version (the
+// file itself, its modification time and size, from one stat), so two
+// names for one file share one Script, and a file that changed is
+// compiled again (as Lua reads a file again when package.loaded[name] is
+// cleared); concurrent first loads of a file wait for one compile. A
+// second map remembers the path as it was asked for, so that loading a
+// file already compiled costs one stat: no symlink walk. A failed compile
+// is not kept: the next load tries again (and counts again).
 //
 // Without fs permission a program may load only files inside its own
 // directory (see Runtime.loadInside); the check runs on the resolved
@@ -28,7 +30,7 @@ import (
 
 type scriptFiles struct {
 	mu      sync.Mutex
-	byName  map[string]*Script     // path as asked for → its script
+	byName  map[string]namedScript // path as asked for → its script
 	byReal  map[string]*compileJob // resolved path → its compile
 	realDir map[string]string      // directory → resolved (loadInside)
 	absDir  map[string]string      // directory → absolute (mayTouch)
@@ -38,30 +40,51 @@ type scriptFiles struct {
 	compiled atomic.Int64
 }
 
+// namedScript is a script with the stat of the file it was compiled from.
+type namedScript struct {
+	s  *Script
+	fi os.FileInfo
+}
+
 // compileJob is one file's compile; done closes when s or err is set.
 type compileJob struct {
 	done chan struct{}
+	fi   os.FileInfo // the version compiled
 	s    *Script
 	err  error
 }
 
+// sameVersion reports whether a and b are stats of one version of one
+// file: the same file (device and inode), modification time and size.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
 func newScriptFiles() *scriptFiles {
-	return &scriptFiles{byName: map[string]*Script{}, byReal: map[string]*compileJob{},
+	return &scriptFiles{byName: map[string]namedScript{}, byReal: map[string]*compileJob{},
 		realDir: map[string]string{}, absDir: map[string]string{}}
 }
 
-// cached returns the script loaded before under this path, if any.
-func (f *scriptFiles) cached(path string) *Script {
+// cached returns the script loaded before under this path if the file
+// is still the version fi.
+func (f *scriptFiles) cached(path string, fi os.FileInfo) *Script {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.byName[path]
+	if c, ok := f.byName[path]; ok && sameVersion(c.fi, fi) {
+		return c.s
+	}
+	return nil
 }
 
-// load compiles the file at path once per resolved path. If inside is
-// not "", the file must lie in that directory (resolved: see resolved),
-// which is checked before the file is read.
+// load compiles the file at path once per resolved path and version. If
+// inside is not "", the file must lie in that directory (resolved: see
+// resolved), which is checked before the file is read.
 func (f *scriptFiles) load(path, inside string) (*Script, error) {
-	s := f.cached(path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read script: %w", err)
+	}
+	s := f.cached(path, fi)
 	if s == nil {
 		real, err := resolvePath(path)
 		if err != nil {
@@ -70,11 +93,11 @@ func (f *scriptFiles) load(path, inside string) (*Script, error) {
 		if inside != "" && !within(real, inside) {
 			return nil, errOutside
 		}
-		if s, err = f.compileOnce(path, real); err != nil {
+		if s, err = f.compileOnce(path, real, fi); err != nil {
 			return nil, err
 		}
 		f.mu.Lock()
-		f.byName[path] = s
+		f.byName[path] = namedScript{s, fi}
 		f.mu.Unlock()
 	}
 	if inside != "" && !within(s.real, inside) {
@@ -85,15 +108,18 @@ func (f *scriptFiles) load(path, inside string) (*Script, error) {
 
 var errOutside = errors.New("outside")
 
-func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
+// compileOnce compiles version fi of the file at path (resolved: real),
+// once: a load of the same version waits for that compile, a load of
+// another version replaces it.
+func (f *scriptFiles) compileOnce(path, real string, fi os.FileInfo) (*Script, error) {
 	f.mu.Lock()
 	job := f.byReal[real]
-	if job != nil {
+	if job != nil && sameVersion(job.fi, fi) {
 		f.mu.Unlock()
 		<-job.done
 		return job.s, job.err
 	}
-	job = &compileJob{done: make(chan struct{})}
+	job = &compileJob{done: make(chan struct{}), fi: fi}
 	f.byReal[real] = job
 	f.mu.Unlock()
 
@@ -103,7 +129,9 @@ func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
 		job.s.real = real
 	} else {
 		f.mu.Lock()
-		delete(f.byReal, real) // the next load tries again
+		if f.byReal[real] == job {
+			delete(f.byReal, real) // the next load tries again
+		}
 		f.mu.Unlock()
 	}
 	close(job.done)

@@ -4,7 +4,7 @@ package luaproc
 //
 // # Where modules come from
 //
-// package.loaders holds three searchers, tried in order as Lua 5.1 does
+// package.loaders holds four searchers, tried in order as Lua 5.1 does
 // (a script may add its own):
 //
 //  1. package.preload[name];
@@ -14,19 +14,26 @@ package luaproc
 //     "<dir>/?.lua;<dir>/?/init.lua", <dir> being the program's directory
 //     (that of the script its first process ran); Options.LuaPath (the
 //     CLI's LUA_PATH) replaces it, ";;" in it standing for the default.
+//     Without fs permission a template outside the program's directory
+//     is skipped (not even a stat) and listed as not allowed;
+//  4. luarun's modules (process, json, fs...) and the application's Go
+//     modules (searchBuiltin): a program's own json.lua wins over
+//     luarun's json, as a file on the path would in Lua 5.1.
 //
-// Built-in modules (process, string, fs...) and the application's Go
-// modules are never searched for: package.loaded answers them, through a
-// shared metatable, with the same table as the global of that name.
+// Lua 5.1's libraries (string, table, math, os, io, coroutine, debug,
+// package, _G) are never searched for: package.loaded answers them,
+// through a shared metatable, with the same table as the global of that
+// name; so does it "luarun.<module>" for each of luarun's modules
+// (require("luarun.json") is luarun's json whatever the path holds).
 //
 // # Costs
 //
 // Nothing of this exists in a process until it first calls require or
 // reads package: spawn pays nothing for it. A file is compiled once per
-// Runtime (files.go) and run once per process. A process requiring a
-// module another process already loaded makes no system call: the path
-// the template produced is found in the Runtime's cache (misses on
-// earlier templates still stat).
+// Runtime version of it (files.go: a file that changed is compiled
+// again) and run once per process. A process requiring a module another
+// process already loaded makes one stat per template tried, as Lua's
+// fopen per template does, and compiles nothing.
 //
 // # Loading, cycles and failures
 //
@@ -227,13 +234,35 @@ func (rt *Runtime) modulePath(progDir string) lua.LValue {
 	return v.(lua.LValue)
 }
 
-// loadedIndex is package.loaded's __index: a built-in or application
-// module is loaded from the start. It is the global of that name while
-// that global is the module (then package.loaded is not filled: the
-// global is the cache). Otherwise — the script has not read the global
-// yet, or has put something else there — a table of the module is made
-// and kept in package.loaded, as Lua's package.loaded keeps the libraries
-// whatever the globals hold; globalValue gives the global that one.
+// stdLibs are the modules Lua 5.1 has in package.loaded from the start
+// (besides _G and package): require answers them before any searcher.
+// luarun's own modules and the application's Go modules are found by the
+// last searcher instead (searchBuiltin), after the files on package.path,
+// so that a program's own json.lua wins over luarun's json; they stay
+// reachable as globals and as require("luarun.<name>").
+var stdLibs = map[string]bool{
+	lua.StringLibName: true, lua.TabLibName: true, lua.MathLibName: true, lua.CoroutineLibName: true,
+	lua.OsLibName: true, lua.IoLibName: true, lua.DebugLibName: true,
+}
+
+// luarunPrefix names luarun's modules whatever package.path holds:
+// require("luarun.json") is luarun's json.
+const luarunPrefix = "luarun."
+
+// isBuiltin reports whether name is one of luarun's or the application's
+// module tables (a global the template has).
+func (tpl *template) isBuiltinModule(name string) bool {
+	return tpl.moduleMT[name] != nil || tpl.deniedMT[name] != nil
+}
+
+// loadedIndex is package.loaded's __index: a standard library (and
+// "luarun.<module>") is loaded from the start. It is the global of that
+// name while that global is the module (then package.loaded is not
+// filled: the global is the cache). Otherwise — the script has not read
+// the global yet, or has put something else there — a table of the
+// module is made and kept in package.loaded, as Lua's package.loaded
+// keeps the libraries whatever the globals hold; globalValue gives the
+// global that one.
 func (tpl *template) loadedIndex(L *lua.LState) int {
 	loaded := L.CheckTable(1)
 	name, ok := L.Get(2).(lua.LString)
@@ -250,13 +279,53 @@ func (tpl *template) loadedIndex(L *lua.LState) int {
 		v = p.modules().pkg
 	case name == lua.IoLibName && p.io != nil:
 		v = p.io
-	case tpl.moduleMT[string(name)] != nil || tpl.deniedMT[string(name)] != nil:
-		if v = g.RawGetString(string(name)); !tpl.isModuleTable(v, string(name)) {
-			v = tpl.newModule(L, string(name)) // globalValue takes it from here
-			loaded.RawSetString(string(name), v)
-		}
+	case stdLibs[string(name)] && tpl.isBuiltinModule(string(name)):
+		v = tpl.builtinModule(L, loaded, string(name), string(name))
+	case strings.HasPrefix(string(name), luarunPrefix) && tpl.isBuiltinModule(string(name[len(luarunPrefix):])):
+		v = tpl.builtinModule(L, loaded, string(name[len(luarunPrefix):]), string(name))
 	}
 	L.Push(v)
+	return 1
+}
+
+// builtinModule is the process's table of built-in module name: the
+// global while it is the module, else the one package.loaded holds (under
+// name, then key), else a new one, kept in loaded[key].
+func (tpl *template) builtinModule(L *lua.LState, loaded *lua.LTable, name, key string) lua.LValue {
+	if v := procOf(L).L.G.Global.RawGetString(name); tpl.isModuleTable(v, name) {
+		return v
+	}
+	if v := loaded.RawGetString(name); tpl.isModuleTable(v, name) {
+		return v
+	}
+	if v := loaded.RawGetString(key); tpl.isModuleTable(v, name) {
+		return v
+	}
+	v := tpl.newModule(L, name) // globalValue takes it from package.loaded[name]
+	loaded.RawSetString(key, v)
+	return v
+}
+
+// searchBuiltin is package.loaders[4]: luarun's modules and the
+// application's Go modules, found after the files on package.path. It
+// answers its loader (loadBuiltin), or nothing for another name (5.1's
+// list of what was tried stays as 5.1 writes it).
+func (p *luaProcess) searchBuiltin(L *lua.LState) int {
+	name := L.CheckString(1)
+	if !p.tpl.isBuiltinModule(name) || stdLibs[name] {
+		return 0
+	}
+	L.Push(p.tpl.builtinLoader)
+	L.Push(lua.LString(name))
+	return 2
+}
+
+// loadBuiltin is the loader searchBuiltin answers: the module's table
+// (the global while it is the module), which require keeps in
+// package.loaded.
+func (p *luaProcess) loadBuiltin(L *lua.LState) int {
+	name := L.CheckString(1)
+	L.Push(p.tpl.builtinModule(L, p.modules().loaded, name, name))
 	return 1
 }
 
@@ -518,15 +587,14 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			continue
 		}
 		cand := strings.ReplaceAll(tmpl, "?", file)
-		if p.rt.files.cached(cand) == nil {
-			if !p.rt.mayTouch(cand, p.progDir) {
-				// not even a stat: see mayTouch
-				raiseAt(L, fmt.Sprintf("module '%s': %v", name, outsideOrNoDir(cand, p.progDir)))
-			}
-			if !isFile(cand) {
-				tried.WriteString("\n\tno file '" + cand + "'")
-				continue
-			}
+		if !p.rt.mayTouch(cand, p.progDir) {
+			// not even a stat (see mayTouch): skipped, and listed
+			tried.WriteString("\n\tnot allowed: " + outsideOrNoDir(cand, p.progDir).Error())
+			continue
+		}
+		if !isFile(cand) {
+			tried.WriteString("\n\tno file '" + cand + "'")
+			continue
 		}
 		s, err := p.rt.loadInside(cand, p.progDir)
 		if err != nil {

@@ -185,7 +185,7 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		cand := filepath.Join(dir, path)
-		if rt.files.cached(cand) != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
+		if rt.mayTouch(cand, progDir) && isFile(cand) {
 			path = cand
 		}
 	}

@@ -68,25 +68,26 @@ var stateOptions = lua.Options{
 
 // template is what every state of a Runtime copies or shares.
 type template struct {
-	L          *lua.LState            // the template state (kept: it owns the shared objects)
-	globalsMT  *lua.LTable            // _G's metatable: __index fills _G on demand
-	base       *lua.LTable            // the base functions (print, pairs...)
-	moduleMT   map[string]*lua.LTable // a module proxy's metatable: __index the module
-	boot       *lua.LFunction         // prelude.lua's boot
-	trampoline *lua.LFunction         // prelude.lua's trampoline (process.all)
-	counted    *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
-	sortFn     *lua.LFunction         // table.sort (named in blockContext)
-	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
-	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
-	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
-	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
-	rawCreate  lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
-	supervise  *lua.LFunction         // a supervisor process's entry (supervisor.lua)
-	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
-	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
-	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
-	packageMT  *lua.LTable            // the package table's metatable: fields made on first read
-	fileMT     *lua.LTable            // fs.open handles' metatable (fsfile.go)
+	L             *lua.LState            // the template state (kept: it owns the shared objects)
+	globalsMT     *lua.LTable            // _G's metatable: __index fills _G on demand
+	base          *lua.LTable            // the base functions (print, pairs...)
+	moduleMT      map[string]*lua.LTable // a module proxy's metatable: __index the module
+	boot          *lua.LFunction         // prelude.lua's boot
+	trampoline    *lua.LFunction         // prelude.lua's trampoline (process.all)
+	counted       *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
+	sortFn        *lua.LFunction         // table.sort (named in blockContext)
+	deniedMT      map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	execDenied    *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
+	stringMT      *lua.LTable            // strings' metatable: methods from the built-in string library
+	rawResume     lua.LGFunction         // gopher-lua's coroutine.resume
+	rawCreate     lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
+	supervise     *lua.LFunction         // a supervisor process's entry (supervisor.lua)
+	loadedMT      *lua.LTable            // package.loaded's metatable: built-in modules are loaded
+	searchers     []*lua.LFunction       // package.loaders' initial contents (require.go)
+	builtinLoader *lua.LFunction         // the loader searchBuiltin answers (require.go)
+	loaders       *lua.LTable            // the searchers, for require while package.loaders is not made
+	packageMT     *lua.LTable            // the package table's metatable: fields made on first read
+	fileMT        *lua.LTable            // fs.open handles' metatable (fsfile.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -144,7 +145,9 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchPreload)),
 		fn(bind((*luaProcess).searchApp)),
 		fn(bind((*luaProcess).searchFiles)),
+		fn(bind((*luaProcess).searchBuiltin)),
 	}
+	tpl.builtinLoader = fn(bind((*luaProcess).loadBuiltin))
 	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
@@ -284,6 +287,10 @@ func (tpl *template) globalValue(L *lua.LState, g *lua.LTable, name string) lua.
 	case tpl.deniedMT[name] != nil || tpl.moduleMT[name] != nil:
 		if p := procOf(L); p.mods != nil { // the one package.loaded has
 			if m := p.mods.loaded.RawGetString(name); tpl.isModuleTable(m, name) {
+				v = m
+				break
+			}
+			if m := p.mods.loaded.RawGetString(luarunPrefix + name); tpl.isModuleTable(m, name) {
 				v = m
 				break
 			}

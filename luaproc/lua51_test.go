@@ -1,0 +1,92 @@
+package luaproc
+
+// Lua 5.1 as programs expect it: require around luarun's built-ins,
+// module(), the debug library, xpcall's handler, a first line of '#'.
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/payload"
+)
+
+// TestRequireFileWinsOverBuiltin: a program's own json.lua is what
+// require("json") answers; luarun's json stays the global and
+// require("luarun.json"); every built-in answers as "luarun.<name>".
+func TestRequireFileWinsOverBuiltin(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"json.lua": `return {mine = true}`,
+		"main.lua": `
+function main()
+  local before = package.loaded.json
+  local mine = require("json")
+  assert(require("json") == mine and package.loaded.json == mine)
+  assert(require("luarun.json") == json and json.encode ~= nil)
+  for _, name in ipairs{"process", "time", "log", "json", "debug", "string", "table", "math", "os", "coroutine", "supervisor"} do
+    assert(require("luarun." .. name) == _G[name], name)
+  end
+  assert(require("time") == time, "no time.lua: the built-in")
+  return before == nil, mine.mine == true, package.loaded["luarun.json"] == json
+end`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true, true, true}, res)
+}
+
+// TestRequireReadsAChangedFileAgain: after package.loaded[name] = nil,
+// require compiles the file again if it changed since.
+func TestRequireReadsAChangedFileAgain(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"mod.lua": `return "first"`,
+		"main.lua": `
+function main(path)
+  local a = require("mod")
+  package.loaded.mod = nil
+  local same = require("mod")
+  local f = assert(io.open(path, "w"))
+  f:write('return "second, longer"')
+  f:close()
+  package.loaded.mod = nil
+  return a, same, require("mod")
+end`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"io"}})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main", filepath.Join(dir, "mod.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"first", "first", "second, longer"}, res)
+}
+
+// TestSandboxSkipsPathOutside: without fs, a package.path template
+// outside the program's directory is skipped and listed as not allowed;
+// later requires of modules inside still load.
+func TestSandboxSkipsPathOutside(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, outside, map[string]string{"other.lua": `return "outside"`})
+	writeFiles(t, dir, map[string]string{
+		"lib/inside.lua": `return "inside"`,
+		"main.lua": `
+function main(outside)
+  package.path = outside .. "/?.lua;" .. package.path .. ";./lib/?.lua"
+  local ok, err = pcall(require, "other")
+  return require("lib.inside"), ok, err
+end`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main", outside)
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Equal(t, "inside", res[0])
+	assert.Equal(t, false, res[1])
+	assert.Contains(t, res[2], "module 'other' not found:\n\tno field package.preload['other']\n\tnot allowed: "+
+		outside+"/other.lua: it is outside the program's directory "+dir)
+	assert.Contains(t, res[2], "\n\tno file '"+dir+"/other.lua'")
+	assert.NotContains(t, res[2], "\"outside\"")
+}
+
