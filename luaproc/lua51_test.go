@@ -90,3 +90,29 @@ end`,
 	assert.NotContains(t, res[2], "\"outside\"")
 }
 
+
+// TestModuleSeeall: module(name, package.seeall) as in Lua 5.1: the
+// module is package.loaded[name] and the global, has _NAME, _M and
+// _PACKAGE, is the environment of the chunk, and sees the globals; it
+// cannot change the environment of a luarun built-in.
+func TestModuleSeeall(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"a/b.lua":   "module(..., package.seeall)\nlocal x = 41\nfunction get() return x + 1 end\nfunction names() return _NAME, _PACKAGE, _M == package.loaded['a.b'] end\n",
+		"plain.lua": "module('plain')\nfunction f() return print end\n",
+		"main.lua": `
+function main()
+  local m = require("a.b")
+  local n, p, self = m.names()
+  local ok, err = pcall(module, "x")
+  local plain = require("plain")
+  return m.get(), a.b == m, package.loaded["a.b"] == m, getfenv(m.get) == m, n, p, self,
+    plain.f() == nil, plain == _G.plain, ok, err, type(rawget(_G, "x")), pcall ~= nil
+end`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(42), true, true, true, "a.b", "a.", true,
+		true, true, false, "'module' not called from a Lua function", "table", true}, res)
+}

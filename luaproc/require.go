@@ -203,6 +203,8 @@ func (tpl *template) packageIndex(L *lua.LState) int {
 		v = L.CreateTable(0, 0)
 	case "loaders":
 		v = tpl.newLoaders(L)
+	case "seeall":
+		v = tpl.seeall
 	}
 	if v != lua.LNil {
 		pkg.RawSetString(string(key), v)

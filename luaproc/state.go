@@ -68,26 +68,28 @@ var stateOptions = lua.Options{
 
 // template is what every state of a Runtime copies or shares.
 type template struct {
-	L             *lua.LState            // the template state (kept: it owns the shared objects)
-	globalsMT     *lua.LTable            // _G's metatable: __index fills _G on demand
-	base          *lua.LTable            // the base functions (print, pairs...)
-	moduleMT      map[string]*lua.LTable // a module proxy's metatable: __index the module
-	boot          *lua.LFunction         // prelude.lua's boot
-	trampoline    *lua.LFunction         // prelude.lua's trampoline (process.all)
-	counted       *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
-	sortFn        *lua.LFunction         // table.sort (named in blockContext)
-	deniedMT      map[string]*lua.LTable // metatables of the stubs of switched-off modules
-	execDenied    *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
-	stringMT      *lua.LTable            // strings' metatable: methods from the built-in string library
-	rawResume     lua.LGFunction         // gopher-lua's coroutine.resume
-	rawCreate     lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
-	supervise     *lua.LFunction         // a supervisor process's entry (supervisor.lua)
-	loadedMT      *lua.LTable            // package.loaded's metatable: built-in modules are loaded
-	searchers     []*lua.LFunction       // package.loaders' initial contents (require.go)
-	builtinLoader *lua.LFunction         // the loader searchBuiltin answers (require.go)
-	loaders       *lua.LTable            // the searchers, for require while package.loaders is not made
-	packageMT     *lua.LTable            // the package table's metatable: fields made on first read
-	fileMT        *lua.LTable            // fs.open handles' metatable (fsfile.go)
+	L          *lua.LState            // the template state (kept: it owns the shared objects)
+	globalsMT  *lua.LTable            // _G's metatable: __index fills _G on demand
+	base       *lua.LTable            // the base functions (print, pairs...)
+	moduleMT   map[string]*lua.LTable // a module proxy's metatable: __index the module
+	boot       *lua.LFunction         // prelude.lua's boot
+	trampoline *lua.LFunction         // prelude.lua's trampoline (process.all)
+	counted    *lua.LFunction         // prelude.lua's counted trampoline (pcall, xpcall)
+	sortFn     *lua.LFunction         // table.sort (named in blockContext)
+	deniedMT   map[string]*lua.LTable // metatables of the stubs of switched-off modules
+	execDenied *lua.LFunction         // os.execute and io.popen when exec is not allowed (else nil)
+	stringMT   *lua.LTable            // strings' metatable: methods from the built-in string library
+	rawResume  lua.LGFunction         // gopher-lua's coroutine.resume
+	rawCreate  lua.LGFunction         // gopher-lua's coroutine.create (coCreate)
+	supervise  *lua.LFunction         // a supervisor process's entry (supervisor.lua)
+	loadedMT   *lua.LTable            // package.loaded's metatable: built-in modules are loaded
+	searchers  []*lua.LFunction       // package.loaders' initial contents (require.go)
+	loaders    *lua.LTable            // the searchers, for require while package.loaders is not made
+	packageMT  *lua.LTable            // the package table's metatable: fields made on first read
+	fileMT     *lua.LTable            // fs.open handles' metatable (fsfile.go)
+
+	builtinLoader *lua.LFunction // the loader of package.loaders[4] (require.go)
+	seeall        *lua.LFunction // package.seeall (module.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -103,7 +105,7 @@ var tableLibs = []struct {
 }
 
 // removedGlobals are base functions luarun does not offer.
-var removedGlobals = []string{"module", "_printregs", "_GOPHER_LUA_VERSION"}
+var removedGlobals = []string{"_printregs", "_GOPHER_LUA_VERSION"}
 
 func (rt *Runtime) template() *template {
 	rt.tplMu.Lock()
@@ -131,6 +133,7 @@ func (rt *Runtime) buildTemplate() *template {
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
 	g.RawSetString("print", fn(rt.print))
 	g.RawSetString("error", fn(luaError))
+	g.RawSetString("module", fn(bind((*luaProcess).module))) // module.go
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))
@@ -148,6 +151,7 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchBuiltin)),
 	}
 	tpl.builtinLoader = fn(bind((*luaProcess).loadBuiltin))
+	tpl.seeall = fn(packageSeeall)
 	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
