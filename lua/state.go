@@ -1863,6 +1863,15 @@ func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
 	return ls.GetLocal(&Debug{frame: ls.stack.At(idx)}, no)
 }
 
+// SetLocalAt is SetLocal of the frame at index idx of ls's call stack
+// (luarun: as GetLocalAt).
+func (ls *LState) SetLocalAt(idx, no int, lv LValue) string {
+	if idx < 0 || idx >= ls.stack.Sp() {
+		return ""
+	}
+	return ls.SetLocal(&Debug{frame: ls.stack.At(idx)}, no, lv)
+}
+
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {
@@ -2165,6 +2174,12 @@ func (ls *LState) CallByParam(cp P, args ...LValue) error {
 
 func (ls *LState) GetMetatable(obj LValue) LValue {
 	return ls.metatable(obj, false)
+}
+
+// RawMetatable is obj's metatable, its __metatable field ignored (luarun:
+// debug.getmetatable).
+func (ls *LState) RawMetatable(obj LValue) LValue {
+	return ls.metatable(obj, true)
 }
 
 func (ls *LState) SetMetatable(obj LValue, mt LValue) {

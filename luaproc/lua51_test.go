@@ -90,7 +90,6 @@ end`,
 	assert.NotContains(t, res[2], "\"outside\"")
 }
 
-
 // TestModuleSeeall: module(name, package.seeall) as in Lua 5.1: the
 // module is package.loaded[name] and the global, has _NAME, _M and
 // _PACKAGE, is the environment of the chunk, and sees the globals; it
@@ -115,4 +114,53 @@ end`,
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(42), true, true, true, "a.b", "a.", true,
 		true, true, false, "'module' not called from a Lua function", "table", true}, res)
+}
+
+// TestDebugLibraryAsLua51: every function of 5.1's debug library is
+// there; getmetatable and setmetatable ignore __metatable; a type's
+// metatable (strings' included) is the process's alone; luarun's shared
+// metatables are neither handed out nor replaced.
+func TestDebugLibraryAsLua51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "debug51.lua", `
+local function other()
+  -- another process: none of main's type metatables
+  local smt = debug.getmetatable("")
+  return debug.getmetatable(5) == nil and smt.__add == nil and type(("x"):upper()) == "string"
+end
+function child(parent) process.send(parent, other()) end
+function main()
+  local names = {"debug", "getfenv", "gethook", "getinfo", "getlocal", "getmetatable", "getregistry", "getupvalue",
+    "setfenv", "sethook", "setlocal", "setmetatable", "setupvalue", "traceback"}
+  local missing = {}
+  for _, n in ipairs(names) do if type(debug[n]) ~= "function" then missing[#missing + 1] = n end end
+  local mt = {__metatable = "locked", x = 1}
+  local t = setmetatable({}, mt)
+  local got = debug.getmetatable(t) == mt
+  debug.setmetatable(t, nil)
+  local cleared = getmetatable(t) == nil
+  debug.setmetatable(5, {__index = function(n, k) return k .. n end})
+  local num = (5).x
+  local smt = debug.getmetatable("")
+  local strIndex = smt.__index == string and debug.getmetatable("") == smt
+  smt.__add = function(a, b) return a .. "+" .. b end
+  local sum = "a" + "b"
+  local shared = debug.getmetatable(string) -- a module's: luarun's, not handed out
+  local okNull, errNull = pcall(debug.setmetatable, json.null, {})
+  local reg = debug.getregistry()
+  local h0, m0, c0 = debug.gethook()
+  local hook = function() end
+  debug.sethook(hook, "c", 3)
+  local h1, m1, c1 = debug.gethook()
+  local x = 1
+  local lname = debug.setlocal(1, 1, "set") -- local 1 of main: names
+  process.spawn("child", process.self())
+  local otherOK = process.receive()
+  return table.concat(missing, ","), got, cleared, num, strIndex, sum, shared, okNull, errNull ~= nil,
+    reg == debug.getregistry(), h0 == nil and m0 == "" and c0 == 0, h1 == hook and m1 == "c" and c1 == 3,
+    lname, names, debug.traceback(nil) == nil, otherOK
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"", true, true, "x5", true, "a+b", "locked", false, true,
+		true, true, true, "names", "set", true, true}, res)
 }

@@ -87,7 +87,7 @@ func packageSeeall(L *lua.LState) int {
 	case mt == nil:
 		mt = L.CreateTable(0, 1)
 		mod.Metatable = mt
-	case isLuarunMT(mt):
+	case procOf(L).tpl.isLuarunMT(mt):
 		shared := mt.RawGetString("__index")
 		mt = L.CreateTable(0, 1)
 		mt.RawSetString("__index", L.NewFunction(func(L *lua.LState) int {
@@ -109,11 +109,26 @@ func packageSeeall(L *lua.LState) int {
 }
 
 // isLuarunMT reports whether mt is one of luarun's metatables, which
-// processes share (a module proxy's, _G's, json.null's...): they are
-// protected by a __metatable of "locked" or a luarun name (lockedMT). A
-// script's own metatable protected by exactly such a string is taken for
-// one of them: the safe side.
-func isLuarunMT(mt *lua.LTable) bool {
-	s, ok := mt.RawGetString("__metatable").(lua.LString)
-	return ok && (s == "locked" || strings.HasPrefix(string(s), "json.") || strings.HasPrefix(string(s), "luarun."))
+// processes share (a module proxy's, _G's, package's, strings', a file
+// handle's, json.null's...). Every metatable luarun makes for values a
+// script can reach must be one this finds.
+func (tpl *template) isLuarunMT(mt *lua.LTable) bool {
+	switch mt {
+	case tpl.globalsMT, tpl.loadedMT, tpl.packageMT, tpl.stringMT, tpl.fileMT:
+		return true
+	}
+	if _, ok := lockedMTs.Load(mt); ok {
+		return true
+	}
+	for _, m := range tpl.moduleMT {
+		if m == mt {
+			return true
+		}
+	}
+	for _, m := range tpl.deniedMT {
+		if m == mt {
+			return true
+		}
+	}
+	return false
 }
