@@ -357,32 +357,75 @@ func debugSetupvalue(L *lua.LState) int {
 	return 1
 }
 
-// armTrace is called first in the coroutine of xpcall(f, debug.traceback)
-// (prelude.lua's traced trampoline): an error raised in it records its
-// traceback before the stack unwinds (tracedFailure reads it). Resume set
-// the coroutine's Panic when it started; the next start sets it again.
-func (p *luaProcess) armTrace(L *lua.LState) int {
-	old := L.Panic
+// xpcallResult is what an xpcall handler returned (or that it failed)
+// for the error that ended coroutine co.
+type xpcallResult struct {
+	co     *lua.LState
+	failed bool
+	value  lua.LValue
+}
+
+// armHandler(handler) is called first in the coroutine of xpcall
+// (prelude.lua's handled_trampoline): an error raised in it calls the
+// handler there, before the stack unwinds, as Lua 5.1 does; takeHandled
+// then gives xpcall the handler's result. Resume set the coroutine's
+// Panic when it started; the next start sets it again. An error the
+// coroutine catches itself (a Go function's PCall) never reaches Panic.
+//
+// The handler runs as a call from Go, which cannot block (a 5.1 handler
+// cannot yield). luarun lets a handler block, though: one that tries is
+// stopped there and runs again, from its start, once the stack has
+// unwound (xpcall's fallback, as for an error not raised in the
+// coroutine's code).
+func (p *luaProcess) armHandler(L *lua.LState) int {
+	handler := L.Get(1)
+	co, old := L, L.Panic
+	if p.xpHandled.co == co { // left by an error something caught in Go
+		p.xpHandled = xpcallResult{}
+	}
 	L.Panic = func(th *lua.LState) {
-		p.errTrace = tracebackFrom(p, th, currentFrame(th), p.entryName())
+		errv := unwhere(th.Get(-1))
+		top := co.GetTop()
+		co.Push(handler)
+		co.Push(errv)
+		res := xpcallResult{co: co}
+		outerBlocked := p.xpBlocked
+		p.xpBlocked = false
+		p.xpRunning++
+		if err := co.PCall(1, 1, nil); err != nil {
+			res.failed = true
+		} else {
+			res.value = co.Get(-1)
+		}
+		p.xpRunning--
+		blocked := p.xpBlocked
+		p.xpBlocked = outerBlocked || blocked
+		co.SetTop(top)
+		if !blocked {
+			p.xpHandled = res
+		}
 		old(th)
 	}
 	return 0
 }
 
-// tracedFailure is the handler of xpcall(f, debug.traceback): the message
-// and the traceback taken where the error was raised.
-func (p *luaProcess) tracedFailure(L *lua.LState) int {
-	msg := L.Get(1)
-	tb := p.errTrace
-	p.errTrace = ""
-	switch msg.(type) {
-	case lua.LString, lua.LNumber:
-		L.Push(lua.LString(lua.LVAsString(msg) + "\n" + tb))
-	default:
-		L.Push(msg)
+// takeHandled(co) answers whether the handler ran for co's error, then
+// whether it returned, and its result.
+func (p *luaProcess) takeHandled(L *lua.LState) int {
+	co := L.CheckThread(1)
+	res := p.xpHandled
+	if res.co != co {
+		L.Push(lua.LFalse)
+		return 1
 	}
-	return 1
+	p.xpHandled = xpcallResult{}
+	L.Push(lua.LTrue)
+	L.Push(lua.LBool(!res.failed))
+	if res.value == nil {
+		res.value = lua.LNil
+	}
+	L.Push(res.value)
+	return 3
 }
 
 // debugFenv makes debug.getfenv and debug.setfenv from the base getfenv

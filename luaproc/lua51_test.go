@@ -164,3 +164,38 @@ end`, "main")
 	assert.Equal(t, payload.Payloads{"", true, true, "x5", true, "a+b", "locked", false, true,
 		true, true, true, "names", "set", true, true}, res)
 }
+
+// TestXpcallHandlerRunsBeforeUnwinding: the handler of xpcall runs where
+// the error was raised, so a traceback it takes shows the frames that
+// failed (with any handler, not just debug.traceback); xpcall keeps
+// passing yields through, counting results and answering "error in
+// error handling".
+func TestXpcallHandlerRunsBeforeUnwinding(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "xp.lua", `
+local function inner() local x = nil; x() end
+local function outer() inner() end
+function main()
+  local _, tb = xpcall(function() local x = nil; x() end, debug.traceback)
+  local _, tb2 = xpcall(outer, function(m) return "H " .. debug.traceback(m, 2) end)
+  local _, where = xpcall(function() time.sleep(0.001); error({code = 7}) end,
+    function(e) return e.code .. " " .. debug.getinfo(3, "Sl").currentline end)
+  local _, eh = xpcall(error, function() error("again") end)
+  local _, notfn = xpcall(error, 42)
+  local n = select("#", xpcall(function() return nil end, print))
+  local _, nested = xpcall(error, function(m)
+    local ok, v = xpcall(function() error("in handler", 0) end, function(e) return "inner " .. e end)
+    return m .. "/" .. v
+  end, "outer", 0)
+  return tb, tb2, where, eh, notfn, n, nested
+end`, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 7)
+	assert.Regexp(t, `^xp.lua:5: .*\nstack traceback:\n\txp.lua:5: in function <xp.lua:5>\n`, res[0])
+	assert.Regexp(t, `^H xp.lua:2: .*\nstack traceback:\n\txp.lua:2: in function 'inner'\n\txp.lua:3: in function <xp.lua:3>\n`, res[1])
+	assert.Equal(t, "7 7", res[2])
+	assert.Equal(t, "error in error handling", res[3])
+	assert.Equal(t, "error in error handling", res[4])
+	assert.Equal(t, int64(2), res[5])
+	assert.Equal(t, "outer/inner in handler", res[6])
+}

@@ -206,10 +206,9 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Push(fn(bind((*luaProcess).resolve)))
 	L.Push(fn(bind((*luaProcess).pstart)))
 	L.Push(fn(bind((*luaProcess).presume)))
-	L.Push(debugT.RawGetString("traceback"))
-	L.Push(fn(bind((*luaProcess).armTrace)))
-	L.Push(fn(bind((*luaProcess).tracedFailure)))
-	L.Call(15, 3)
+	L.Push(fn(bind((*luaProcess).armHandler)))  // debuglib.go
+	L.Push(fn(bind((*luaProcess).takeHandled))) // debuglib.go
+	L.Call(14, 3)
 	tpl.boot = L.Get(-3).(*lua.LFunction)
 	tpl.trampoline = L.Get(-2).(*lua.LFunction)
 	tpl.counted = L.Get(-1).(*lua.LFunction)
