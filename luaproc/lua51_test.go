@@ -199,3 +199,22 @@ end`, "main")
 	assert.Equal(t, int64(2), res[5])
 	assert.Equal(t, "outer/inner in handler", res[6])
 }
+
+// TestHashFirstLineSkipped: a first line starting with '#' is skipped in
+// a script, a module, and what dofile and loadfile load, as lua does,
+// and line numbers stay the file's.
+func TestHashFirstLineSkipped(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"mod.lua":  "# a comment line, not a shebang\nreturn debug.getinfo(1, 'l').currentline\n",
+		"only.lua": "#!/usr/bin/env lua",
+		"main.lua": "#!/usr/bin/env luarun\n" + `function main(dir)
+  return debug.getinfo(1, "l").currentline, require("mod"), dofile(dir .. "/mod.lua"),
+    loadfile(dir .. "/mod.lua")(), select("#", dofile(dir .. "/only.lua"))
+end`,
+	})
+	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"fs"}})
+	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main", dir)
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(3), int64(2), int64(2), int64(2), int64(0)}, res)
+}
