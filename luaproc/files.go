@@ -82,6 +82,10 @@ func (f *scriptFiles) cached(path string, fi os.FileInfo) *Script {
 func (f *scriptFiles) load(path, inside string) (*Script, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // as reading it says (CompileFile)
+		}
 		return nil, fmt.Errorf("cannot read script: %w", err)
 	}
 	s := f.cached(path, fi)
