@@ -6,12 +6,15 @@ package luaproc
 // compiled at most once per version of it per Runtime, keyed by its
 // resolved path (absolute, symbolic links followed) and its version (the
 // file itself, its modification time and size, from one stat), so two
-// names for one file share one Script, and a file that changed is
-// compiled again (as Lua reads a file again when package.loaded[name] is
-// cleared); concurrent first loads of a file wait for one compile. A
-// second map remembers the path as it was asked for, so that loading a
-// file already compiled costs one stat: no symlink walk. A failed compile
-// is not kept: the next load tries again (and counts again).
+// names for one file share one Script; concurrent first loads of a file
+// wait for one compile. A second map remembers the path as it was asked
+// for, so that a process loading a file the Runtime has compiled makes no
+// system call at all: no stat, no symlink walk. A load that asks for the
+// file as it is now (fresh: LoadFile, and a process's require of a file it
+// has loaded before, after package.loaded[name] = nil, as Lua reads the
+// file again then) costs one stat, and compiles the file again if it
+// changed. A failed compile is not kept: the next load tries again (and
+// counts again).
 //
 // Without fs permission a program may load only files inside its own
 // directory (see Runtime.loadInside); the check runs on the resolved
@@ -65,21 +68,28 @@ func newScriptFiles() *scriptFiles {
 		realDir: map[string]string{}, absDir: map[string]string{}}
 }
 
-// cached returns the script loaded before under this path if the file
-// is still the version fi.
-func (f *scriptFiles) cached(path string, fi os.FileInfo) *Script {
+// cached returns the script loaded last under this path, if any, with
+// the stat of the file it was compiled from.
+func (f *scriptFiles) cached(path string) (*Script, os.FileInfo) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if c, ok := f.byName[path]; ok && sameVersion(c.fi, fi) {
-		return c.s
-	}
-	return nil
+	c := f.byName[path]
+	return c.s, c.fi
 }
 
 // load compiles the file at path once per resolved path and version. If
 // inside is not "", the file must lie in that directory (resolved: see
-// resolved), which is checked before the file is read.
-func (f *scriptFiles) load(path, inside string) (*Script, error) {
+// resolved), which is checked before the file is read. Unless fresh, a
+// file loaded under this path before is taken as it was then.
+func (f *scriptFiles) load(path, inside string, fresh bool) (*Script, error) {
+	if !fresh {
+		if s, _ := f.cached(path); s != nil {
+			if inside != "" && !within(s.real, inside) {
+				return nil, errOutside
+			}
+			return s, nil
+		}
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		var pe *os.PathError
@@ -88,8 +98,8 @@ func (f *scriptFiles) load(path, inside string) (*Script, error) {
 		}
 		return nil, fmt.Errorf("cannot read script: %w", err)
 	}
-	s := f.cached(path, fi)
-	if s == nil {
+	s, sfi := f.cached(path)
+	if !sameVersion(sfi, fi) {
 		real, err := resolvePath(path)
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", path, err)
@@ -187,9 +197,9 @@ func (f *scriptFiles) absolute(dir string) (string, error) {
 // permission the file must lie inside progDir (the program's directory),
 // so that a sandboxed program can load its own scripts and modules but
 // no other file, not even through a symbolic link.
-func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
+func (rt *Runtime) loadInside(path, progDir string, fresh bool) (*Script, error) {
 	if rt.allowed["fs"] {
-		return rt.files.load(path, "")
+		return rt.files.load(path, "", fresh)
 	}
 	if !rt.mayTouch(path, progDir) {
 		return nil, outsideOrNoDir(path, progDir)
@@ -197,7 +207,7 @@ func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
 	dir, err := rt.files.resolved(progDir)
 	if err == nil {
 		var s *Script
-		if s, err = rt.files.load(path, dir); err == nil {
+		if s, err = rt.files.load(path, dir, fresh); err == nil {
 			return s, nil
 		}
 	}

@@ -30,10 +30,12 @@ package luaproc
 //
 // Nothing of this exists in a process until it first calls require or
 // reads package: spawn pays nothing for it. A file is compiled once per
-// Runtime version of it (files.go: a file that changed is compiled
-// again) and run once per process. A process requiring a module another
-// process already loaded makes one stat per template tried, as Lua's
-// fopen per template does, and compiles nothing.
+// Runtime (files.go) and run once per process. A process requiring a
+// module another process already loaded makes no system call: the path
+// the template produced is found in the Runtime's cache (misses on
+// earlier templates still stat). A process requiring a file it has loaded
+// before (after package.loaded[name] = nil) reads it as it is now, as
+// Lua does: one stat, and a compile if it changed.
 //
 // # Loading, cycles and failures
 //
@@ -74,6 +76,10 @@ type modules struct {
 	// assigned (packageIndex, packageNewIndex); one of them nil in the
 	// table is then the script's doing, not "not made yet".
 	set packageFields
+	// files: the module files this process has loaded (a few: a slice);
+	// loading one again (after package.loaded[name] = nil) reads it as it
+	// is now.
+	files []string
 }
 
 // packageFields is a set of the package fields require reads.
@@ -589,22 +595,29 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			continue
 		}
 		cand := strings.ReplaceAll(tmpl, "?", file)
-		if !p.rt.mayTouch(cand, p.progDir) {
-			// not even a stat (see mayTouch): skipped, and listed
-			tried.WriteString("\n\tnot allowed: " + outsideOrNoDir(cand, p.progDir).Error())
-			continue
+		m := p.modules()
+		again := slices.Contains(m.files, cand)
+		if s, _ := p.rt.files.cached(cand); s == nil || again {
+			if !p.rt.mayTouch(cand, p.progDir) {
+				// not even a stat (see mayTouch): skipped, and listed
+				tried.WriteString("\n\tnot allowed: " + outsideOrNoDir(cand, p.progDir).Error())
+				continue
+			}
+			if !isFile(cand) {
+				tried.WriteString("\n\tno file '" + cand + "'")
+				continue
+			}
 		}
-		if !isFile(cand) {
-			tried.WriteString("\n\tno file '" + cand + "'")
-			continue
-		}
-		s, err := p.rt.loadInside(cand, p.progDir)
+		s, err := p.rt.loadInside(cand, p.progDir, again)
 		if err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {
 				L.Error(lua.LString(se.Error()), 0) // file:line: message
 			}
 			raiseAt(L, fmt.Sprintf("module '%s': %v", name, err))
+		}
+		if !again {
+			m.files = append(m.files, cand)
 		}
 		L.Push(p.L.NewFunctionFromProto(s.proto))
 		L.Push(lua.LString(cand))
