@@ -211,6 +211,12 @@ func baseLoadFile(L *LState) int {
 		}
 		defer reader.(*os.File).Close()
 	}
+	reader, err = skipHashLine(reader) // luarun: as Lua 5.1's loadfile
+	if err != nil {
+		L.Push(LNil)
+		L.Push(LString(fmt.Sprintf("can not read file: %v", chunkname)))
+		return 2
+	}
 	return loadaux(L, reader, chunkname)
 }
 

@@ -1866,6 +1866,15 @@ func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
 	return ls.GetLocal(&Debug{frame: ls.stack.At(idx)}, no)
 }
 
+// SetLocalAt is SetLocal of the frame at index idx of ls's call stack
+// (luarun: as GetLocalAt).
+func (ls *LState) SetLocalAt(idx, no int, lv LValue) string {
+	if idx < 0 || idx >= ls.stack.Sp() {
+		return ""
+	}
+	return ls.SetLocal(&Debug{frame: ls.stack.At(idx)}, no, lv)
+}
+
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {

@@ -124,8 +124,10 @@ type luaProcess struct {
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
 
-	trace    string // traceback of the last error raised in the root task
-	errTrace string // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
+	trace     string       // traceback of the last error raised in the root task
+	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
+	xpRunning int          // xpcall handlers running where their error was raised
+	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open; lineBufs: the lines read ahead for each handle's
 	// lines iterator (fsfile.go).
@@ -651,6 +653,10 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
+	}
+	if p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
+		p.xpBlocked = true
+		L.RaiseError("%s: cannot block in an xpcall handler before the stack unwinds", name)
 	}
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {

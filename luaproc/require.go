@@ -4,7 +4,7 @@ package luaproc
 //
 // # Where modules come from
 //
-// package.loaders holds three searchers, tried in order as Lua 5.1 does
+// package.loaders holds four searchers, tried in order as Lua 5.1 does
 // (a script may add its own):
 //
 //  1. package.preload[name];
@@ -14,10 +14,17 @@ package luaproc
 //     "<dir>/?.lua;<dir>/?/init.lua", <dir> being the program's directory
 //     (that of the script its first process ran); Options.LuaPath (the
 //     CLI's LUA_PATH) replaces it, ";;" in it standing for the default.
+//     Without fs permission a template outside the program's directory
+//     is skipped (not even a stat) and listed as not allowed;
+//  4. luarun's modules (process, json, fs...) and the application's Go
+//     modules (searchBuiltin): a program's own json.lua wins over
+//     luarun's json, as a file on the path would in Lua 5.1.
 //
-// Built-in modules (process, string, fs...) and the application's Go
-// modules are never searched for: package.loaded answers them, through a
-// shared metatable, with the same table as the global of that name.
+// Lua 5.1's libraries (string, table, math, os, io, coroutine, debug,
+// package, _G) are never searched for: package.loaded answers them,
+// through a shared metatable, with the same table as the global of that
+// name; so does it "luarun.<module>" for each of luarun's modules
+// (require("luarun.json") is luarun's json whatever the path holds).
 //
 // # Costs
 //
@@ -26,7 +33,9 @@ package luaproc
 // Runtime (files.go) and run once per process. A process requiring a
 // module another process already loaded makes no system call: the path
 // the template produced is found in the Runtime's cache (misses on
-// earlier templates still stat).
+// earlier templates still stat). A process requiring a file it has loaded
+// before (after package.loaded[name] = nil) reads it as it is now, as
+// Lua does: one stat, and a compile if it changed.
 //
 // # Loading, cycles and failures
 //
@@ -67,6 +76,10 @@ type modules struct {
 	// assigned (packageIndex, packageNewIndex); one of them nil in the
 	// table is then the script's doing, not "not made yet".
 	set packageFields
+	// files: the module files this process has loaded (a few: a slice);
+	// loading one again (after package.loaded[name] = nil) reads it as it
+	// is now.
+	files []string
 }
 
 // packageFields is a set of the package fields require reads.
@@ -196,6 +209,8 @@ func (tpl *template) packageIndex(L *lua.LState) int {
 		v = L.CreateTable(0, 0)
 	case "loaders":
 		v = tpl.newLoaders(L)
+	case "seeall":
+		v = tpl.seeall
 	}
 	if v != lua.LNil {
 		pkg.RawSetString(string(key), v)
@@ -227,21 +242,76 @@ func (rt *Runtime) modulePath(progDir string) lua.LValue {
 	return v.(lua.LValue)
 }
 
-// loadedIndex is package.loaded's __index: a built-in or application
-// module is loaded from the start, as the state's view of it — the same
-// table as the global of that name unless the script replaced the global
-// (lua/cow.go keeps one view of a shared table per state).
+// stdLibs are the modules Lua 5.1 has in package.loaded from the start
+// (besides _G and package): require answers them before any searcher.
+// luarun's own modules and the application's Go modules are found by the
+// last searcher instead (searchBuiltin), after the files on package.path,
+// so that a program's own json.lua wins over luarun's json; they stay
+// reachable as globals and as require("luarun.<name>").
+var stdLibs = map[string]bool{
+	lua.StringLibName: true, lua.TabLibName: true, lua.MathLibName: true, lua.CoroutineLibName: true,
+	lua.OsLibName: true, lua.IoLibName: true, lua.DebugLibName: true,
+}
+
+// luarunPrefix names luarun's modules whatever package.path holds:
+// require("luarun.json") is luarun's json.
+const luarunPrefix = "luarun."
+
+// loadedIndex is package.loaded's __index: _G, package and the standard
+// libraries (and "luarun.<module>" for each of luarun's and the
+// application's modules) are loaded from the start. A module is the
+// state's view of the shared table (lua/cow.go keeps one per state), so
+// it is the global of that name unless the script replaced the global;
+// it is kept in package.loaded, as Lua's package.loaded keeps the
+// libraries whatever the globals hold.
 func (tpl *template) loadedIndex(L *lua.LState) int {
-	name, ok := L.Get(2).(lua.LString)
-	if name == "_G" {
-		L.Push(L.G.Global)
-		return 1
+	loaded := L.CheckTable(1)
+	name, _ := L.Get(2).(lua.LString)
+	var v lua.LValue = lua.LNil
+	switch {
+	case name == "_G":
+		v = L.G.Global
+	case name == "package" || stdLibs[string(name)]:
+		v = tpl.moduleView(L, string(name))
+	case strings.HasPrefix(string(name), luarunPrefix):
+		v = tpl.moduleView(L, string(name[len(luarunPrefix):]))
 	}
-	if !ok || !tpl.isBuiltinModule(string(name)) {
-		L.Push(lua.LNil)
-		return 1
+	if v != lua.LNil {
+		loaded.RawSetString(string(name), v)
 	}
-	L.Push(L.G.Views.View(tpl.globals.RawGetString(string(name)).(*lua.LTable)))
+	L.Push(v)
+	return 1
+}
+
+// moduleView is this state's table of built-in module name (its view of
+// the shared module, package or io made for the state), or nil when name
+// is not one.
+func (tpl *template) moduleView(L *lua.LState, name string) lua.LValue {
+	if !tpl.isBuiltinModule(name) {
+		return lua.LNil
+	}
+	return L.G.Views.View(tpl.globals.RawGetString(name).(*lua.LTable))
+}
+
+// searchBuiltin is package.loaders[4]: luarun's modules and the
+// application's Go modules, found after the files on package.path. It
+// answers its loader (loadBuiltin), or nothing for another name (5.1's
+// list of what was tried stays as 5.1 writes it).
+func (p *luaProcess) searchBuiltin(L *lua.LState) int {
+	name := L.CheckString(1)
+	if !p.tpl.isBuiltinModule(name) || stdLibs[name] {
+		return 0
+	}
+	L.Push(p.tpl.builtinLoader)
+	L.Push(lua.LString(name))
+	return 2
+}
+
+// loadBuiltin is the loader searchBuiltin answers: the module's table
+// (the global while it is the module), which require keeps in
+// package.loaded.
+func (p *luaProcess) loadBuiltin(L *lua.LState) int {
+	L.Push(p.tpl.moduleView(L, L.CheckString(1)))
 	return 1
 }
 
@@ -503,23 +573,29 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			continue
 		}
 		cand := strings.ReplaceAll(tmpl, "?", file)
-		if p.rt.files.cached(cand) == nil {
+		m := p.modules()
+		again := slices.Contains(m.files, cand)
+		if s, _ := p.rt.files.cached(cand); s == nil || again {
 			if !p.rt.mayTouch(cand, p.progDir) {
-				// not even a stat: see mayTouch
-				raiseAt(L, fmt.Sprintf("module '%s': %v", name, outsideOrNoDir(cand, p.progDir)))
+				// not even a stat (see mayTouch): skipped, and listed
+				tried.WriteString("\n\tnot allowed: " + outsideOrNoDir(cand, p.progDir).Error())
+				continue
 			}
 			if !isFile(cand) {
 				tried.WriteString("\n\tno file '" + cand + "'")
 				continue
 			}
 		}
-		s, err := p.rt.loadInside(cand, p.progDir)
+		s, err := p.rt.loadInside(cand, p.progDir, again)
 		if err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {
 				L.Error(lua.LString(se.Error()), 0) // file:line: message
 			}
 			raiseAt(L, fmt.Sprintf("module '%s': %v", name, err))
+		}
+		if !again {
+			m.files = append(m.files, cand)
 		}
 		L.Push(p.L.NewFunctionFromProto(s.proto))
 		L.Push(lua.LString(cand))

@@ -46,11 +46,11 @@ func (e *SyntaxError) Error() string {
 
 // Compile compiles src under name (used in error messages and tracebacks).
 // A UTF-8 byte order mark at the start is skipped (as Lua 5.2 does;
-// Windows editors write one), and a first line starting with "#!" is
-// ignored, so scripts can be executable.
+// Windows editors write one), and a first line starting with "#" is
+// ignored, as lua does, so scripts can be executable.
 func Compile(name, src string) (*Script, error) {
 	src = strings.TrimPrefix(src, "\xef\xbb\xbf")
-	if strings.HasPrefix(src, "#!") {
+	if strings.HasPrefix(src, "#") {
 		if i := strings.IndexByte(src, '\n'); i >= 0 {
 			src = "--" + src[i:] // keep the line count
 		} else {

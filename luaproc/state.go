@@ -89,6 +89,9 @@ type template struct {
 	loaders                            *lua.LTable      // the searchers, for require while package.loaders is not made
 	packageMT                          *lua.LTable      // the package table's metatable: fields made on first read
 	fileMT                             *lua.LTable      // fs.open handles' metatable (fsfile.go)
+
+	builtinLoader *lua.LFunction // the loader of package.loaders[4] (require.go)
+	seeall        *lua.LFunction // package.seeall (module.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -104,7 +107,7 @@ var tableLibs = []struct {
 }
 
 // removedGlobals are base functions luarun does not offer.
-var removedGlobals = []string{"module", "_printregs", "_GOPHER_LUA_VERSION"}
+var removedGlobals = []string{"_printregs", "_GOPHER_LUA_VERSION"}
 
 func (rt *Runtime) template() *template {
 	rt.tplMu.Lock()
@@ -134,6 +137,7 @@ func (rt *Runtime) buildTemplate() *template {
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
 	g.RawSetString("print", fn(rt.print))
 	g.RawSetString("error", fn(luaError))
+	g.RawSetString("module", fn(bind((*luaProcess).module))) // module.go
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))
@@ -148,7 +152,10 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchPreload)),
 		fn(bind((*luaProcess).searchApp)),
 		fn(bind((*luaProcess).searchFiles)),
+		fn(bind((*luaProcess).searchBuiltin)),
 	}
+	tpl.builtinLoader = fn(bind((*luaProcess).loadBuiltin))
+	tpl.seeall = fn(packageSeeall)
 	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
@@ -203,10 +210,9 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Push(fn(bind((*luaProcess).resolve)))
 	L.Push(fn(bind((*luaProcess).pstart)))
 	L.Push(fn(bind((*luaProcess).presume)))
-	L.Push(debugT.RawGetString("traceback"))
-	L.Push(fn(bind((*luaProcess).armTrace)))
-	L.Push(fn(bind((*luaProcess).tracedFailure)))
-	L.Call(15, 3)
+	L.Push(fn(bind((*luaProcess).armHandler)))  // debuglib.go
+	L.Push(fn(bind((*luaProcess).takeHandled))) // debuglib.go
+	L.Call(14, 3)
 	tpl.boot = L.Get(-3).(*lua.LFunction)
 	tpl.trampoline = L.Get(-2).(*lua.LFunction)
 	tpl.counted = L.Get(-1).(*lua.LFunction)
@@ -470,7 +476,7 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 // argTable is the global arg table as the standalone lua makes it: arg[0]
 // the script, arg[1..n] the process's arguments.
 //
-// It is made when the process first reads arg (globalValue): most never
+// It is made when the process first reads arg (ViewFor): most never
 // do, and the table was a sixth of an idle process's memory. A process
 // that sets arg to nil before reading it reads the arguments afterwards.
 func (p *luaProcess) argTable() *lua.LTable {

@@ -133,7 +133,8 @@ function T.test_built_in_modules_are_loaded()
   eq(require("string"), string)
   eq(require("package"), package)
   eq(package.loaded._G, _G)
-  eq(package.loaded.time, time)
+  eq(package.loaded.string, string)
+  eq(package.loaded["luarun.time"], time)
   eq(package.loaded.nosuch, nil)
 end
 
