@@ -37,14 +37,6 @@ type expcontext struct {
 	varargopt int
 }
 
-type assigncontext struct {
-	ec       *expcontext
-	keyrk    int
-	valuerk  int
-	keyks    bool
-	needmove bool
-}
-
 type lblabels struct {
 	t int
 	f int
@@ -687,130 +679,174 @@ func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
 	}
 } // }}}
 
-func compileAssignStmtLeft(context *funcContext, stmt *ast.AssignStmt) (int, []*assigncontext) { // {{{
-	reg := context.RegTop()
-	acs := make([]*assigncontext, 0, len(stmt.Lhs))
-	for _, lhs := range stmt.Lhs {
-		switch st := lhs.(type) {
-		case *ast.IdentExpr:
-			identtype := getIdentRefType(context, context, st)
-			ec := &expcontext{identtype, regNotDefined, 0}
-			switch identtype {
-			case ecGlobal:
-				context.ConstIndex(LString(st.Value))
-			case ecUpvalue:
-				context.Upvalues.RegisterUnique(st.Value)
-			case ecLocal:
-				ec.reg = context.FindLocalVar(st.Value)
-			}
-			acs = append(acs, &assigncontext{ec, 0, 0, false, false})
-		case *ast.AttrGetExpr:
-			ac := &assigncontext{&expcontext{ecTable, regNotDefined, 0}, 0, 0, false, false}
-			compileExprWithKMVPropagation(context, st.Object, &reg, &ac.ec.reg)
-			ac.keyrk = reg
-			reg += compileExpr(context, reg, st.Key, ecnone(0))
-			if _, ok := st.Key.(*ast.StringExpr); ok {
-				ac.keyks = true
-			}
-			acs = append(acs, ac)
+// assignTarget is one target of an assignment statement, resolved
+// before any expression on the right is evaluated.
+type assignTarget struct {
+	kind  expContextType // ecLocal, ecUpvalue, ecGlobal or ecTable
+	reg   int            // the local's register, or the indexed table's
+	index int            // the upvalue's index or the global name's constant
+	keyrk int            // ecTable: the key, a register or a constant (RK)
+	keyks bool           // ecTable: the key is a constant string
+}
 
+// compileAssignStmt compiles `v1, ..., vn = e1, ..., em` as Lua 5.1 runs
+// it (manual §2.4.3, lparser.c's restassign): the table and key of every
+// indexed target are evaluated first, left to right, then every
+// expression, left to right, into fresh registers, and only then are the
+// targets assigned, last to first. gopher-lua assigned each target as
+// soon as its expression was evaluated, so `a, b = b, a` gave `b, b`
+// (luarun).
+func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
+	code := context.Code
+	reg := context.RegTop()
+	nvars, nexps := len(stmt.Lhs), len(stmt.Rhs)
+	targets := make([]assignTarget, nvars)
+
+	for i, lhs := range stmt.Lhs {
+		tg := &targets[i]
+		switch ex := lhs.(type) {
+		case *ast.IdentExpr:
+			tg.kind = getIdentRefType(context, context, ex)
+			switch tg.kind {
+			case ecLocal:
+				tg.reg = context.FindLocalVar(ex.Value)
+			case ecUpvalue:
+				tg.index = context.Upvalues.RegisterUnique(ex.Value)
+			case ecGlobal:
+				tg.index = context.ConstIndex(LString(ex.Value))
+			}
+		case *ast.AttrGetExpr:
+			tg.kind = ecTable
+			compileExprWithMVPropagation(context, ex.Object, &reg, &tg.reg)
+			compileExprWithKMVPropagation(context, ex.Key, &reg, &tg.keyrk)
+			_, tg.keyks = ex.Key.(*ast.StringExpr)
 		default:
 			panic("invalid left expression.")
 		}
 	}
-	return reg, acs
-} // }}}
 
-func compileAssignStmtRight(context *funcContext, stmt *ast.AssignStmt, reg int, acs []*assigncontext) (int, []*assigncontext) { // {{{
-	lennames := len(stmt.Lhs)
-	lenexprs := len(stmt.Rhs)
-	namesassigned := 0
-
-	for namesassigned < lennames {
-		ac := acs[namesassigned]
-		ec := ac.ec
-		var expr ast.Expr = nil
-		if namesassigned >= lenexprs {
-			expr = &ast.NilExpr{}
-			expr.SetLine(sline(stmt.Lhs[namesassigned]))
-			expr.SetLastLine(eline(stmt.Lhs[namesassigned]))
-		} else if isVarArgReturnExpr(stmt.Rhs[namesassigned]) && (lenexprs-namesassigned-1) <= 0 {
-			varargopt := lennames - namesassigned - 1
-			regstart := reg
-			reginc := compileExpr(context, reg, stmt.Rhs[namesassigned], ecnone(varargopt))
-			reg += reginc
-			for i := namesassigned; i < namesassigned+int(reginc); i++ {
-				acs[i].needmove = true
-				if acs[i].ec.ctype == ecTable {
-					acs[i].valuerk = regstart + (i - namesassigned)
-				}
-			}
-			namesassigned = lennames
+	// A local assigned in this statement may be the table or the key of
+	// an indexed target to its left (`t[i], t = 1, 2`, `t[i], i = 1, 2`);
+	// targets are assigned last to first, so that target gets a copy of
+	// the local as it is now (lparser.c's check_conflict).
+	for i := range targets {
+		if targets[i].kind != ecLocal {
 			continue
 		}
-
-		if expr == nil {
-			expr = stmt.Rhs[namesassigned]
-		}
-		idx := reg
-		reginc := compileExpr(context, reg, expr, ec)
-		if ec.ctype == ecTable {
-			if _, ok := expr.(*ast.LogicalOpExpr); !ok {
-				context.Code.PropagateKMV(context.RegTop(), &ac.valuerk, &reg, reginc)
-			} else {
-				ac.valuerk = idx
-				reg += reginc
+		local := targets[i].reg
+		copyreg := -1
+		for j := 0; j < i; j++ {
+			tg := &targets[j]
+			if tg.kind != ecTable {
+				continue
 			}
-		} else {
-			ac.needmove = reginc != 0
-			reg += reginc
+			if tg.reg == local || (!opIsK(tg.keyrk) && tg.keyrk == local) {
+				if copyreg < 0 {
+					copyreg = reg
+					reg++
+					code.AddABC(OP_MOVE, copyreg, local, 0, sline(stmt.Lhs[i]))
+				}
+				if tg.reg == local {
+					tg.reg = copyreg
+				}
+				if !opIsK(tg.keyrk) && tg.keyrk == local {
+					tg.keyrk = copyreg
+				}
+			}
 		}
-		namesassigned += 1
 	}
 
-	rightreg := reg - 1
-
-	// extra right exprs
-	for i := namesassigned; i < lenexprs; i++ {
-		varargopt := -1
-		if i != lenexprs-1 {
-			varargopt = 0
+	base := reg
+	if nexps == nvars {
+		// every expression but the last into a register of its own; the
+		// last one (adjusted to one value) straight into its target,
+		// which is assigned first
+		for i := 0; i < nexps-1; i++ {
+			compileExpr(context, reg, stmt.Rhs[i], ecnone(0))
+			reg++
 		}
-		reg += compileExpr(context, reg, stmt.Rhs[i], ecnone(varargopt))
+		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg)
+		for i := nvars - 2; i >= 0; i-- {
+			storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+		}
+		return
 	}
-	return rightreg, acs
+
+	// fewer or more values than targets: every expression into
+	// registers base.., the values adjusted to nvars (a last call or
+	// '...' fills the targets left, nil the rest; extra values dropped)
+	filled := 0
+	for i, expr := range stmt.Rhs {
+		switch {
+		case i == nexps-1 && i < nvars && isVarArgReturnExpr(expr):
+			want := nvars - i
+			compileExpr(context, reg, expr, ecnone(want-1))
+			reg += want
+			filled = nvars
+		case i == nexps-1 && i >= nvars:
+			compileExpr(context, reg, expr, ecnone(-1))
+		default:
+			compileExpr(context, reg, expr, ecnone(0))
+			reg++
+			if filled < nvars {
+				filled++
+			}
+		}
+	}
+	if filled < nvars {
+		code.AddLoadNil(base+filled, base+nvars-1, sline(stmt.Lhs[filled]))
+	}
+	for i := nvars - 1; i >= 0; i-- {
+		storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+	}
 } // }}}
 
-func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
-	code := context.Code
-	lennames := len(stmt.Lhs)
-	reg, acs := compileAssignStmtLeft(context, stmt)
-	reg, acs = compileAssignStmtRight(context, stmt, reg, acs)
-
-	for i := lennames - 1; i >= 0; i-- {
-		ex := stmt.Lhs[i]
-		switch acs[i].ec.ctype {
-		case ecLocal:
-			if acs[i].needmove {
-				code.AddABC(OP_MOVE, context.FindLocalVar(ex.(*ast.IdentExpr).Value), reg, 0, sline(ex))
-				reg -= 1
-			}
-		case ecGlobal:
-			code.AddABx(OP_SETGLOBAL, reg, context.ConstIndex(LString(ex.(*ast.IdentExpr).Value)), sline(ex))
-			reg -= 1
-		case ecUpvalue:
-			code.AddABC(OP_SETUPVAL, reg, context.Upvalues.RegisterUnique(ex.(*ast.IdentExpr).Value), 0, sline(ex))
-			reg -= 1
-		case ecTable:
-			opcode := OP_SETTABLE
-			if acs[i].keyks {
-				opcode = OP_SETTABLEKS
-			}
-			code.AddABC(opcode, acs[i].ec.reg, acs[i].keyrk, acs[i].valuerk, sline(ex))
-			if !opIsK(acs[i].valuerk) {
-				reg -= 1
-			}
+// compileAssignLast compiles the last expression of an assignment with as
+// many expressions as targets straight into the last target, as Lua 5.1
+// stores it (the other expressions are already in registers); reg is the
+// first free register.
+func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int) { // {{{
+	switch tg.kind {
+	case ecLocal:
+		if _, ok := expr.(*ast.Comma3Expr); ok {
+			// VARARG sets the top of the registers after the values it
+			// copies, dropping those above: it must write at the top
+			compileExpr(context, reg, expr, ecnone(0))
+			storeAssignTarget(context, tg, reg, sline(lhs))
+			return
 		}
+		// every other kind of expression compiled for a local leaves its
+		// value in the local's register
+		compileExpr(context, reg, expr, &expcontext{ecLocal, tg.reg, 0})
+	case ecTable:
+		valrk := reg
+		compileExprWithKMVPropagation(context, expr, &reg, &valrk)
+		storeAssignTarget(context, tg, valrk, sline(lhs))
+	default:
+		compileExpr(context, reg, expr, ecnone(0))
+		storeAssignTarget(context, tg, reg, sline(lhs))
+	}
+} // }}}
+
+// storeAssignTarget assigns the value in valrk (a register, or a constant
+// for a table target) to tg.
+func storeAssignTarget(context *funcContext, tg *assignTarget, valrk int, line int) { // {{{
+	code := context.Code
+	switch tg.kind {
+	case ecLocal:
+		if valrk != tg.reg {
+			code.AddABC(OP_MOVE, tg.reg, valrk, 0, line)
+		}
+	case ecGlobal:
+		code.AddABx(OP_SETGLOBAL, valrk, tg.index, line)
+	case ecUpvalue:
+		code.AddABC(OP_SETUPVAL, valrk, tg.index, 0, line)
+	case ecTable:
+		opcode := OP_SETTABLE
+		if tg.keyks {
+			opcode = OP_SETTABLEKS
+		}
+		code.AddABC(opcode, tg.reg, tg.keyrk, valrk, line)
 	}
 } // }}}
 
@@ -1754,10 +1790,6 @@ func compileLogicalOpExprAux(context *funcContext, reg int, expr ast.Expr, ec *e
 
 func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, ec *expcontext) int { // {{{
 	funcreg := reg
-	if ec.ctype == ecLocal && ec.reg == (int(context.Proto.NumParameters)-1) {
-		funcreg = ec.reg
-		reg = ec.reg
-	}
 	argc := len(expr.Args)
 	islastvararg := false
 	name := "(anonymous)"

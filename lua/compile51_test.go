@@ -1,0 +1,184 @@
+package lua
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runPrinting runs src in a fresh state and returns what it printed, print
+// writing to a buffer; a compile or runtime error fails the test.
+func runPrinting(t *testing.T, src string) string {
+	t.Helper()
+	L := NewState()
+	defer L.Close()
+	var out strings.Builder
+	L.SetGlobal("print", L.NewFunction(func(L *LState) int {
+		top := L.GetTop()
+		for i := 1; i <= top; i++ {
+			if i > 1 {
+				out.WriteByte('\t')
+			}
+			out.WriteString(L.ToStringMeta(L.Get(i)).String())
+		}
+		out.WriteByte('\n')
+		return 0
+	}))
+	if err := L.DoString(src); err != nil {
+		t.Fatalf("%v\nprinted so far:\n%s", err, out.String())
+	}
+	return out.String()
+}
+
+// checkLua51 runs src and compares its output with want, which is what
+// lua5.1 prints for it; where lua5.1 is installed, it checks want too.
+func checkLua51(t *testing.T, src, want string) {
+	t.Helper()
+	if got := runPrinting(t, src); got != want {
+		t.Errorf("got:\n%s\nwant (lua5.1):\n%s", got, want)
+	}
+	if path, err := exec.LookPath("lua5.1"); err == nil {
+		cmd := exec.Command(path, "-")
+		cmd.Stdin = strings.NewReader(src)
+		ref, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("lua5.1: %v\n%s", err, ref)
+		}
+		if string(ref) != want {
+			t.Errorf("the test's expectation differs from lua5.1:\n%s\nlua5.1:\n%s", want, ref)
+		}
+	}
+}
+
+const multipleAssignmentSrc = `
+local log = {}
+local function L(s) log[#log+1] = s end
+local function show(...) local t = {} for i = 1, select('#', ...) do t[#t+1] = tostring((select(i, ...))) end print(table.concat(t, " ")) end
+-- locals
+local a, b, c = 1, 2, 3
+a, b = b, a; show(a, b)
+a, b, c = c, a, b; show(a, b, c)
+local p, q = 0, 1
+for i = 1, 10 do p, q = q, p + q end; show(p, q)
+-- globals
+ga, gb = 1, 2; ga, gb = gb, ga; show(ga, gb)
+gp, gq = 0, 1
+for i = 1, 10 do gp, gq = gq, gp + gq end; show(gp, gq)
+-- upvalues
+local u1, u2 = "x", "y"
+local function sw() u1, u2 = u2, u1 end
+sw(); show(u1, u2)
+local function fib() local x, y = 0, 1; local function step() x, y = y, x + y end; for i = 1, 10 do step() end; return x end
+show(fib())
+-- mixes
+local m = 1; gm = 2
+m, gm, u1 = gm, m, m; show(m, gm, u1)
+-- fields: index expressions are evaluated before any assignment
+local t = {10, 20, 30}
+local i, j = 1, 3
+t[i], t[j] = t[j], t[i]; show(t[1], t[2], t[3])
+i, t[i] = i + 1, 20; show(i, t[1], t[2])
+t[i], i = 99, 1; show(i, t[1], t[2], t[3])
+local s = {x = 1}
+local s0 = s
+s.x, s = 5, {x = 7}; show(s0.x, s.x)
+s, s.x = {x = 9}, 6; show(s0.x, s.x)
+-- multiple results, fewer and more values than targets
+local function f() return 1, 2, 3 end
+local function g0() end
+a, b, c = f(); show(a, b, c)
+a, b, c = 0, f(); show(a, b, c)
+a, b, c = f(), 10; show(a, b, c)
+a, b, c = (f()); show(a, b, c)
+a, b = g0(); show(a, b)
+a, b, c = 1; show(a, b, c)
+a, b = 1, 2, 3, L("extra"); show(a, b, #log)
+a = f(), f(); show(a)
+t.k, gb, b = f(); show(t.k, gb, b)
+t.k, gb, b = 7; show(t.k, gb, b)
+-- varargs
+local function va(...) local x, y, z; x, y, z = ...; show(x, y, z); x, y = 0, ...; show(x, y); t[1], t[2] = ...; show(t[1], t[2]) end
+va(4, 5, 6)
+va()
+local function va2(...) local a, b = 1, 2; a = ...; return a, b end
+show(va2(5))
+-- order of evaluation and of assignment (__newindex and __index log)
+local obs = setmetatable({}, {__newindex = function(_, k, v) L("set " .. tostring(k) .. "=" .. tostring(v)) end,
+  __index = function(_, k) L("get " .. tostring(k)); return k end})
+local function K(k) L("key " .. k); return k end
+local function V(v) L("val " .. v); return v end
+log = {}
+obs[K("a")], obs[K("b")], obs.c = V(1), V(2), V(3)
+print(table.concat(log, ", "))
+log = {}
+obs[K("a")], obs[K("b")] = V(1)
+print(table.concat(log, ", "))
+log = {}
+obs.x, obs.y = obs.p, obs.q
+print(table.concat(log, ", "))
+-- a call assigned to the last parameter (gopher-lua called it in place)
+local function lp(x) local y = 5; x = f(); return x, y end
+show(lp(0))
+-- other kinds of expression on the right
+local l1, l2 = nil, 2
+l1, l2 = l2 or 1, l1 and l1.x; show(l1, l2)
+l1, l2 = {l2}, {l1}; show(type(l1), l2[1])
+local cc, dd = "a", "b"
+cc, dd = dd .. cc, cc .. dd; show(cc, dd)
+local n1, n2 = 1, 2; n1, n2 = -n2, not n1; show(n1, n2)
+local r1, r2 = 1, 2; r1, r2 = r2 < r1, r1 < r2; show(r1, r2)
+local fn1; fn1, a = function() return a end, 42; show(fn1(), a)
+local st = {}; st.a, st.b = st, 1; show(st.a == st, st.b)
+local x1, x2, big = 1, 2, {}
+big[x1], big[x2], x1, x2 = x2, x1, x2, x1; show(big[1], big[2], x1, x2)
+`
+
+const multipleAssignmentWant = `2 1
+3 2 1
+55 89
+2 1
+55 89
+y x
+55
+2 1 1
+30 20 10
+2 20 20
+1 20 99 10
+5 7
+5 9
+1 2 3
+0 1 2
+1 10 nil
+1 nil nil
+nil nil
+1 nil nil
+1 2 1
+1
+1 2 3
+7 nil nil
+4 5 6
+0 4
+4 5
+nil nil nil
+0 nil
+nil nil
+5 2
+key a, key b, val 1, val 2, val 3, set c=3, set b=2, set a=1
+key a, key b, val 1, set b=nil, set a=1
+get p, get q, set y=q, set x=p
+1 5
+2 nil
+table 2
+ba ab
+-2 false
+false true
+42 42
+true 1
+2 1 2 1
+`
+
+// A multiple assignment evaluates every expression before it assigns
+// (Lua 5.1 manual §2.4.3), then assigns last to first as 5.1 does.
+func TestMultipleAssignment51(t *testing.T) {
+	checkLua51(t, multipleAssignmentSrc, multipleAssignmentWant)
+}
