@@ -1212,7 +1212,11 @@ func compileGenericForStmtTFor(context *funcContext, stmt *ast.GenericForStmt) {
 	context.RegisterLocalVar("(for state)")
 	context.RegisterLocalVar("(for control)")
 
-	compileRegAssignment(context, stmt.Names, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
+	// the explist is adjusted to the three hidden variables, not to the
+	// loop's names: with two names and "next, t", the control variable
+	// was left as it was, and the loop started after a stale value
+	// (luarun)
+	compileRegAssignment(context, []string{"(for generator)", "(for state)", "(for control)"}, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
 
 	code.AddASbx(OP_JMP, 0, fllabel, sline(stmt))
 
@@ -1891,9 +1895,15 @@ func patchCode(context *funcContext) { // {{{
 			moven = 0
 			continue
 		case OP_SETGLOBAL, OP_SETUPVAL, OP_EQ, OP_LT, OP_LE, OP_TEST,
-			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP, OP_TFORLOOP,
+			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP,
 			OP_SETLIST, OP_CLOSE:
 			/* nothing to do */
+		case OP_TFORLOOP:
+			// the call's copies of the generator, state and control at
+			// A+3..A+5, its results at A+3..A+2+C (luarun)
+			if reg := opGetArgA(inst) + 2 + intMax(3, opGetArgC(inst)); reg > maxreg {
+				maxreg = reg
+			}
 		case OP_CALL:
 			if reg := opGetArgA(inst) + opGetArgC(inst) - 2; reg > maxreg {
 				maxreg = reg

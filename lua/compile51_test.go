@@ -182,3 +182,45 @@ true 1
 func TestMultipleAssignment51(t *testing.T) {
 	checkLua51(t, multipleAssignmentSrc, multipleAssignmentWant)
 }
+
+// `for k, v in next, t` visits every key: the explist is adjusted to the
+// loop's three hidden variables, so the control variable starts nil
+// whatever its register held before (here a key of t, left there by a
+// block that ended).
+func TestGenericForNextVisitsEveryKey(t *testing.T) {
+	checkLua51(t, `
+local t = {a=1,b=2,c=3}; x = x or {{},{}}; local n=0; for k,v in next, t do n=n+1 end; print(n)
+local function f()
+  local t = {a=1,b=2,c=3}
+  do local s1, s2, s3, s4 = nil, nil, nil, next(t) end
+  local n = 0
+  for k, v in next, t do n = n + 1 end
+  print(n)
+end
+f()
+local function g()
+  local t = {10, 20, 30}
+  do local s1, s2, s3, s4, s5 = nil, nil, nil, nil, 1 end
+  local n, sum = 0, 0
+  for k in next, t do n = n + 1; sum = sum + k end
+  print(n, sum)
+end
+g()
+local function h()
+  local t = {10, 20, 30}
+  do local s1, s2, s3, s4 = nil, nil, nil, 2 end
+  local n = 0
+  for k, v, w, z in next, t do n = n + 1; assert(w == nil and z == nil) end
+  print(n)
+end
+h()
+local function i()
+  local t = {10, 20, 30}
+  x = x or {{},{}}
+  local n = 0
+  for k, v in next, t do n = n + 1 end
+  print(n)
+end
+i()
+`, "3\n3\n3\t6\n3\n3\n")
+}
