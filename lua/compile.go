@@ -168,6 +168,10 @@ type codeStore struct { // {{{
 	codes []uint32
 	lines []int
 	pc    int
+	// dataPc is the pc of the last word that is data, not an instruction
+	// (SETLIST's block number), or -1: Last does not show it, so that no
+	// peephole takes it for a MOVE and pops it (luarun)
+	dataPc int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
@@ -278,8 +282,14 @@ func (cd *codeStore) LastPC() int {
 	return cd.pc - 1
 }
 
+// AddData adds a word that is data for the instruction before it.
+func (cd *codeStore) AddData(word uint32, line int) {
+	cd.Add(word, line)
+	cd.dataPc = cd.pc - 1
+}
+
 func (cd *codeStore) Last() uint32 {
-	if cd.pc == 0 {
+	if cd.pc == 0 || cd.pc-1 == cd.dataPc {
 		return opInvalidInstruction
 	}
 	return cd.codes[cd.pc-1]
@@ -403,12 +413,14 @@ type funcContext struct {
 	labelPc         map[int]int
 	gotosCount      int
 	unresolvedGotos map[int]*gotoLabelDesc
+	stringConsts    map[LString]int // index of each string constant
+	numberConsts    map[LNumber]int // index of each number constant
 }
 
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 	fc := &funcContext{
 		Proto:           newFunctionProto(sourcename),
-		Code:            &codeStore{make([]uint32, 0, 1024), make([]int, 0, 1024), 0},
+		Code:            &codeStore{make([]uint32, 0, 1024), make([]int, 0, 1024), 0, -1},
 		Parent:          parent,
 		Upvalues:        newVarNamePool(0),
 		Block:           newCodeBlock(newVarNamePool(0), labelNoJump, nil, nil, 0),
@@ -512,15 +524,42 @@ func (fc *funcContext) GetLabelPc(label int) int {
 	return fc.labelPc[label]
 }
 
+// ConstIndex returns value's index in the function's constants, adding it
+// if it is not there. Strings and numbers, the constants a chunk has, are
+// found through maps (luarun: a linear search made compiling n constants
+// O(n²), 40,000 took 6-18 s); the maps compare as the search did (NaN is
+// never found, 0 and -0 are one constant).
 func (fc *funcContext) ConstIndex(value LValue) int {
-	ctype := value.Type()
-	for i, lv := range fc.Proto.Constants {
-		if lv.Type() == ctype && lv == value {
+	switch cv := value.(type) {
+	case LString:
+		if i, ok := fc.stringConsts[cv]; ok {
 			return i
+		}
+	case LNumber:
+		if i, ok := fc.numberConsts[cv]; ok {
+			return i
+		}
+	default:
+		for i, lv := range fc.Proto.Constants {
+			if lv.Type() == value.Type() && lv == value {
+				return i
+			}
 		}
 	}
 	fc.Proto.Constants = append(fc.Proto.Constants, value)
 	v := len(fc.Proto.Constants) - 1
+	switch cv := value.(type) {
+	case LString:
+		if fc.stringConsts == nil {
+			fc.stringConsts = map[LString]int{}
+		}
+		fc.stringConsts[cv] = v
+	case LNumber:
+		if fc.numberConsts == nil {
+			fc.numberConsts = map[LNumber]int{}
+		}
+		fc.numberConsts[cv] = v
+	}
 	if v > opMaxArgBx {
 		raiseCompileError(fc, fc.Proto.LineDefined, "too many constants")
 	}
@@ -1477,16 +1516,18 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 	regbase := reg
 
 	arraycount := 0
+	pending := 0 // array items in registers regbase.. not yet stored
 	lastvararg := false
 	for i, field := range ex.Fields {
 		islast := i == len(ex.Fields)-1
 		if field.Key == nil {
 			if islast && isVarArgReturnExpr(field.Value) {
-				reg += compileExpr(context, reg, field.Value, ecnone(-2))
+				compileExpr(context, reg, field.Value, ecnone(-2))
 				lastvararg = true
 			} else {
 				reg += compileExpr(context, reg, field.Value, ecnone(0))
-				arraycount += 1
+				arraycount++
+				pending++
 			}
 		} else {
 			regorg := reg
@@ -1501,29 +1542,36 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 			code.AddABC(opcode, tablereg, b, c, sline(ex))
 			reg = regorg
 		}
-		flush := arraycount % FieldsPerFlush
-		if (arraycount != 0 && (flush == 0 || islast)) || lastvararg {
-			reg = regbase
-			num := flush
-			if num == 0 {
-				num = FieldsPerFlush
+		// store the pending items when there are FieldsPerFlush of them
+		// (only after an array item: gopher-lua stored again after a keyed
+		// field that followed the 50th, from registers the field had
+		// overwritten) and at the end (luarun)
+		if pending == FieldsPerFlush || (islast && (pending > 0 || lastvararg)) {
+			b := pending
+			items := arraycount
+			if lastvararg {
+				b = 0 // up to the top
+				items++
 			}
-			c := (arraycount-1)/FieldsPerFlush + 1
-			b := num
-			if islast && isVarArgReturnExpr(field.Value) {
-				b = 0
-			}
+			// the block the pending items start in: 1 for 1..50 (a
+			// last call counts as an item: it was left out, so after a
+			// multiple of 50 items its values overwrote the last 50)
+			c := (items-1)/FieldsPerFlush + 1
 			line := field.Value
 			if field.Key != nil {
 				line = field.Key
 			}
-			if c > 511 {
-				c = 0
+			if c > opMaxArgsC {
+				// Lua 5.1's way: C is 0 and the block number is the next
+				// word (gopher-lua wrote 0 there, so item 25,551 on went to
+				// keys -49.. and the tail was lost) (luarun)
+				code.AddABC(OP_SETLIST, tablereg, b, 0, sline(line))
+				code.AddData(uint32(c), sline(line))
+			} else {
+				code.AddABC(OP_SETLIST, tablereg, b, c, sline(line))
 			}
-			code.AddABC(OP_SETLIST, tablereg, b, c, sline(line))
-			if c == 0 {
-				code.Add(uint32(c), sline(line))
-			}
+			reg = regbase
+			pending = 0
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
@@ -1885,6 +1933,7 @@ func patchCode(context *funcContext) { // {{{
 		maxreg = np
 	}
 	moven := 0
+	dataword := false
 	code := context.Code.List()
 	for pc := 0; pc < len(code); pc++ {
 		inst := code[pc]
@@ -1895,9 +1944,12 @@ func patchCode(context *funcContext) { // {{{
 			moven = 0
 			continue
 		case OP_SETGLOBAL, OP_SETUPVAL, OP_EQ, OP_LT, OP_LE, OP_TEST,
-			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP,
-			OP_SETLIST, OP_CLOSE:
+			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP, OP_CLOSE:
 			/* nothing to do */
+		case OP_SETLIST:
+			// with C 0, the next word is SETLIST's block number, not an
+			// instruction: skipped below (luarun)
+			dataword = opGetArgC(inst) == 0
 		case OP_TFORLOOP:
 			// the call's copies of the generator, state and control at
 			// A+3..A+5, its results at A+3..A+2+C (luarun)
@@ -1954,6 +2006,10 @@ func patchCode(context *funcContext) { // {{{
 				context.Code.SetC(pc-moven, intMin(moven-1, opMaxArgsC))
 			}
 			moven = 0
+		}
+		if dataword {
+			pc++
+			dataword = false
 		}
 	}
 	maxreg++

@@ -1,9 +1,11 @@
 package lua
 
 import (
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runPrinting runs src in a fresh state and returns what it printed, print
@@ -223,4 +225,126 @@ local function i()
 end
 i()
 `, "3\n3\n3\t6\n3\n3\n")
+}
+
+// bigConstructorSrc is a chunk with table constructors of n items: all
+// positional, positional with a keyed field every third item (each key a
+// constant of its own: past the 256th, keys are loaded into registers),
+// and positional ending in a call.
+func bigConstructorSrc(n int) string {
+	var b strings.Builder
+	b.WriteString("local t = {")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "%d,", i)
+	}
+	b.WriteString("}\n")
+	fmt.Fprintf(&b, "print(#t, t[1], t[25550], t[25551], t[%d], t[-49], t[0])\n", n)
+	b.WriteString("local u = {")
+	for i := 1; i <= n; i++ {
+		if i%3 == 0 {
+			fmt.Fprintf(&b, "k%d=%d,", i, i)
+		} else {
+			fmt.Fprintf(&b, "%d,", i)
+		}
+	}
+	b.WriteString("}\n")
+	b.WriteString("local n, ok = 0, true for k, v in pairs(u) do n = n + 1 if type(k) == 'number' then ok = ok and v == k + math.floor((k - 1) / 2) else ok = ok and k == 'k' .. v end end\n")
+	b.WriteString("print(n, #u, ok, u[1], u[2], u[3], u.k3, u[-49])\n")
+	b.WriteString("local function f() return 'a', 'b', 'c' end\n")
+	for _, m := range []int{50, 30000} {
+		b.WriteString("local w = {")
+		for i := 1; i <= m; i++ {
+			fmt.Fprintf(&b, "%d,", i)
+		}
+		b.WriteString("f()}\n")
+		b.WriteString("print(#w, w[1], w[#w - 3], w[#w - 2], w[#w])\n")
+	}
+	return b.String()
+}
+
+// Table constructors keep every item, however many: past 25,550 items
+// SETLIST takes its block number from the next word (gopher-lua wrote 0
+// there); a keyed field after the 50th item does not store the items
+// again; a call after a multiple of 50 items goes after them.
+func TestBigTableConstructor(t *testing.T) {
+	checkLua51(t, bigConstructorSrc(100000), `100000	1	25550	25551	100000	nil	nil
+100000	66667	true	1	2	4	3	nil
+53	1	50	a	c
+30003	1	30000	a	c
+`)
+}
+
+// dataFileSrc is a data file of about size bytes as programs keep them:
+// a list of records, then a long list of numbers and strings.
+func dataFileSrc(size int) string {
+	var b strings.Builder
+	b.WriteString("return {\n  rows = {\n")
+	i := 0
+	for b.Len() < size*7/10 {
+		i++
+		fmt.Fprintf(&b, "    {id=%d, name=\"x%d\", v=%g, tags={\"a\",\"b%d\"}, ok=%v},\n", i, i, float64(i)*1.5, i%7, i%2 == 1)
+	}
+	b.WriteString("  },\n  nums = {")
+	n := 0
+	for b.Len() < size {
+		n++
+		fmt.Fprintf(&b, "%d.5, \"s%d\", ", n%5000, n%5000)
+	}
+	b.WriteString("},\n}\n")
+	return b.String()
+}
+
+// A 5 MB data file compiles and loads whole (each item in place: the
+// SETLIST data words past 25,550 items are not taken for instructions by
+// the peephole that drops a MOVE). Compiling it took over a minute with
+// the constants searched linearly; the time is logged, not asserted.
+func TestCompileDataFile5MB(t *testing.T) {
+	src := dataFileSrc(5 << 20)
+	L := NewState()
+	defer L.Close()
+	start := time.Now()
+	fn, err := L.Load(strings.NewReader(src), "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled := time.Since(start)
+	L.Push(fn)
+	L.Call(0, 1)
+	d := L.CheckTable(-1)
+	t.Logf("%d bytes compiled in %v (and run in %v)", len(src), compiled, time.Since(start)-compiled)
+	rows, nums := d.RawGetString("rows").(*LTable), d.RawGetString("nums").(*LTable)
+	if rows == nil || nums == nil {
+		t.Fatalf("rows %v, nums %v", d.RawGetString("rows"), d.RawGetString("nums"))
+	}
+	nrows, nnums := rows.Len(), nums.Len()
+	if nrows < 50000 || nnums < 100000 {
+		t.Fatalf("%d rows, %d numbers and strings", nrows, nnums)
+	}
+	last := rows.RawGetInt(nrows).(*LTable)
+	if got, want := last.RawGetString("name").String(), fmt.Sprintf("x%d", nrows); got != want {
+		t.Errorf("last row's name %q, want %q", got, want)
+	}
+	for i := 1; i <= nnums; i += 2 {
+		n := (i + 1) / 2 % 5000
+		if got, want := nums.RawGetInt(i), LNumber(float64(n)+0.5); got != want {
+			t.Fatalf("item %d is %v, want %v", i, got, want)
+		}
+		if got, want := nums.RawGetInt(i+1), LString(fmt.Sprintf("s%d", n)); got != want {
+			t.Fatalf("item %d is %v, want %v", i+1, got, want)
+		}
+	}
+}
+
+// BenchmarkCompileDataFile compiles a 1 MB data file (go test ./lua -run
+// NONE -bench CompileDataFile).
+func BenchmarkCompileDataFile(b *testing.B) {
+	src := dataFileSrc(1 << 20)
+	L := NewState()
+	defer L.Close()
+	b.SetBytes(int64(len(src)))
+	for b.Loop() {
+		if _, err := L.Load(strings.NewReader(src), "data"); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
