@@ -348,3 +348,21 @@ func BenchmarkCompileDataFile(b *testing.B) {
 		}
 	}
 }
+
+// In `local f = function ... end` the body's f is the f outside (the
+// local's scope begins after the statement); in `local function f` it is
+// the local itself.
+func TestLocalFunctionScope(t *testing.T) {
+	checkLua51(t, `
+f = function() return "global" end
+local f = function(n) if n then return f() end return "local" end
+print(f(true))
+local g = 1
+local g = function() return g end
+print(g())
+local function h(n) if n > 0 then return h(n - 1) end return "recursive" end
+print(h(3))
+local k = function(n) return type(k) end
+print(k())
+`, "global\n1\nrecursive\nnil\n")
+}
