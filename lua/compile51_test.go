@@ -366,3 +366,24 @@ local k = function(n) return type(k) end
 print(k())
 `, "global\n1\nrecursive\nnil\n")
 }
+
+// A block's end ends its own locals' scope in the debug information (it
+// ended the function's first locals, by register number): debug.getlocal
+// sees the locals live where it looks, as in Lua 5.1.
+func TestDebugLocalsScope(t *testing.T) {
+	checkLua51(t, `
+local function f()
+  do local a = 1 end
+  do local b = 2
+    local i = 1
+    while true do
+      local name, value = debug.getlocal(1, i)
+      if not name then break end
+      print(name, value)
+      i = i + 1
+    end
+  end
+end
+f()
+`, "b\t2\ni\t2\n")
+}
