@@ -250,6 +250,14 @@ func bigConstructorSrc(n int) string {
 	b.WriteString("}\n")
 	b.WriteString("local n, ok = 0, true for k, v in pairs(u) do n = n + 1 if type(k) == 'number' then ok = ok and v == k + math.floor((k - 1) / 2) else ok = ok and k == 'k' .. v end end\n")
 	b.WriteString("print(n, #u, ok, u[1], u[2], u[3], u.k3, u[-49])\n")
+	// a keyed field's value ending in SETLIST's data word, in a function
+	// with no locals (the peephole looks at instructions writing above
+	// them)
+	b.WriteString("local r = (function() return {rows = {")
+	for i := 1; i <= 25600; i++ {
+		fmt.Fprintf(&b, "%d,", i)
+	}
+	b.WriteString("}} end)()\nprint(#r.rows, r.rows[25600])\n")
 	b.WriteString("local function f() return 'a', 'b', 'c' end\n")
 	for _, m := range []int{50, 30000} {
 		b.WriteString("local w = {")
@@ -269,6 +277,7 @@ func bigConstructorSrc(n int) string {
 func TestBigTableConstructor(t *testing.T) {
 	checkLua51(t, bigConstructorSrc(100000), `100000	1	25550	25551	100000	nil	nil
 100000	66667	true	1	2	4	3	nil
+25600	25600
 53	1	50	a	c
 30003	1	30000	a	c
 `)
@@ -320,7 +329,10 @@ func TestCompileDataFile5MB(t *testing.T) {
 	if nrows < 50000 || nnums < 100000 {
 		t.Fatalf("%d rows, %d numbers and strings", nrows, nnums)
 	}
-	last := rows.RawGetInt(nrows).(*LTable)
+	last, ok := rows.RawGetInt(nrows).(*LTable)
+	if !ok {
+		t.Fatalf("last row is %v", rows.RawGetInt(nrows))
+	}
 	if got, want := last.RawGetString("name").String(), fmt.Sprintf("x%d", nrows); got != want {
 		t.Errorf("last row's name %q, want %q", got, want)
 	}
