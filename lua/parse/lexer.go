@@ -46,6 +46,7 @@ func isDigit(ch int) bool {
 type Scanner struct {
 	Pos    ast.Position
 	reader *bufio.Reader
+	buf    bytes.Buffer
 }
 
 func NewScanner(reader io.Reader, source string) *Scanner {
@@ -307,8 +308,11 @@ redo:
 		lexer.PNewLine = false
 	}
 
-	var _buf bytes.Buffer
-	buf := &_buf
+	// one buffer for every token (a token's text is copied out of it by
+	// buf.String): a fresh one per token was a third of the lexer's
+	// allocations (luarun)
+	buf := &sc.buf
+	buf.Reset()
 	tok.Pos = sc.Pos
 
 	switch {
