@@ -90,6 +90,31 @@ func (tb *LTable) Base() *LTable {
 	return tb.cow.base
 }
 
+// RawGetStringShared is RawGetString for an embedder's own reads: a
+// shared table read through a view is answered as it is, unless the
+// state has a view of it already, and no view is made. The caller must
+// only read what it gets (luarun's require reads package.loaders so,
+// without making the process a copy it never asked for).
+func (tb *LTable) RawGetStringShared(key string) LValue {
+	link := tb.cow
+	if link == nil {
+		return tb.RawGetString(key)
+	}
+	tb.cow = nil
+	v := tb.RawGetString(key)
+	tb.cow = link
+	if v != LNil {
+		return v
+	}
+	v = link.base.RawGetString(key)
+	if t, ok := v.(*LTable); ok && t.IsShared() {
+		if view := link.set.Lookup(t); view != nil {
+			return view
+		}
+	}
+	return v
+}
+
 // Bind makes tb, a table of this state, the state's view of shared:
 // tb's own entries shadow shared's.
 func (s *ViewSet) Bind(tb, shared *LTable) {

@@ -109,12 +109,12 @@ func packageSeeall(L *lua.LState) int {
 }
 
 // isLuarunMT reports whether mt is one of luarun's metatables, which
-// processes share (package's and package.loaded's, a file handle's,
+// processes share (a file handle's,
 // json.null's, any shared table: lua/cow.go). Every metatable luarun
 // makes for values a script can reach must be one this finds.
 func (tpl *template) isLuarunMT(mt *lua.LTable) bool {
 	switch mt {
-	case tpl.loadedMT, tpl.packageMT, tpl.stringMT, tpl.fileMT:
+	case tpl.stringMT, tpl.fileMT:
 		return true
 	}
 	if _, ok := lockedMTs.Load(mt); ok {

@@ -66,49 +66,22 @@ var loadingMarker = &lua.LUserData{Value: "luarun.loading", Metatable: lockedMT(
 
 // modules is a process's package table and the loads in progress.
 type modules struct {
-	pkg    *lua.LTable // the package global, as made (fields made on first read)
+	pkg    *lua.LTable // the package global: a view of the shared defaults (packageTemplate)
 	loaded *lua.LTable // package.loaded, as made (require keeps using it)
 	// loads: the modules loading, and those that failed (a few at most:
 	// a slice, searched by name).
 	loads []*moduleLoad
 	seq   int // orders loads, for the chain of a cycle
-	// set: the package fields require reads that have been made or
-	// assigned (packageIndex, packageNewIndex); one of them nil in the
-	// table is then the script's doing, not "not made yet".
-	set packageFields
 	// files: the module files this process has loaded (a few: a slice);
 	// loading one again (after package.loaded[name] = nil) reads it as it
 	// is now.
 	files []string
 }
 
-// packageFields is a set of the package fields require reads.
-type packageFields uint8
-
-const (
-	fieldPath packageFields = 1 << iota
-	fieldPreload
-	fieldLoaders
-)
-
-// fieldOf names the field key, if require reads it.
-func fieldOf(key lua.LString) packageFields {
-	switch key {
-	case "path":
-		return fieldPath
-	case "preload":
-		return fieldPreload
-	case "loaders":
-		return fieldLoaders
-	}
-	return 0
-}
-
-// packageField returns package[key] for require: the value, or nil with
-// removed true if the script set it to nil (else the default applies).
-func (m *modules) packageField(key lua.LString) (v lua.LValue, removed bool) {
-	v = m.pkg.RawGetString(string(key))
-	return v, v == lua.LNil && m.set&fieldOf(key) != 0
+// packageField returns package[key] as the script left it, for require
+// to read (a shared default is not copied into the process).
+func (m *modules) packageField(key string) lua.LValue {
+	return m.pkg.RawGetStringShared(key)
 }
 
 // find returns the load of name, or nil.
@@ -143,80 +116,36 @@ type moduleLoad struct {
 }
 
 // modules returns p's package state, making it on first use. The
-// package table starts empty: its fields are made when the script first
-// reads them (packageIndex), and until then require uses the defaults
-// without making them, so that a process that only requires pays for
-// package.loaded alone.
+// package table and package.loaded are views of shared tables
+// (lua/cow.go): a process that only requires pays for two empty tables,
+// and copies of preload or loaders only if it reads them.
 func (p *luaProcess) modules() *modules {
 	if p.mods == nil {
-		loaded := p.L.CreateTable(0, 0)
-		loaded.Metatable = p.tpl.loadedMT
-		pkg := p.L.CreateTable(0, 0)
-		pkg.Metatable = p.tpl.packageMT
-		p.mods = &modules{pkg: pkg, loaded: loaded}
+		views := &p.L.G.Views
+		p.mods = &modules{} // ViewFor(packageMarker) below asks for it
+		p.mods.loaded = views.View(p.tpl.loaded)
+		p.mods.pkg = views.View(p.tpl.packageMarker)
 	}
 	return p.mods
 }
 
-// packageNewIndex is the package table's __newindex (for a field not in
-// the table): it notes that the script set a field require reads.
-func packageNewIndex(L *lua.LState) int {
-	pkg := L.CheckTable(1)
-	switch key := L.Get(2).(type) {
-	case *lua.LNilType:
-		L.RaiseError("table index is nil")
-	case lua.LString:
-		procOf(L).modules().set |= fieldOf(key)
+// packageTemplate is the shared package table of programs in p's
+// directory: package.path's default is theirs.
+func (tpl *template) packageTemplate(p *luaProcess) *lua.LTable {
+	if t, ok := tpl.packages.Load(p.progDir); ok {
+		return t.(*lua.LTable)
 	}
-	pkg.RawSet(L.Get(2), L.Get(3))
-	return 0
-}
-
-// newLoaders returns a new table of the built-in searchers.
-func (tpl *template) newLoaders(L *lua.LState) *lua.LTable {
-	loaders := L.CreateTable(len(tpl.searchers), 0)
-	for _, s := range tpl.searchers {
-		loaders.Append(s)
-	}
-	return loaders
-}
-
-// packageIndex is the package table's __index: a field the script has not
-// set yet gets its default now, kept in the table from then on.
-func (tpl *template) packageIndex(L *lua.LState) int {
-	pkg := L.CheckTable(1)
-	key, _ := L.Get(2).(lua.LString)
-	p := procOf(L)
-	m := p.modules()
-	if f := fieldOf(key); f != 0 {
-		if m.set&f != 0 { // the script removed it
-			L.Push(lua.LNil)
-			return 1
-		}
-		m.set |= f
-	}
-	var v lua.LValue = lua.LNil
-	switch key {
-	case "path":
-		v = p.rt.modulePath(p.progDir)
-	case "cpath":
-		v = emptyString
-	case "config":
-		v = packageConfig
-	case "loaded":
-		v = p.modules().loaded
-	case "preload":
-		v = L.CreateTable(0, 0)
-	case "loaders":
-		v = tpl.newLoaders(L)
-	case "seeall":
-		v = tpl.seeall
-	}
-	if v != lua.LNil {
-		pkg.RawSetString(string(key), v)
-	}
-	L.Push(v)
-	return 1
+	t := p.L.CreateTable(0, 8)
+	t.RawSetString("path", p.rt.modulePath(p.progDir))
+	t.RawSetString("cpath", emptyString)
+	t.RawSetString("config", packageConfig)
+	t.RawSetString("loaded", tpl.loaded)
+	t.RawSetString("preload", tpl.preload)
+	t.RawSetString("loaders", tpl.loaders)
+	t.RawSetString("seeall", tpl.seeall)
+	t.Share()
+	actual, _ := tpl.packages.LoadOrStore(p.progDir, t)
+	return actual.(*lua.LTable)
 }
 
 var (
@@ -257,32 +186,6 @@ var stdLibs = map[string]bool{
 // require("luarun.json") is luarun's json.
 const luarunPrefix = "luarun."
 
-// loadedIndex is package.loaded's __index: _G, package and the standard
-// libraries (and "luarun.<module>" for each of luarun's and the
-// application's modules) are loaded from the start. A module is the
-// state's view of the shared table (lua/cow.go keeps one per state), so
-// it is the global of that name unless the script replaced the global;
-// it is kept in package.loaded, as Lua's package.loaded keeps the
-// libraries whatever the globals hold.
-func (tpl *template) loadedIndex(L *lua.LState) int {
-	loaded := L.CheckTable(1)
-	name, _ := L.Get(2).(lua.LString)
-	var v lua.LValue = lua.LNil
-	switch {
-	case name == "_G":
-		v = L.G.Global
-	case name == "package" || stdLibs[string(name)]:
-		v = tpl.moduleView(L, string(name))
-	case strings.HasPrefix(string(name), luarunPrefix):
-		v = tpl.moduleView(L, string(name[len(luarunPrefix):]))
-	}
-	if v != lua.LNil {
-		loaded.RawSetString(string(name), v)
-	}
-	L.Push(v)
-	return 1
-}
-
 // moduleView is this state's table of built-in module name (its view of
 // the shared module, package or io made for the state), or nil when name
 // is not one.
@@ -320,12 +223,7 @@ func (p *luaProcess) loadBuiltin(L *lua.LState) int {
 func (p *luaProcess) requireTables(L *lua.LState) int {
 	m := p.modules()
 	L.Push(m.loaded)
-	switch loaders, removed := m.packageField("loaders"); {
-	case loaders == lua.LNil && !removed:
-		L.Push(p.tpl.loaders) // the default, which the script has not read
-	default:
-		L.Push(loaders) // require.lua checks it is a table
-	}
+	L.Push(m.packageField("loaders")) // require.lua checks it is a table
 	return 2
 }
 
@@ -511,14 +409,11 @@ func (p *luaProcess) failTaskLoads(t *task) {
 func (p *luaProcess) searchPreload(L *lua.LState) int {
 	name := L.CheckString(1)
 	var v lua.LValue = lua.LNil
-	preload, removed := p.modules().packageField("preload")
-	switch preload := preload.(type) {
+	switch preload := p.modules().packageField("preload").(type) {
 	case *lua.LTable:
-		v = L.GetField(preload, name)
-	case *lua.LNilType:
-		if removed {
-			raiseAt(L, "'package.preload' must be a table")
-		} // else not made yet: empty
+		if preload != p.tpl.preload { // the shared default is empty
+			v = L.GetField(preload, name)
+		}
 	default:
 		raiseAt(L, "'package.preload' must be a table")
 	}
@@ -552,15 +447,9 @@ func (p *luaProcess) searchApp(L *lua.LState) int {
 func (p *luaProcess) searchFiles(L *lua.LState) int {
 	name := L.CheckString(1)
 	var path string
-	v, removed := p.modules().packageField("path")
-	switch v := v.(type) {
+	switch v := p.modules().packageField("path").(type) {
 	case lua.LString:
 		path = string(v)
-	case *lua.LNilType:
-		if removed {
-			raiseAt(L, "'package.path' must be a string")
-		}
-		path = string(p.rt.modulePath(p.progDir).(lua.LString)) // not read yet: the default
 	default:
 		raiseAt(L, "'package.path' must be a string")
 	}

@@ -39,6 +39,7 @@ package luaproc
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	lua "github.com/luarun/luarun/lua"
 
@@ -84,10 +85,11 @@ type template struct {
 	rawResume                          lua.LGFunction   // gopher-lua's coroutine.resume
 	rawCreate                          lua.LGFunction   // gopher-lua's coroutine.create (coCreate)
 	supervise                          *lua.LFunction   // a supervisor process's entry (supervisor.lua)
-	loadedMT                           *lua.LTable      // package.loaded's metatable: built-in modules are loaded
 	searchers                          []*lua.LFunction // package.loaders' initial contents (require.go)
-	loaders                            *lua.LTable      // the searchers, for require while package.loaders is not made
-	packageMT                          *lua.LTable      // the package table's metatable: fields made on first read
+	loaders                            *lua.LTable      // shared: package.loaders' default, the searchers
+	loaded                             *lua.LTable      // shared: package.loaded's default (_G, package, the libraries, luarun.<module>)
+	preload                            *lua.LTable      // shared: package.preload's default, empty
+	packages                           sync.Map         // program directory -> its shared package table (packageTemplate)
 	fileMT                             *lua.LTable      // fs.open handles' metatable (fsfile.go)
 
 	builtinLoader *lua.LFunction // the loader of package.loaders[4] (require.go)
@@ -156,7 +158,13 @@ func (rt *Runtime) buildTemplate() *template {
 	}
 	tpl.builtinLoader = fn(bind((*luaProcess).loadBuiltin))
 	tpl.seeall = fn(packageSeeall)
-	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
+	tpl.loaders = L.CreateTable(len(tpl.searchers), 0)
+	for _, s := range tpl.searchers {
+		tpl.loaders.Append(s)
+	}
+	tpl.loaders.Share()
+	tpl.preload = L.CreateTable(0, 0)
+	tpl.preload.Share()
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
@@ -225,13 +233,7 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.stringMT = L.CreateTable(0, 2) // every state's until it has its own string table
 	tpl.stringMT.RawSetString("__index", tpl.globals.RawGetString(lua.StringLibName))
 	tpl.stringMT.Share()
-	tpl.loadedMT = L.CreateTable(0, 2)
-	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
-	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
-	tpl.packageMT = L.CreateTable(0, 3)
-	tpl.packageMT.RawSetString("__index", fn(tpl.packageIndex))
-	tpl.packageMT.RawSetString("__newindex", fn(packageNewIndex))
-	tpl.packageMT.RawSetString("__metatable", lua.LString("locked"))
+	tpl.loaded = tpl.sharedLoaded(L)
 	return tpl
 }
 
@@ -284,6 +286,26 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 	return globals
 }
 
+// sharedLoaded makes the shared package.loaded every state's is a view
+// of: _G, package and Lua 5.1's libraries (require finds them before any
+// searcher), and luarun.<name> for each module, luarun's, the
+// application's and Lua's. luarun's modules are not there under their own names: a file
+// on package.path comes first (searchBuiltin).
+func (tpl *template) sharedLoaded(L *lua.LState) *lua.LTable {
+	loaded := L.CreateTable(0, 32)
+	tpl.globals.ForEach(func(k, v lua.LValue) {
+		name, _ := k.(lua.LString)
+		if name == "_G" || name == "package" || stdLibs[string(name)] {
+			loaded.RawSetString(string(name), v)
+		}
+		if tpl.isBuiltinModule(string(name)) {
+			loaded.RawSetString(luarunPrefix+string(name), v)
+		}
+	})
+	loaded.Share()
+	return loaded
+}
+
 // shareDeep marks t and the tables in it shared (lua/cow.go).
 func shareDeep(t *lua.LTable) {
 	if t.IsShared() {
@@ -314,7 +336,7 @@ func (tpl *template) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
 	}
 	switch shared {
 	case tpl.packageMarker:
-		return p.modules().pkg
+		return set.View(tpl.packageTemplate(p))
 	case tpl.argMarker:
 		return p.argTable()
 	case tpl.ioMarker:
