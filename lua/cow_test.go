@@ -139,3 +139,18 @@ func TestStandardFilesStayOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOsExecuteStatus: os.execute answers C's system() as Lua 5.1 does:
+// the raw wait status, 1 for a shell without a command.
+func TestOsExecuteStatus(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`
+		assert(os.execute() == 1)
+		assert(os.execute("exit 0") == 0)
+		assert(os.execute("exit 13") == 13 * 256, os.execute("exit 13"))
+		assert(os.execute("kill -9 $$") == 9)
+	`); err != nil {
+		t.Fatal(err)
+	}
+}
