@@ -1265,7 +1265,7 @@ func (ls *LState) IsClosed() bool {
 
 func (ls *LState) Close() {
 	atomic.AddInt32(&ls.stop, 1)
-	for _, file := range ls.G.tempFiles {
+	for _, file := range ls.tempFiles() {
 		// ignore errors in these operations
 		file.Close()
 		os.Remove(file.Name())
@@ -1996,7 +1996,8 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	case *LUserData:
 		v.Metatable = mt
 	default:
-		ls.G.builtinMts[int(obj.Type())] = mt
+		t, _ := mt.(*LTable) // nil for LNil
+		ls.G.builtinMts[int(obj.Type())] = t
 	}
 }
 

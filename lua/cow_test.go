@@ -33,7 +33,7 @@ func sharedLibs(t *testing.T) (*LTable, *LState, *LState) {
 			}
 		})
 		L.G.Global, L.Env = g, g
-		L.G.Views.Bind(g, globals)
+		L.G.Views.Bind(globals)
 		L.SetMetatable(LString(""), strMT)
 		states[i] = L
 		t.Cleanup(L.Close)

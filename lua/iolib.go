@@ -726,7 +726,10 @@ func ioTmpFile(L *LState) int {
 		L.Push(LString(err.Error()))
 		return 2
 	}
-	L.G.tempFiles = append(L.G.tempFiles, file)
+	if L.G.tempFiles == nil {
+		L.G.tempFiles = new([]*os.File)
+	}
+	*L.G.tempFiles = append(*L.G.tempFiles, file)
 	ud, _ := newFile(L, file, "", 0, os.FileMode(0), true, true)
 	L.Push(ud)
 	return 1
@@ -763,3 +766,12 @@ func ioWrite(L *LState) int {
 }
 
 //
+
+// tempFiles returns the state's temporary files (io.tmpfile), removed by
+// Close.
+func (ls *LState) tempFiles() []*os.File {
+	if ls.G.tempFiles == nil {
+		return nil
+	}
+	return *ls.G.tempFiles
+}

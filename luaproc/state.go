@@ -329,11 +329,8 @@ func shareDeep(t *lua.LTable) {
 // ViewFor is the state's value for the shared markers (lua.ViewMaker):
 // its package table, its io library (opened in the state now: io keeps
 // per-state files), its arg table. Any other shared table gets a view.
-func (tpl *template) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
-	p, _ := set.Owner.(*luaProcess)
-	if p == nil {
-		return nil
-	}
+func (p *luaProcess) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
+	tpl := p.tpl
 	switch shared {
 	case tpl.packageMarker:
 		return set.View(tpl.packageTemplate(p))
@@ -371,8 +368,8 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	}
 	p.L, p.tpl = L, tpl
 	views := &L.G.Views
-	views.Maker, views.Owner = tpl, p
-	views.Bind(L.G.Global, tpl.globals)
+	views.Maker = p
+	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
 }
