@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
+	"runtime/metrics"
 	"strings"
 )
 
@@ -62,9 +64,76 @@ func baseAssert(L *LState) int {
 	return L.GetTop()
 }
 
+// GCStateKey is the registry field holding a state's collectgarbage
+// values: setpause and setstepmul, and "work", what collectgarbage("step")
+// has done of the current cycle.
+const GCStateKey = "luarun.gc-tuning"
+
+// baseCollectGarbage is Lua 5.1's collectgarbage (luarun: gopher-lua's
+// ran a Go collection whatever it was asked and returned nothing). The Go
+// heap is shared by every state of the program: "count" is its size in KB
+// (a float), and "collect" and a "step" that ends a cycle collect it. The
+// tuning options are remembered and change nothing but the step's size.
+// A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
+// of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
+// answers true when that ends a cycle, which costs the heap's size.
 func baseCollectGarbage(L *LState) int {
-	runtime.GC()
-	return 0
+	opt := L.OptString(1, "collect")
+	switch opt {
+	case "collect":
+		runtime.GC()
+		gcState(L).RawSetString("work", LNumber(0))
+		L.Push(LNumber(0))
+	case "count":
+		L.Push(LNumber(float64(HeapBytes()) / 1024))
+	case "step":
+		st := gcState(L)
+		stepmul, _ := st.RawGetString("setstepmul").(LNumber)
+		work, _ := st.RawGetString("work").(LNumber)
+		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
+		if stepmul <= 0 || float64(work) >= float64(HeapBytes()) {
+			runtime.GC()
+			st.RawSetString("work", LNumber(0))
+			L.Push(LTrue)
+		} else {
+			st.RawSetString("work", work)
+			L.Push(LFalse)
+		}
+	case "stop", "restart":
+		L.Push(LNumber(0))
+	case "setpause", "setstepmul":
+		st := gcState(L)
+		old := st.RawGetString(opt)
+		st.RawSetString(opt, LNumber(L.OptInt(2, 0)))
+		L.Push(old)
+	default:
+		L.ArgError(1, "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+// HeapBytes is the size of the Go heap's objects, garbage not yet swept
+// included (as Lua's count includes garbage not yet collected).
+func HeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// gcState is L's table of collectgarbage values (GCStateKey).
+func gcState(L *LState) *LTable {
+	if t, ok := L.G.Registry.RawGetString(GCStateKey).(*LTable); ok {
+		return t
+	}
+	t := L.CreateTable(0, 3)
+	t.RawSetString("setpause", LNumber(200)) // 5.1's defaults
+	t.RawSetString("setstepmul", LNumber(200))
+	t.RawSetString("work", LNumber(0))
+	L.G.Registry.RawSetString(GCStateKey, t)
+	return t
 }
 
 func baseDoFile(L *LState) int {
@@ -280,15 +349,54 @@ func basePCall(L *LState) int {
 }
 
 func basePrint(L *LState) int {
+	fmt.Print(PrintLine(L))
+	return 0
+}
+
+// PrintLine is the line Lua 5.1's print writes for the arguments on L's
+// stack: each one passed to the global tostring, so that a script may
+// replace it (luarun: gopher-lua's print called the __tostring metamethod
+// itself), tab-separated, with a newline. A tostring result that is not a
+// string or a number raises 5.1's error.
+func PrintLine(L *LState) string {
 	top := L.GetTop()
+	tostring := L.GetGlobal("tostring")
+	builtin := isBaseToString(tostring)
+	var b strings.Builder
 	for i := 1; i <= top; i++ {
-		fmt.Print(L.ToStringMeta(L.Get(i)).String())
-		if i != top {
-			fmt.Print("\t")
+		var s LValue
+		if builtin {
+			s = L.ToStringMeta(L.Get(i))
+		} else {
+			L.Push(tostring)
+			L.Push(L.Get(i))
+			L.Call(1, 1)
+			s = L.Get(-1)
+			L.Pop(1)
+		}
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		switch v := s.(type) {
+		case LString:
+			b.WriteString(string(v))
+		case LNumber:
+			b.WriteString(v.String())
+		default:
+			L.RaiseError("'tostring' must return a string to 'print'")
 		}
 	}
-	fmt.Println("")
-	return 0
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// baseToStringPC is baseToString's code address: print calls the
+// function itself, not through the VM, when the global tostring is it.
+var baseToStringPC = reflect.ValueOf(LGFunction(baseToString)).Pointer()
+
+func isBaseToString(v LValue) bool {
+	f, ok := v.(*LFunction)
+	return ok && f.IsG && f.GFunction != nil && reflect.ValueOf(f.GFunction).Pointer() == baseToStringPC
 }
 
 func base_PrintRegs(L *LState) int {

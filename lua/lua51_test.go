@@ -14,13 +14,7 @@ func run51(t *testing.T, src string) string {
 	defer L.Close()
 	var out bytes.Buffer
 	L.SetGlobal("print", L.NewFunction(func(L *LState) int {
-		for i := 1; i <= L.GetTop(); i++ {
-			if i > 1 {
-				out.WriteByte('\t')
-			}
-			out.WriteString(L.ToStringMeta(L.Get(i)).String())
-		}
-		out.WriteByte('\n')
+		out.WriteString(PrintLine(L))
 		return 0
 	}))
 	if err := L.DoString(src); err != nil {
@@ -125,5 +119,84 @@ func TestErrorsNameVariablesAs51(t *testing.T) {
 		{`local a = 'abc' return a.x.y`, "error: <string>:1: attempt to index field 'x' (a nil value)"},
 		{`local u = nil; (function() u() end)()`, "error: <string>:1: attempt to call upvalue 'u' (a nil value)"},
 		{`return (nil)()`, "error: <string>:1: attempt to call a nil value"},
+	})
+}
+
+// The table library's 5.1 functions gopher-lua lacked: foreach and
+// foreachi stop at the first non-nil result and return it (one value);
+// setn raises.
+func TestTableForeachAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(table.foreach({10, 20, 30}, function(k, v) if v == 20 then return k, v end end))`, "2"},
+		{`print(table.foreachi({10, 20, 30}, function(i, v) if v == 30 then return "x" end end))`, "x"},
+		{`print(select("#", table.foreach({1, 2}, function() end)), select("#", table.foreachi({}, print)))`, "0\t0"},
+		{`local n = 0 table.foreach({a = 1, b = 2, 3}, function(k, v) n = n + v end) print(n)`, "6"},
+		{`local s = "" table.foreachi({5, 6, nil, 8}, function(i, v) s = s .. i .. "=" .. tostring(v) .. " " end) print(s)`, "1=5 2=6 3=nil 4=8 "},
+		{`print(pcall(table.setn, {}, 3))`, "false\t'setn' is obsolete"},
+		{`table.setn({}, 3)`, "error: <string>:1: 'setn' is obsolete"},
+		{`print(pcall(table.foreach, {}))`, "false\tbad argument #2 to '?' (function expected, got no value)"},
+		{`print(pcall(table.foreachi, nil, print))`, "false\tbad argument #1 to '?' (table expected, got nil)"},
+	})
+}
+
+func TestDifftimeAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(os.difftime(10, 3), os.difftime(10), os.difftime(10.7, 3.2), os.difftime("7", "2"))`, "7\t10\t7\t5"},
+		{`print(pcall(os.difftime))`, "false\tbad argument #1 to '?' (number expected, got no value)"},
+	})
+}
+
+// print calls the global tostring for each value, as 5.1's does.
+func TestPrintCallsTostringAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`tostring = function(v) return "X" end print(1, nil)`, "X\tX"},
+		{`tostring = function(v) return 5 end print("a")`, "5"},
+		{`local mt = {__tostring = function() return "T" end} print(setmetatable({}, mt), 1.5, nil)`, "T\t1.5\tnil"},
+		{`print(pcall(print, setmetatable({}, {__tostring = function() return {} end})))`, "false\t'tostring' must return a string to 'print'"},
+		{`tostring = function() return {} end print(1)`, "error: <string>:1: 'tostring' must return a string to 'print'"},
+		{`tostring = nil print(1)`, "error: attempt to call a nil value"},
+	})
+}
+
+// collectgarbage's options answer as 5.1's; a step finishes a cycle when
+// it is given enough work (a small step on any Go heap does not).
+func TestCollectGarbageAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(collectgarbage("collect"), collectgarbage(), type(collectgarbage("count")), collectgarbage("count") > 0)`, "0\t0\tnumber\ttrue"},
+		{`print(collectgarbage("step"), collectgarbage("step", 1000000), collectgarbage("step", 1000000))`, "false\ttrue\ttrue"},
+		{`collectgarbage() local a = {} for i = 1, 100 do a[i] = {{}} end
+local i = 0 repeat i = i + 1 until collectgarbage("step") print(i > 10)`, "true"},
+		{`local function n(s) collectgarbage() local i = 0 repeat i = i + 1 until collectgarbage("step", s) return i end
+print(n(6) < n(2), n(10000))`, "true\t1"},
+		{`print(collectgarbage("setpause", 100), collectgarbage("setpause", 200), collectgarbage("setstepmul", 300), collectgarbage("setstepmul", 200))`, "200\t100\t200\t300"},
+		{`collectgarbage("setstepmul", 0) print(collectgarbage("step"))`, "true"},
+		{`print(collectgarbage("stop"), collectgarbage("restart"))`, "0\t0"},
+		{`print(pcall(collectgarbage, "x"))`, "false\tbad argument #1 to '?' (invalid option 'x')"},
+	})
+}
+
+// An error raised by a Go function gets the position of its caller
+// (level 1, as 5.1's luaL_where) only when the caller is a Lua function:
+// pcall(f) calling a Go function directly gives none; error's level 2 is
+// the caller's caller; an operation a Go function does (sort's compare)
+// has no position, as 5.1's luaG_runerror in a C function.
+func TestErrorPositionsAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(pcall(string.rep))`, "false\tbad argument #1 to '?' (string expected, got no value)"},
+		{`print(pcall(error, "x"))`, "false\tx"},
+		{`print(pcall(error, "x", 2))`, "false\t<string>:1: x"},
+		{`local function f()
+  error("lvl2", 2)
+end
+print(pcall(function()
+  f()
+end))`, "false\t<string>:5: lvl2"},
+		{`print(pcall(function() string.rep() end))`, "false\t<string>:1: bad argument #1 to 'rep' (string expected, got no value)"},
+		{`print(pcall(function() local t = setmetatable({}, {__index = string.rep}) return t.x end))`, "false\t<string>:1: bad argument #1 to '?' (string expected, got table)"},
+		{`print(pcall(function() error("lvl3", 3) end))`, "false\t<string>:1: lvl3"},
+		{`print(pcall(function() table.sort({3, 2, 1}, function(a, b) error("in cmp", 2) end) end))`, "false\tin cmp"},
+		{`print(pcall(function() string.gsub("abc", "%w", function(c) error("in gsub", 2) end) end))`, "false\tin gsub"},
+		{`print(pcall(table.sort, {1, "x", 3}))`, "false\tattempt to compare string with number"},
+		{`print(pcall(function() local x = nil; return x.y end))`, "false\t<string>:1: attempt to index local 'x' (a nil value)"},
 	})
 }
