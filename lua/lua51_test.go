@@ -200,3 +200,13 @@ end))`, "false\t<string>:5: lvl2"},
 		{`print(pcall(function() local x = nil; return x.y end))`, "false\t<string>:1: attempt to index local 'x' (a nil value)"},
 	})
 }
+
+// table.maxn looks at every key, as 5.1's: non-integer and hash-part
+// numbers count, strings do not.
+func TestTableMaxnAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(table.maxn{}, table.maxn{["1000"] = true}, table.maxn{["1000"] = true, [24.5] = 3}, table.maxn{[1000] = true})`, "0\t0\t24.5\t1000"},
+		{`print(table.maxn{[10] = true, [100*math.pi] = print}, table.maxn{[-5] = 1, [-2.5] = 1}, table.maxn{1, 2, nil, 4, x = 9})`, "314.15926535898\t0\t4"},
+		{`local t = {1, 2, 3} t[100] = 1 t[3] = nil print(table.maxn(t))`, "100"},
+	})
+}

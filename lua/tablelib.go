@@ -84,8 +84,17 @@ func tableGetN(L *LState) int {
 	return 1
 }
 
+// tableMaxN is Lua 5.1's table.maxn: the largest positive number among
+// all the keys, integer or not, 0 if none (luarun: gopher-lua's looked at
+// the array part only, so {[24.5] = 3} and keys in the hash part gave 0).
 func tableMaxN(L *LState) int {
-	L.Push(LNumber(L.CheckTable(1).MaxN()))
+	max := LNumber(0)
+	L.CheckTable(1).ForEach(func(k, _ LValue) {
+		if n, ok := k.(LNumber); ok && n > max {
+			max = n
+		}
+	})
+	L.Push(max)
 	return 1
 }
 
