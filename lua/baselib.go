@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+
+	"github.com/luarun/luarun/lua/parse"
 )
 
 /* basic functions {{{ */
@@ -141,7 +144,7 @@ func baseDoFile(L *LState) int {
 	top := L.GetTop()
 	fn, err := L.LoadFile(src)
 	if err != nil {
-		L.Push(LString(err.Error()))
+		L.Push(LString(loadErrorMessage(err, "@"+src)))
 		L.Panic(L)
 	}
 	L.Push(fn)
@@ -224,10 +227,13 @@ func baseIpairs(L *LState) int {
 	return 3
 }
 
-func loadaux(L *LState, reader io.Reader, chunkname string) int {
+// loadaux loads a chunk named chunkname; source is its name as Lua 5.1
+// has it ("=name", "@file" or the text itself), for a syntax error's
+// message.
+func loadaux(L *LState, reader io.Reader, chunkname, source string) int {
 	if fn, err := L.Load(reader, chunkname); err != nil {
 		L.Push(LNil)
-		L.Push(LString(err.Error()))
+		L.Push(LString(loadErrorMessage(err, source)))
 		return 2
 	} else {
 		L.Push(fn)
@@ -260,7 +266,11 @@ func baseLoad(L *LState) int {
 			return 2
 		}
 	}
-	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname)
+	source := "=(load)"
+	if L.Get(2) != LNil {
+		source = chunkname
+	}
+	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, source)
 }
 
 func baseLoadFile(L *LState) int {
@@ -280,11 +290,93 @@ func baseLoadFile(L *LState) int {
 		}
 		defer reader.(*os.File).Close()
 	}
-	return loadaux(L, reader, chunkname)
+	source := "=stdin"
+	if chunkname != "<stdin>" {
+		source = "@" + chunkname
+	}
+	return loadaux(L, reader, chunkname, source)
 }
 
+// baseLoadString is loadstring(s [, chunkname]); as in Lua 5.1 the chunk
+// is named by s itself when no name is given, shown as [string "s"]
+// (luarun: it was "<string>").
 func baseLoadString(L *LState) int {
-	return loadaux(L, strings.NewReader(L.CheckString(1)), L.OptString(2, "<string>"))
+	s := L.CheckString(1)
+	if L.Get(2) == LNil {
+		return loadaux(L, strings.NewReader(s), chunkID(s, idSize), s)
+	}
+	name := L.CheckString(2)
+	return loadaux(L, strings.NewReader(s), name, name)
+}
+
+// loadErrorMessage is the message of err, a failure to load the chunk
+// named source (Lua 5.1's name: "=name", "@file" or the text): a syntax
+// error is written as 5.1 writes it, "chunk:line: message near 'token'",
+// '<eof>' at the end of the source (luarun: gopher-lua's was
+// "name line:1(column:3) near 'x':   syntax error").
+func loadErrorMessage(err error, source string) string {
+	cause := err
+	if ae, ok := err.(*ApiError); ok && ae.Cause != nil {
+		cause = ae.Cause
+	}
+	var pe *parse.Error
+	if !errors.As(cause, &pe) {
+		return err.Error()
+	}
+	tok := pe.Token
+	if pe.Pos.Line == parse.EOF {
+		tok = "<eof>"
+	}
+	return fmt.Sprintf("%s:%d: %s near '%s'", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message), tok)
+}
+
+// shortSource is how a position names the chunk named name: as 5.1's
+// luaO_chunkid for "=name" and "@file" (luarun); other names (gopher-lua's
+// file names, a named loadstring chunk) as they are.
+func shortSource(name string) string {
+	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
+		return chunkID(name, idSize)
+	}
+	return name
+}
+
+// The sizes 5.1 gives luaO_chunkid: LUA_IDSIZE for a position in a
+// runtime error, MAXSRC for a syntax error.
+const (
+	idSize = 60
+	maxSrc = 80
+)
+
+// chunkID is Lua 5.1's luaO_chunkid(out, source, idSize): how a chunk
+// named source is shown in messages ("=name" as name, "@file" as file,
+// its last part after "..." when longer, and text as [string "its first
+// line"], cut and "...").
+func chunkID(source string, idSize int) string {
+	switch {
+	case strings.HasPrefix(source, "="):
+		if len(source) > idSize {
+			return source[1:idSize]
+		}
+		return source[1:]
+	case strings.HasPrefix(source, "@"):
+		name := source[1:]
+		if max := idSize - len(" '...' ") - 1; len(name) > max {
+			return "..." + name[len(name)-max:]
+		}
+		return name
+	}
+	max := idSize - len(" [string \"...\"] ") - 1
+	line := source
+	if i := strings.IndexAny(source, "\n\r"); i >= 0 {
+		line = source[:i]
+	}
+	if len(line) > max {
+		line = line[:max]
+	}
+	if len(line) < len(source) {
+		return `[string "` + line + `..."]`
+	}
+	return `[string "` + line + `"]`
 }
 
 func baseNext(L *LState) int {

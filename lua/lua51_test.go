@@ -210,3 +210,24 @@ func TestTableMaxnAs51(t *testing.T) {
 		{`local t = {1, 2, 3} t[100] = 1 t[3] = nil print(table.maxn(t))`, "100"},
 	})
 }
+
+// load, loadstring and loadfile report a syntax error as 5.1's
+// "chunk:line: message near 'token'" (the message is gopher-lua's), with
+// the chunk shown as luaO_chunkid shows it and '<eof>' at the end of the
+// source on its last line; a string chunk without a name is named by its
+// text, and "=name" positions show name.
+func TestSyntaxErrorMessagesAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(loadstring("break label"))`, `nil	[string "break label"]:1: syntax error near 'label'`},
+		{`print(loadstring("a = 1 +"))`, `nil	[string "a = 1 +"]:1: syntax error near '<eof>'`},
+		{`print(loadstring("  local a = {4\n\n"))`, `nil	[string "  local a = {4..."]:3: syntax error near '<eof>'`},
+		{`print(loadstring("x = = 2", "=named"))`, `nil	named:1: syntax error near '='`},
+		{`print(loadstring("x = = 2", "@dir/file.lua"))`, `nil	dir/file.lua:1: syntax error near '='`},
+		{`print(loadstring("x = = 2\nline 2", "modname"))`, `nil	[string "modname"]:1: syntax error near '='`},
+		{`print(loadstring("x = = 2 " .. string.rep("y", 60)))`, `nil	[string "x = = 2 ` + strings.Repeat("y", 55) + `..."]:1: syntax error near '='`},
+		{`print(loadstring("x =", "@" .. string.rep("d", 80)))`, `nil	...` + strings.Repeat("d", 72) + `:1: syntax error near '<eof>'`},
+		{`print(load(coroutine.wrap(function() coroutine.yield("x = = ") end)))`, `nil	(load):1: syntax error near '='`},
+		{`print(pcall(loadstring("error('x')")))`, `false	[string "error('x')"]:1: x`},
+		{`print(pcall(loadstring("error('x')", "=(named)")))`, `false	(named):1: x`},
+	})
+}

@@ -803,7 +803,7 @@ func (ls *LState) errorWhere(level int) string {
 		return ""
 	}
 	proto := dbg.frame.Fn.Proto
-	return fmt.Sprintf("%v:%v: ", proto.SourceName, proto.DbgSourcePositions[dbg.frame.Pc-1])
+	return fmt.Sprintf("%v:%v: ", shortSource(proto.SourceName), proto.DbgSourcePositions[dbg.frame.Pc-1])
 }
 
 func (ls *LState) findLocal(frame *callFrame, no int) string {
@@ -836,7 +836,7 @@ func (ls *LState) where(level int, skipg bool) string {
 	proto := cf.Fn.Proto
 	sourcename := "[G]"
 	if proto != nil {
-		sourcename = proto.SourceName
+		sourcename = shortSource(proto.SourceName)
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}

@@ -20,6 +20,10 @@ type Error struct {
 	Pos     ast.Position
 	Message string
 	Token   string
+	// Line is the line of the error, also at the end of the source (where
+	// Pos.Line is EOF): the source's last line, as Lua 5.1 reports it
+	// (luarun).
+	Line int
 }
 
 func (e *Error) Error() string {
@@ -46,6 +50,8 @@ func isDigit(ch int) bool {
 type Scanner struct {
 	Pos    ast.Position
 	reader *bufio.Reader
+	// eofLine is the line the source ended on (luarun)
+	eofLine int
 }
 
 func NewScanner(reader io.Reader, source string) *Scanner {
@@ -59,9 +65,21 @@ func NewScanner(reader io.Reader, source string) *Scanner {
 	}
 }
 
-func (sc *Scanner) Error(tok string, msg string) *Error { return &Error{sc.Pos, msg, tok} }
+func (sc *Scanner) Error(tok string, msg string) *Error {
+	return &Error{Pos: sc.Pos, Message: msg, Token: tok, Line: sc.line(sc.Pos)}
+}
 
-func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error { return &Error{tok.Pos, msg, tok.Str} }
+func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error {
+	return &Error{Pos: tok.Pos, Message: msg, Token: tok.Str, Line: sc.line(tok.Pos)}
+}
+
+// line is pos's line, or the last line when pos is the end of the source.
+func (sc *Scanner) line(pos ast.Position) int {
+	if pos.Line == EOF {
+		return sc.eofLine
+	}
+	return pos.Line
+}
 
 func (sc *Scanner) readNext() int {
 	ch, err := sc.reader.ReadByte()
@@ -90,6 +108,9 @@ func (sc *Scanner) Next() int {
 		sc.Newline(ch)
 		ch = int('\n')
 	case EOF:
+		if sc.Pos.Line != EOF {
+			sc.eofLine = sc.Pos.Line
+		}
 		sc.Pos.Line = EOF
 		sc.Pos.Column = 0
 	default:
