@@ -231,3 +231,16 @@ func TestSyntaxErrorMessagesAs51(t *testing.T) {
 		{`print(pcall(loadstring("error('x')", "=(named)")))`, `false	(named):1: x`},
 	})
 }
+
+// A ';' only ends a statement, as in 5.1's grammar: an empty statement is
+// a syntax error (errors.lua:39).
+func TestEmptyStatementIsSyntaxErrorAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(loadstring(";"))`, `nil	[string ";"]:1: syntax error near ';'`},
+		{`print(loadstring("a=1;;"))`, `nil	[string "a=1;;"]:1: syntax error near ';'`},
+		{`print(loadstring("return;;"))`, `nil	[string "return;;"]:1: syntax error near ';'`},
+		{`print(loadstring("do ; end"))`, `nil	[string "do ; end"]:1: syntax error near ';'`},
+		{`local a = 1; local b = 2; print(a + b);`, "3"},
+		{`print((loadstring("local x = 1; return x;"))())`, "1"},
+	})
+}

@@ -96,8 +96,9 @@ chunk1:
         chunk1 stat {
             $$ = append($1, $2)
         } | 
-        chunk1 ';' {
-            $$ = $1
+        chunk1 stat ';' {
+            /* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
+            $$ = append($1, $2)
         }
 
 block: 
