@@ -244,3 +244,15 @@ func TestEmptyStatementIsSyntaxErrorAs51(t *testing.T) {
 		{`print((loadstring("local x = 1; return x;"))())`, "1"},
 	})
 }
+
+// A '(' on a line after the expression it would call is 5.1's ambiguous
+// syntax whatever token ends that expression (gopher-lua checked only
+// after ')', and lost the check when the arguments were not empty).
+func TestAmbiguousCallAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(loadstring("a=math.sin\n(3)"))`, `nil	[string "a=math.sin..."]:2: ambiguous syntax (function call x new statement) near '('`},
+		{`print(loadstring("f()\n(g)"))`, `nil	[string "f()..."]:2: ambiguous syntax (function call x new statement) near '('`},
+		{`print(loadstring("f 'x'\n(g)()"))`, `nil	[string "f 'x'..."]:2: ambiguous syntax (function call x new statement) near '('`},
+		{`print(type(loadstring("local t = {}\n(print)('ok')")), type(loadstring("f(\n1\n)")), type(loadstring("f\n  .x(1)")))`, "function\tfunction\tfunction"},
+	})
+}

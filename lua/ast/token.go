@@ -15,6 +15,10 @@ type Token struct {
 	Name string
 	Str  string
 	Pos  Position
+	// NewLine: the token starts on a later line than the one the token
+	// before it ended on (luarun: Lua 5.1's '(' on a new line after a
+	// function expression is an ambiguous call).
+	NewLine bool
 }
 
 func (self *Token) String() string {

@@ -466,10 +466,12 @@ type Lexer struct {
 
 func (lx *Lexer) Lex(lval *yySymType) int {
 	lx.PrevTokenType = lx.Token.Type
+	lastLine := lx.scanner.Pos.Line // where the token before ended
 	tok, err := lx.scanner.Scan(lx)
 	if err != nil {
 		panic(err)
 	}
+	tok.NewLine = tok.Pos.Line != lastLine
 	if tok.Type < 0 {
 		return 0
 	}

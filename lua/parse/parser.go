@@ -1248,7 +1248,7 @@ yydefault:
 		yyDollar = yyS[yypt-2 : yypt+1]
 //line parser.go.y:432
 		{
-			if yylex.(*Lexer).PNewLine {
+			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = []ast.Expr{}
@@ -1257,7 +1257,7 @@ yydefault:
 		yyDollar = yyS[yypt-3 : yypt+1]
 //line parser.go.y:438
 		{
-			if yylex.(*Lexer).PNewLine {
+			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = yyDollar[2].exprlist

@@ -430,13 +430,13 @@ functioncall:
 
 args:
         '(' ')' {
-            if yylex.(*Lexer).PNewLine {
+            if $1.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
             $$ = []ast.Expr{}
         } |
         '(' exprlist ')' {
-            if yylex.(*Lexer).PNewLine {
+            if $1.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
             $$ = $2
