@@ -256,3 +256,13 @@ func TestAmbiguousCallAs51(t *testing.T) {
 		{`print(type(loadstring("local t = {}\n(print)('ok')")), type(loadstring("f(\n1\n)")), type(loadstring("f\n  .x(1)")))`, "function\tfunction\tfunction"},
 	})
 }
+
+// The file metatable has 5.1's __gc, and a method given no file says
+// 5.1's "FILE* expected" (errors.lua:111).
+func TestFileGCAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(pcall(getmetatable(io.stdin).__gc))`, "false\tbad argument #1 to '?' (FILE* expected, got no value)"},
+		{`print(pcall(io.stdout.write, 1))`, "false\tbad argument #1 to '?' (FILE* expected, got number)"},
+		{`local f = io.tmpfile() getmetatable(f).__gc(f) getmetatable(io.stdout).__gc(io.stdout) print(io.type(f), io.type(io.stdout))`, "closed file\tfile"},
+	})
+}
