@@ -266,3 +266,14 @@ func TestFileGCAs51(t *testing.T) {
 		{`local f = io.tmpfile() getmetatable(f).__gc(f) getmetatable(io.stdout).__gc(io.stdout) print(io.type(f), io.type(io.stdout))`, "closed file\tfile"},
 	})
 }
+
+// A generic for's errors are on the line its explist starts on, as 5.1's
+// forlist takes it, and its hidden locals are not names an error gives
+// (errors.lua:126).
+func TestGenericForErrorsAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(pcall(loadstring("\n local a \n for k,v in 3 \n do \n print(k) \n end")))`, `false	[string "..."]:3: attempt to call a number value`},
+		{`print(pcall(loadstring("\n\n for k,v in \n 3 \n do \n print(k) \n end")))`, `false	[string "..."]:4: attempt to call a number value`},
+		{`print(pcall(loadstring("\n\n for k,v in \n pairs(nil) \n do \n print(k) \n end")))`, `false	[string "..."]:4: bad argument #1 to 'pairs' (table expected, got nil)`},
+	})
+}

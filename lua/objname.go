@@ -9,6 +9,8 @@ package lua
 // may skip) says where its value came from — a global, a field, an
 // upvalue, a method, or a MOVE from another register, followed back.
 
+import "strings"
+
 // localName is the name of the local held in register reg (0-based) at
 // instruction pc, as 5.1's luaF_getlocalname: the reg-th local whose
 // scope covers pc.
@@ -102,7 +104,10 @@ func constName(p *FunctionProto, rk int) string {
 // name, or what is "" when nothing is known.
 func objName(p *FunctionProto, lastpc, reg int) (what, name string) {
 	for depth := 0; depth < 100; depth++ {
-		if name, ok := localName(p, reg, lastpc); ok {
+		// a generic for's hidden locals ("(for generator)"...) are not
+		// names 5.1 gives: its explist is evaluated before they are
+		// active, and a non-function iterator is "a number value"
+		if name, ok := localName(p, reg, lastpc); ok && !strings.HasPrefix(name, "(") {
 			return "local", name
 		}
 		pc := findSetReg(p, lastpc, reg)

@@ -168,7 +168,8 @@ stat:
         } |
         TFor namelist TIn exprlist TDo block TEnd {
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
-            $$.SetLine($1.Pos.Line)
+            /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
+            $$.SetLine($4[0].Line())
             $$.SetLastLine($7.Pos.Line)
         } |
         TFunction funcname funcbody {
