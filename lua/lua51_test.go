@@ -229,6 +229,10 @@ func TestSyntaxErrorMessagesAs51(t *testing.T) {
 		{`print(load(coroutine.wrap(function() coroutine.yield("x = = ") end)))`, `nil	(load):1: syntax error near '='`},
 		{`print(pcall(loadstring("error('x')")))`, `false	[string "error('x')"]:1: x`},
 		{`print(pcall(loadstring("error('x')", "=(named)")))`, `false	(named):1: x`},
+		{`print(loadstring("[[a]]"))`, `nil	[string "[[a]]"]:1: syntax error near '[[a]]'`},
+		{`print(loadstring("'aa'"))`, `nil	[string "'aa'"]:1: syntax error near ''aa''`},
+		{`print(loadstring("x = [==[a]==] [=[b]=]"))`, `nil	[string "x = [==[a]==] [=[b]=]"]:1: syntax error near '[=[b]=]'`},
+		{`print(loadstring("1.000"))`, `nil	[string "1.000"]:1: syntax error near '1.000'`},
 	})
 }
 

@@ -52,6 +52,8 @@ type Scanner struct {
 	reader *bufio.Reader
 	// eofLine is the line the source ended on (luarun)
 	eofLine int
+	// longSep is the level of the last long string, [==[ is 2 (luarun)
+	longSep int
 }
 
 func NewScanner(reader io.Reader, source string) *Scanner {
@@ -70,7 +72,7 @@ func (sc *Scanner) Error(tok string, msg string) *Error {
 }
 
 func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error {
-	return &Error{Pos: tok.Pos, Message: msg, Token: tok.Str, Line: sc.line(tok.Pos)}
+	return &Error{Pos: tok.Pos, Message: msg, Token: tokenText(tok), Line: sc.line(tok.Pos)}
 }
 
 // line is pos's line, or the last line when pos is the end of the source.
@@ -276,6 +278,7 @@ func (sc *Scanner) countSep(ch int) (int, int) {
 func (sc *Scanner) scanMultilineString(ch int, buf *bytes.Buffer) error {
 	var count1, count2 int
 	count1, ch = sc.countSep(ch)
+	sc.longSep = count1
 	if ch != '[' {
 		return sc.Error(string(rune(ch)), "invalid multiline string")
 	}
@@ -366,11 +369,14 @@ redo:
 			tok.Type = TString
 			err = sc.scanString(ch, buf)
 			tok.Str = buf.String()
+			tok.Raw = string(rune(ch)) + tok.Str + string(rune(ch))
 		case '[':
 			if c := sc.Peek(); c == '[' || c == '=' {
 				tok.Type = TString
 				err = sc.scanMultilineString(sc.Next(), buf)
 				tok.Str = buf.String()
+				sep := strings.Repeat("=", sc.longSep)
+				tok.Raw = "[" + sep + "[" + tok.Str + "]" + sep + "]"
 			} else {
 				tok.Type = ch
 				tok.Str = string(rune(ch))
@@ -481,11 +487,20 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 }
 
 func (lx *Lexer) Error(message string) {
-	panic(lx.scanner.Error(lx.Token.Str, message))
+	panic(lx.scanner.Error(tokenText(lx.Token), message))
 }
 
 func (lx *Lexer) TokenError(tok ast.Token, message string) {
 	panic(lx.scanner.TokenError(tok, message))
+}
+
+// tokenText is tok as a syntax error quotes it: a string as written
+// (5.1's txtToken), anything else as its text.
+func tokenText(tok ast.Token) string {
+	if tok.Raw != "" {
+		return tok.Raw
+	}
+	return tok.Str
 }
 
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
