@@ -323,11 +323,14 @@ func loadErrorMessage(err error, source string) string {
 	if !errors.As(cause, &pe) {
 		return err.Error()
 	}
-	tok := pe.Token
-	if pe.Pos.Line == parse.EOF {
-		tok = "<eof>"
+	msg := fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message))
+	switch {
+	case pe.Pos.Line == parse.EOF:
+		return msg + " near '<eof>'"
+	case pe.Token != "":
+		return msg + " near '" + pe.Token + "'"
 	}
-	return fmt.Sprintf("%s:%d: %s near '%s'", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message), tok)
+	return msg // no token: 5.1's "chunk has too many syntax levels"
 }
 
 // shortSource is how a position names the chunk named name: as 5.1's

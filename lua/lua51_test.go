@@ -281,3 +281,17 @@ func TestGenericForErrorsAs51(t *testing.T) {
 		{`print(pcall(loadstring("\n\n for k,v in \n pairs(nil) \n do \n print(k) \n end")))`, `false	[string "..."]:4: bad argument #1 to 'pairs' (table expected, got nil)`},
 	})
 }
+
+// Nesting deeper than 5.1's 200 levels is its "chunk has too many syntax
+// levels"; the same nesting under the limit loads (errors.lua:214-222).
+func TestSyntaxLevelsAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`print(select(2, loadstring("local a; a=" .. string.rep("{", 400))))`, `[string "local a; a=` + strings.Repeat("{", 52) + `..."]:1: chunk has too many syntax levels`},
+		{`local n = 0 for _, r in ipairs{{"a=", "("}, {"", "a("}, {"", "do "}, {"", "while a do "}, {"", "if a then else "}, {"", "function foo () "}, {"a=", "a.."}, {"a=", "a^"}} do
+  local f, err = loadstring("local a; " .. r[1] .. string.rep(r[2], 400))
+  if not f and err:find("syntax levels") then n = n + 1 end
+end print(n)`, "8"},
+		{`print(loadstring("x = " .. string.rep("a .. ", 150) .. "a") ~= nil, loadstring("x = " .. string.rep("{", 150) .. string.rep("}", 150)) ~= nil,
+  loadstring(string.rep("x = a .. b\n", 300)) ~= nil, loadstring(string.rep("do ", 150) .. string.rep("end ", 150)) ~= nil)`, "true\ttrue\ttrue\ttrue"},
+	})
+}

@@ -468,6 +468,12 @@ type Lexer struct {
 	PNewLine      bool
 	Token         ast.Token
 	PrevTokenType int
+	// luarun: the nesting 5.1's recursive parser would be in (levels):
+	// open brackets and blocks, each with the chain of right-associative
+	// operators ('..', '^') its enclosing level had
+	chains   []int
+	chainSum int // the sum of chains
+	chain    int // '..' and '^' in a row at this level
 }
 
 func (lx *Lexer) Lex(lval *yySymType) int {
@@ -478,12 +484,50 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 		panic(err)
 	}
 	tok.NewLine = tok.Pos.Line != lastLine
+	if tok.Type >= 0 {
+		lx.countLevels(tok)
+	}
 	if tok.Type < 0 {
 		return 0
 	}
 	lval.token = tok
 	lx.Token = tok
 	return int(tok.Type)
+}
+
+// maxSyntaxLevels is Lua 5.1's LUAI_MAXCCALLS, the deepest its parser
+// recurses.
+const maxSyntaxLevels = 200
+
+// countLevels follows the nesting tok makes and raises 5.1's "chunk has
+// too many syntax levels" past maxSyntaxLevels (luarun: gopher-lua's
+// parser is not recursive and had no limit). A level is an open bracket
+// or block (do, if, function, repeat: closed by end or until) or a '..'
+// or '^' in a chain of them, which 5.1's subexpr nests.
+func (lx *Lexer) countLevels(tok ast.Token) {
+	switch tok.Type {
+	case '(', '{', '[', TDo, TIf, TFunction, TRepeat:
+		lx.chains = append(lx.chains, lx.chain)
+		lx.chainSum += lx.chain
+		lx.chain = 0
+	case ')', '}', ']', TEnd, TUntil:
+		if n := len(lx.chains); n > 0 {
+			lx.chain = lx.chains[n-1]
+			lx.chainSum -= lx.chain
+			lx.chains = lx.chains[:n-1]
+		}
+	case T2Comma, '^':
+		lx.chain++
+	case ',', ';', '=', '<', '>', TEqeq, TNeq, TLte, TGte:
+		lx.chain = 0
+	default:
+		if tok.Type >= TAnd && tok.Type <= TGoto { // other reserved words
+			lx.chain = 0
+		}
+	}
+	if len(lx.chains)+lx.chainSum+lx.chain > maxSyntaxLevels {
+		panic(&Error{Pos: tok.Pos, Message: "chunk has too many syntax levels", Line: lx.scanner.line(tok.Pos)})
+	}
 }
 
 func (lx *Lexer) Error(message string) {
@@ -504,7 +548,7 @@ func tokenText(tok ast.Token) string {
 }
 
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
-	lexer := &Lexer{NewScanner(reader, name), nil, false, ast.Token{Str: ""}, TNil}
+	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil}
 	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {
