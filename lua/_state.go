@@ -676,7 +676,7 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 		message = fmt.Sprintf(format, args...)
 	}
 	if level > 0 {
-		message = fmt.Sprintf("%v %v", ls.where(level-1, true), message)
+		message = ls.errorWhere(level) + message
 	}
 	if ls.reg.IsFull() {
 		// if the registry is full then it won't be possible to push a value, in this case, force a larger size
@@ -684,6 +684,26 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 	}
 	ls.reg.Push(LString(message))
 	ls.Panic(ls)
+}
+
+// errorWhere is the position an error raised at level gets, as Lua 5.1's
+// luaL_where gives it: "chunk:line: " of the function level calls up
+// from a running Go function (1 is its caller), and nothing when that
+// function is a Go one (pcall(string.rep) fails with no position). An
+// error the VM raises while a Lua function runs (no Go frame on top) is
+// that function's own, as 5.1's luaG_runerror. luarun: gopher-lua skipped
+// Go frames to the nearest Lua one and counted levels from the running Go
+// function, so error("x", 2) named the caller of error, not its caller.
+func (ls *LState) errorWhere(level int) string {
+	if cf := ls.currentFrame; cf != nil && !cf.Fn.IsG {
+		level--
+	}
+	dbg, ok := ls.GetStack(level)
+	if !ok || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
+		return ""
+	}
+	proto := dbg.frame.Fn.Proto
+	return fmt.Sprintf("%v:%v: ", shortSource(proto.SourceName), proto.DbgSourcePositions[dbg.frame.Pc-1])
 }
 
 func (ls *LState) findLocal(frame *callFrame, no int) string {
@@ -716,7 +736,7 @@ func (ls *LState) where(level int, skipg bool) string {
 	proto := cf.Fn.Proto
 	sourcename := "[G]"
 	if proto != nil {
-		sourcename = proto.SourceName
+		sourcename = shortSource(proto.SourceName)
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}

@@ -72,8 +72,12 @@ func osClock(L *LState) int {
 	return 1
 }
 
+// osDiffTime is Lua 5.1's os.difftime(t2 [, t1]): t1 is 0 when absent
+// (luarun: gopher-lua required it), and both are whole seconds (time_t).
 func osDiffTime(L *LState) int {
-	L.Push(LNumber(L.CheckInt64(1) - L.CheckInt64(2)))
+	t2 := int64(L.CheckNumber(1))
+	t1 := int64(L.OptNumber(2, 0))
+	L.Push(LNumber(float64(t2) - float64(t1)))
 	return 1
 }
 
