@@ -56,6 +56,7 @@ type luaProcess struct {
 	progDir string
 	entry   string
 	input   payload.Payloads
+	main    *MainOptions // the luarun command's main process (StartMain); nil for any other
 	pid     scheduler.PID
 	ctx     context.Context
 	lctx    *luaCtx // the context of its coroutines
@@ -241,12 +242,18 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.pid = scheduler.PIDFrom(ctx)
 	p.lctx = newLuaCtx(ctx, p)
 	reused := p.rt.setupState(p)
-	args := make([]lua.LValue, 0, 2+len(input))
-	args = append(args, p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
-	for _, v := range input {
-		args = append(args, toLuaValue(p.L, v))
+	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
+	var args []lua.LValue
+	if p.main != nil && len(p.main.Before) > 0 {
+		fn, args = p.mainBoot(chunk, method) // mainproc.go
+	} else {
+		args = make([]lua.LValue, 0, 2+len(input))
+		args = append(args, chunk, lua.LString(method))
+		for _, v := range input {
+			args = append(args, toLuaValue(p.L, v))
+		}
 	}
-	p.root = p.newTask(p.tpl.boot, args, reused)
+	p.root = p.newTask(fn, args, reused)
 	p.ready = append(p.ready, p.root)
 	return nil
 }

@@ -493,7 +493,8 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 }
 
 // argTable is the global arg table as the standalone lua makes it: arg[0]
-// the script, arg[1..n] the process's arguments.
+// the script, arg[1..n] the process's arguments; for the luarun command's
+// main process, also the command line before the script at arg[-n..-1].
 //
 // It is made when the process first reads arg (ViewFor): most never
 // do, and the table was a sixth of an idle process's memory. A process
@@ -503,6 +504,9 @@ func (p *luaProcess) argTable() *lua.LTable {
 	t.RawSetInt(0, lua.LString(p.script.name))
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
+	}
+	if p.main != nil {
+		p.setMainArgs(t) // mainproc.go
 	}
 	return t
 }
