@@ -363,7 +363,12 @@ func (ls *LState) LoadFile(path string) (*LFunction, error) {
 	if err != nil {
 		return nil, newApiErrorE(ApiErrorFile, err)
 	}
-	return ls.Load(reader, path)
+	// luarun: named as Lua 5.1 names a file's chunk; positions and
+	// tracebacks show the path (shortSource)
+	if path == "" {
+		return ls.Load(reader, "=stdin")
+	}
+	return ls.Load(reader, "@"+path)
 }
 
 // skipHashLine is r with a first line that starts with '#' (a Unix

@@ -300,7 +300,7 @@ func baseLoadFile(L *LState) int {
 	if chunkname != "<stdin>" {
 		source = "@" + chunkname
 	}
-	return loadaux(L, reader, chunkname, source)
+	return loadaux(L, reader, source, source) // named as in 5.1: positions show chunkname
 }
 
 // baseLoadString is loadstring(s [, chunkname]); as in Lua 5.1 the chunk
@@ -347,6 +347,20 @@ func shortSource(name string) string {
 		return chunkID(name, idSize)
 	}
 	return name
+}
+
+// ShortSource is debug.getinfo's short_src for a chunk named source, as
+// Lua 5.1 writes it (luaO_chunkid): "=name" and "@file" as name and
+// file, a chunk named by its text (loadstring without a name, already
+// "[string "..."]") as it is, any other name as [string "name"].
+func ShortSource(source string) string {
+	switch {
+	case strings.HasPrefix(source, "=") || strings.HasPrefix(source, "@"):
+		return chunkID(source, idSize)
+	case strings.HasPrefix(source, `[string "`):
+		return source
+	}
+	return chunkID(source, idSize)
 }
 
 // The sizes 5.1 gives luaO_chunkid: LUA_IDSIZE for a position in a

@@ -907,14 +907,14 @@ func (ls *LState) frameFuncName(fr *callFrame) (string, bool) {
 			if call.Pc == pc {
 				name := call.Name
 				if (name == "?" || fr.TailCall > 0) && !fr.Fn.IsG {
-					name = fmt.Sprintf("<%v:%v>", fr.Fn.Proto.SourceName, fr.Fn.Proto.LineDefined)
+					name = fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined)
 				}
 				return name, false
 			}
 		}
 	}
 	if !fr.Fn.IsG {
-		return fmt.Sprintf("<%v:%v>", fr.Fn.Proto.SourceName, fr.Fn.Proto.LineDefined), false
+		return fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined), false
 	}
 	return "(anonymous)", false
 }

@@ -245,13 +245,12 @@ func debugGetinfo(L *lua.LState) int {
 				t.RawSetString("lastlinedefined", lua.LNumber(-1))
 				continue
 			}
-			src := fn.Proto.SourceName
-			source := src
-			if isScriptSource(src) {
-				source = "@" + src
+			source := fn.Proto.SourceName
+			if isScriptSource(source) {
+				source = "@" + source
 			}
 			t.RawSetString("source", lua.LString(source))
-			t.RawSetString("short_src", lua.LString(src))
+			t.RawSetString("short_src", lua.LString(lua.ShortSource(source)))
 			kind := "Lua"
 			if fn.Proto.LineDefined == 0 {
 				kind = "main"
@@ -288,7 +287,14 @@ func debugGetinfo(L *lua.LState) int {
 			if !opaque || frame == nil {
 				t.RawSetString("func", fn)
 			}
-		case 'L': // activelines: not kept
+		case 'L': // the lines that have code, as 5.1's collectvalidlines
+			if !opaque {
+				lines := L.CreateTable(0, 0)
+				for _, line := range fn.Proto.DbgSourcePositions {
+					lines.RawSetInt(line, lua.LTrue)
+				}
+				t.RawSetString("activelines", lines)
+			}
 		default:
 			L.ArgError(n+1, "invalid option")
 		}

@@ -218,3 +218,21 @@ end`,
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(3), int64(2), int64(2), int64(2), int64(0)}, res)
 }
+
+// TestGetinfoSourcesAs51: debug.getinfo's source, short_src and
+// activelines are Lua 5.1's (luaO_chunkid; the lines that have code).
+func TestGetinfoSourcesAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "src.lua", `
+local a = "function f () end"
+local function short(name) loadstring(a, name)() return debug.getinfo(f).short_src end
+local lines = debug.getinfo(function()
+  local x = 1
+  return x
+end, "L").activelines
+return short(), short(""), short("@xuxu"), short("=xuxu"), short("name"),
+  debug.getinfo(1, "S").source, lines[5] == true and lines[6] == true and lines[4] == nil`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{`[string "function f () end"]`, `[string ""]`, "xuxu", "xuxu",
+		`[string "name"]`, "@src.lua", true}, res)
+}
