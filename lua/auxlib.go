@@ -392,6 +392,9 @@ func skipHashLine(r io.Reader) (io.Reader, error) {
 			return nil, err
 		}
 	}
+	if next, _ := reader.Peek(1); IsBinaryChunk(next) {
+		return reader, nil // a binary chunk after the "#!" line, as 5.1 loads it
+	}
 	return io.MultiReader(strings.NewReader("\n"), reader), nil
 }
 

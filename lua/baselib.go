@@ -325,6 +325,10 @@ func loadErrorMessage(err error, source string) string {
 	if ae, ok := err.(*ApiError); ok && ae.Cause != nil {
 		cause = ae.Cause
 	}
+	var ue *UndumpError
+	if errors.As(cause, &ue) { // a binary chunk, named as 5.1's lundump does
+		return (&UndumpError{Name: undumpName(source), Msg: ue.Msg}).Error()
+	}
 	var pe *parse.Error
 	if !errors.As(cause, &pe) {
 		return err.Error()

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/luarun/luarun/lua/parse"
 )
 
 const MultRet = -1
@@ -1683,8 +1681,11 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 	return thread, f
 }
 
+// NewFunctionFromProto is proto's function in the state's environment;
+// its upvalues, if it has any (an undumped function's), are fresh ones
+// holding nil (luarun: they were nil pointers).
 func (ls *LState) NewFunctionFromProto(proto *FunctionProto) *LFunction {
-	return newLFunctionL(proto, ls.Env, int(proto.NumUpvalues))
+	return newLoadedFunction(proto, ls.Env)
 }
 
 func (ls *LState) NewUserData() *LUserData {
@@ -2088,16 +2089,14 @@ func (ls *LState) Register(name string, fn LGFunction) {
 
 /* load and function call operations {{{ */
 
+// Load loads a chunk: a binary one (its first byte "\27", made by
+// string.dump) is undumped, as in Lua 5.1, any other parsed (luarun).
 func (ls *LState) Load(reader io.Reader, name string) (*LFunction, error) {
-	chunk, err := parse.Parse(reader, name)
+	proto, err := loadChunk(reader, name)
 	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
+		return nil, err
 	}
-	proto, err := Compile(chunk, name)
-	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
-	}
-	return newLFunctionL(proto, ls.currentEnv(), 0), nil
+	return newLoadedFunction(proto, ls.currentEnv()), nil
 }
 
 func (ls *LState) Call(nargs, nret int) {
