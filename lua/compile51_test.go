@@ -399,3 +399,18 @@ end
 f()
 `, "b\t2\ni\t2\n")
 }
+
+// TestGotoIsAName: goto is an ordinary name in Lua 5.1 (gopher-lua
+// reserved it for the 5.2 goto statement).
+func TestGotoIsAName(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`
+		local goto = 1
+		local t = {goto = goto + 1}
+		t.goto = t.goto + 1
+		function t:goto() return self end
+		assert(goto == 1 and t:goto() == t)`); err != nil {
+		t.Fatal(err)
+	}
+}

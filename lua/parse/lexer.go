@@ -312,7 +312,11 @@ var reservedWords = map[string]int{
 	"end": TEnd, "false": TFalse, "for": TFor, "function": TFunction,
 	"if": TIf, "in": TIn, "local": TLocal, "nil": TNil, "not": TNot, "or": TOr,
 	"return": TReturn, "repeat": TRepeat, "then": TThen, "true": TTrue,
-	"until": TUntil, "while": TWhile, "goto": TGoto}
+	"until": TUntil, "while": TWhile}
+
+// luarun: "goto" is a name, as in Lua 5.1 (gopher-lua reserved it for
+// its goto statement, a 5.2 feature, so 5.1 code using goto as a name
+// or field did not parse).
 
 func (sc *Scanner) Scan(lexer *Lexer) (ast.Token, error) {
 redo:
