@@ -98,7 +98,7 @@ func TestExecOptionErrors(t *testing.T) {
 	code, out, errs := runCmd(t, "", "-e", "error('x')", script)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "", out)
-	assert.Equal(t, "luarun: (command line):1: x\nstack traceback:\n\t[G]: in function 'error'\n\t(command line):1: in main chunk\n", errs)
+	assert.Equal(t, "luarun: (command line):1: x\nstack traceback:\n\t[C]: in function 'error'\n\t(command line):1: in main chunk\n\t[C]: ?\n", errs)
 
 	code, out, errs = runCmd(t, "", "-e", "x =", script)
 	assert.Equal(t, 1, code)

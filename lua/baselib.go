@@ -331,6 +331,10 @@ func loadErrorMessage(err error, source string) string {
 	}
 	var pe *parse.Error
 	if !errors.As(cause, &pe) {
+		var ce *CompileError
+		if errors.As(cause, &ce) { // as 5.1's lexerror without a token
+			return fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), ce.Line, ce.Message)
+		}
 		return err.Error()
 	}
 	msg := fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message))

@@ -11,7 +11,17 @@ import (
 
 /* internal constants & structs  {{{ */
 
-const maxRegisters = 200
+// maxRegisters is Lua 5.1's MAXSTACK: the registers a function may use
+// ("function or expression too complex"; luarun: gopher-lua's 200, whose
+// error said "too many local variables").
+const maxRegisters = 250
+
+// Lua 5.1's LUAI_MAXVARS and LUAI_MAXUPVALUES: the active local
+// variables and the upvalues a function may have (luarun).
+const (
+	maxLocalVars = 200
+	maxUpvalues  = 60
+)
 
 type expContextType int
 
@@ -418,6 +428,7 @@ type funcContext struct {
 	unresolvedGotos map[int]*gotoLabelDesc
 	stringConsts    map[LString]int // index of each string constant
 	numberConsts    map[LNumber]int // index of each number constant
+	line            int             // the line of the statement being compiled (luarun: limit errors)
 }
 
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
@@ -577,6 +588,9 @@ func (fc *funcContext) BlockLocalVarsCount() int {
 }
 
 func (fc *funcContext) RegisterLocalVar(name string) int {
+	if fc.BlockLocalVarsCount()+1 > maxLocalVars {
+		fc.limitError(maxLocalVars, "local variables")
+	}
 	ret := fc.Block.LocalVars.Register(name)
 	fc.Block.dbgLocals = append(fc.Block.dbgLocals, len(fc.Proto.DbgLocals))
 	fc.Proto.DbgLocals = append(fc.Proto.DbgLocals, &DbgLocalInfo{Name: name, StartPc: fc.Code.LastPC() + 1})
@@ -640,9 +654,28 @@ func (fc *funcContext) EndScope() {
 	}
 }
 
+// limitError raises Lua 5.1's errorlimit: "main function has more than
+// 200 local variables", "function at line 3 has more than 60 upvalues",
+// at the line of the statement being compiled (luarun).
+func (fc *funcContext) limitError(limit int, what string) {
+	if fc.Parent == nil {
+		raiseCompileError(fc, fc.line, "main function has more than %d %s", limit, what)
+	}
+	raiseCompileError(fc, fc.line, "function at line %d has more than %d %s", fc.Proto.LineDefined, limit, what)
+}
+
+// upvalueIndex is the index of the upvalue name, registered if new; past
+// Lua 5.1's 60 upvalues it raises 5.1's error (luarun).
+func (fc *funcContext) upvalueIndex(name string) int {
+	if fc.Upvalues.Find(name) < 0 && len(fc.Upvalues.Names())+1 > maxUpvalues {
+		fc.limitError(maxUpvalues, "upvalues")
+	}
+	return fc.Upvalues.RegisterUnique(name)
+}
+
 func (fc *funcContext) SetRegTop(top int) {
 	if top > maxRegisters {
-		raiseCompileError(fc, fc.Proto.LineDefined, "too many local variables")
+		raiseCompileError(fc, fc.line, "function or expression too complex")
 	}
 	fc.regTop = top
 }
@@ -690,6 +723,7 @@ func compileBlock(context *funcContext, chunk []ast.Stmt) { // {{{
 } // }}}
 
 func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
+	context.line = sline(stmt)
 	switch st := stmt.(type) {
 	case *ast.AssignStmt:
 		compileAssignStmt(context, st)
@@ -756,7 +790,7 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 			case ecLocal:
 				tg.reg = context.FindLocalVar(ex.Value)
 			case ecUpvalue:
-				tg.index = context.Upvalues.RegisterUnique(ex.Value)
+				tg.index = context.upvalueIndex(ex.Value)
 			case ecGlobal:
 				tg.index = context.ConstIndex(LString(ex.Value))
 			}
@@ -1336,7 +1370,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		case ecGlobal:
 			code.AddABx(OP_GETGLOBAL, sreg, context.ConstIndex(LString(ex.Value)), sline(ex))
 		case ecUpvalue:
-			code.AddABC(OP_GETUPVAL, sreg, context.Upvalues.RegisterUnique(ex.Value), 0, sline(ex))
+			code.AddABC(OP_GETUPVAL, sreg, context.upvalueIndex(ex.Value), 0, sline(ex))
 		case ecLocal:
 			b := context.FindLocalVar(ex.Value)
 			code.AddABC(OP_MOVE, sreg, b, 0, sline(ex))
@@ -1398,7 +1432,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 			} else {
 				upvalueidx := context.Upvalues.Find(upvalue.Name)
 				if upvalueidx < 0 {
-					upvalueidx = context.Upvalues.RegisterUnique(upvalue.Name)
+					upvalueidx = context.upvalueIndex(upvalue.Name)
 				}
 				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, sline(ex))
 			}
@@ -1468,9 +1502,9 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *expcontext) { // {{{
 	context.Proto.LineDefined = sline(funcexpr)
 	context.Proto.LastLineDefined = eline(funcexpr)
-	if len(funcexpr.ParList.Names) > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow")
-	}
+	context.line = context.Proto.LineDefined
+	// (more than 200 parameters are 5.1's "more than 200 local
+	// variables": RegisterLocalVar)
 	context.Proto.NumParameters = uint8(len(funcexpr.ParList.Names))
 	if ec.ctype == ecMethod {
 		context.Proto.NumParameters += 1
@@ -2021,7 +2055,7 @@ func patchCode(context *funcContext) { // {{{
 	}
 	maxreg++
 	if maxreg > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow(too many local variables)")
+		raiseCompileError(context, context.line, "function or expression too complex")
 	}
 	context.Proto.NumUsedRegisters = uint8(maxreg)
 } // }}}

@@ -414,3 +414,47 @@ func TestGotoIsAName(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompileLimitsAs51: Lua 5.1's lparser.c limits, as its messages: more
+// than 200 active local variables (LUAI_MAXVARS) and more than 60
+// upvalues (LUAI_MAXUPVALUES) in a function are "main function has more
+// than ..." / "function at line N has more than ..."; more than 250
+// registers (MAXSTACK) is "function or expression too complex" (5.1 adds
+// the token it was at: cut here); each a "chunk:line:" message as 5.1's
+// syntax errors (the line is the statement's, where 5.1's is its lexer's
+// lookahead: it may be the next line, so the test does not compare it)
+// (gopher-lua: "compile error near line(0) ...: too many
+// local variables" past 200 registers, no upvalue limit; 200 locals and
+// up to 250 registers are fine.)
+func TestCompileLimitsAs51(t *testing.T) {
+	checkLua51(t, `
+local function try(s) local f, e = loadstring(s) print(f ~= nil, (e and e:gsub(" near '.-'$", ""):gsub("%]:%d+:", "]:L:"))) end
+local function locals(n) local t = {} for i = 1, n do t[i] = "a" .. i end return "local " .. table.concat(t, ", ") .. "\n" end
+try(locals(200))
+try("local x\n" .. locals(200))
+try("\nfunction foo ()\n" .. locals(300) .. "end")
+try("local x\n" .. locals(199) .. "for i = 1, 2 do end")
+try("do " .. locals(150) .. " end do " .. locals(150) .. " end")
+try("function f(" .. string.rep("a, ", 200) .. "b) end")
+local s = "local " for j = 1, 61 do s = s .. "a" .. j .. (j < 61 and ", " or "\n") end
+try(s .. "return function() return " .. string.rep("a1 + ", 60) .. "a1 end")
+s = s .. "return function()\n return " for j = 1, 61 do s = s .. "a" .. j .. (j < 61 and " + " or " end") end
+try(s)
+try("local a, b\nreturn function() return function() return function() return a + b end end end")
+try("return f(" .. string.rep("1, ", 240) .. "1)")
+try("return f(" .. string.rep("1, ", 260) .. "1)")
+try("return " .. string.rep("1, ", 260) .. "1")
+`, `true	nil
+false	[string "local x..."]:L: main function has more than 200 local variables
+false	[string "..."]:L: function at line 2 has more than 200 local variables
+false	[string "local x..."]:L: main function has more than 200 local variables
+true	nil
+false	[string "function f(a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a, a..."]:L: function at line 1 has more than 200 local variables
+true	nil
+false	[string "local a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a..."]:L: function at line 2 has more than 60 upvalues
+true	nil
+true	nil
+false	[string "return f(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ..."]:L: function or expression too complex
+false	[string "return 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,..."]:L: function or expression too complex
+`)
+}

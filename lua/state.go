@@ -154,6 +154,10 @@ type callFrameStack interface {
 	IsEmpty() bool
 
 	FreeAll()
+
+	// Extend lets the stack hold n more frames than its maximum until
+	// the returned func is called (luarun: ExtendCallStack).
+	Extend(n int) (undo func())
 }
 
 type fixedCallFrameStack struct {
@@ -209,6 +213,10 @@ func (cs *fixedCallFrameStack) Pop() *callFrame {
 func (cs *fixedCallFrameStack) FreeAll() {
 	// nothing to do for fixed callframestack
 }
+
+// Extend cannot move a fixed stack (frames point at their parents in
+// it): it gives no room (luarun).
+func (cs *fixedCallFrameStack) Extend(n int) func() { return func() {} }
 
 // FramesPerSegment should be a power of 2 constant for performance reasons. It will allow the go compiler to change
 // the divs and mods into bitshifts. Max is 256 due to current use of uint8 to count how many frames in a segment are
@@ -270,6 +278,23 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
 	return int(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
+}
+
+// Extend raises the maximum by n frames (rounded up to whole segments)
+// until undo is called; undo pops the empty segment the extra frames may
+// leave above the old maximum, so that IsFull holds again at it (luarun).
+func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
+	extra := (n + FramesPerSegment - 1) / FramesPerSegment
+	cs.maxSegs += extra
+	return func() {
+		cs.maxSegs -= extra
+		for int(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
+			freeCallFrameStackSegment(cs.segments[cs.segIdx])
+			cs.segments[cs.segIdx] = nil
+			cs.segIdx--
+			cs.segSp = FramesPerSegment
+		}
+	}
 }
 
 func (cs *autoGrowingCallFrameStack) Clear() {
@@ -1885,6 +1910,15 @@ func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
 		return "", LNil
 	}
 	return ls.GetLocal(&Debug{frame: ls.stack.At(idx)}, no)
+}
+
+// ExtendCallStack lets ls's call stack hold n more frames than
+// Options.CallStackSize until restore is called (luarun): room for an
+// error handler to run where a stack overflow was raised, as Lua 5.1
+// grows its call-info array past LUAI_MAXCALLS for it. A state with
+// MinimizeStackMemory unset gets no room (its stack cannot grow).
+func (ls *LState) ExtendCallStack(n int) (restore func()) {
+	return ls.stack.Extend(n)
 }
 
 // SetLocalAt is SetLocal of the frame at index idx of ls's call stack

@@ -201,7 +201,7 @@ func debugTraceback(L *lua.LState) int {
 	p := procOf(L)
 	var tb string
 	if t, f := frameAt(th, level); f != nil {
-		tb = tracebackFrom(p, t, f, p.entryName())
+		tb = tracebackFrom(p, t, f, level, p.entryName())
 	} else {
 		tb = "stack traceback:"
 	}
@@ -357,6 +357,10 @@ func debugSetupvalue(L *lua.LState) int {
 	return 1
 }
 
+// handlerFrames is how many call frames past the coroutine's maximum an
+// xpcall handler may use.
+const handlerFrames = 200
+
 // xpcallResult is what an xpcall handler returned (or that it failed)
 // for the error that ended coroutine co.
 type xpcallResult struct {
@@ -377,6 +381,11 @@ type xpcallResult struct {
 // stopped there and runs again, from its start, once the stack has
 // unwound (xpcall's fallback, as for an error not raised in the
 // coroutine's code).
+//
+// The handler runs with handlerFrames more call frames than the
+// coroutine's maximum, so that it can run where a stack overflow was
+// raised (Lua 5.1 grows its call-info array past LUAI_MAXCALLS for it);
+// a handler that overflows those too fails: "error in error handling".
 func (p *luaProcess) armHandler(L *lua.LState) int {
 	handler := L.Get(1)
 	co, old := L, L.Panic
@@ -392,7 +401,10 @@ func (p *luaProcess) armHandler(L *lua.LState) int {
 		outerBlocked := p.xpBlocked
 		p.xpBlocked = false
 		p.xpRunning++
-		if err := co.PCall(1, 1, nil); err != nil {
+		restore := co.ExtendCallStack(handlerFrames) // a stack overflow's handler
+		err := co.PCall(1, 1, nil)
+		restore()
+		if err != nil {
 			res.failed = true
 		} else {
 			res.value = co.Get(-1)

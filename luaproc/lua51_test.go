@@ -5,6 +5,7 @@ package luaproc
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -235,4 +236,65 @@ return short(), short(""), short("@xuxu"), short("=xuxu"), short("name"),
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{`[string "function f () end"]`, `[string ""]`, "xuxu", "xuxu",
 		`[string "name"]`, "@src.lua", true}, res)
+}
+
+// tb51 is a traceback as Lua 5.1's db_errorfb writes it: the lines given,
+// with each {line, n} pair repeated n times.
+func tb51(parts ...any) string {
+	var b strings.Builder
+	b.WriteString("stack traceback:")
+	for i := 0; i < len(parts); i++ {
+		line, n := parts[i].(string), 1
+		if i+1 < len(parts) {
+			if k, ok := parts[i+1].(int); ok {
+				n = k
+				i++
+			}
+		}
+		for ; n > 0; n-- {
+			b.WriteString("\n\t" + line)
+		}
+	}
+	return b.String()
+}
+
+// TestTracebackAs51: debug.traceback and the traceback of an uncaught
+// error cut a deep stack as Lua 5.1's db_errorfb does (the levels up to
+// 12, "...", the last 10; an uncaught error's traceback starts at level
+// 2, as lua.c's), write a Go function as 5.1 writes a C function ("[C]:
+// in function 'error'", "[C]: ?"), end a main chunk's stack with the
+// host's "[C]: ?", and name a chunk called by a name by it. An xpcall
+// handler runs where a stack overflow was raised (it had no call frame
+// left, and xpcall answered "error in error handling"). Each expected
+// string is what lua5.1 prints for the same script.
+func TestTracebackAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "tb.lua", `
+local function g(n) if n == 0 then return debug.traceback("x") end local t = g(n-1) return t end
+local deep, short = g(100), g(3)
+local function y() y() end
+local _, so = xpcall(function() y() end, debug.traceback)
+local f = loadstring("return debug.traceback('named')")
+return deep, short, so, f()
+`, "")
+	require.NoError(t, err)
+	require.Len(t, res, 4)
+	g, main := "tb.lua:2: in function 'g'", "tb.lua:3: in main chunk"
+	assert.Equal(t, "x\n"+tb51(g, 11, "...", g, 8, main, "[C]: ?"), res[0])
+	assert.Equal(t, "x\n"+tb51(g, 4, main, "[C]: ?"), res[1])
+	y := "tb.lua:4: in function 'y'"
+	assert.Equal(t, "tb.lua:4: stack overflow\n"+tb51(y, 11, "...", y, 6,
+		"tb.lua:5: in function <tb.lua:5>", "[C]: in function 'xpcall'", "tb.lua:5: in main chunk", "[C]: ?"), res[2])
+	assert.Equal(t, "named\n"+tb51(`[string "return debug.traceback('named')"]:1: in function 'f'`,
+		"tb.lua:7: in main chunk", "[C]: ?"), res[3])
+
+	_, err = runLua(t, rt, "un.lua", `
+local function f(n) if n == 0 then error("boom") end local v = f(n-1) return v end
+f(50)
+`, "")
+	var se *ScriptError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, "un.lua:2: boom", se.Message)
+	f := "un.lua:2: in function 'f'"
+	assert.Equal(t, tb51("[C]: in function 'error'", f, 9, "...", f, 8, "un.lua:3: in main chunk", "[C]: ?"), se.Traceback)
 }

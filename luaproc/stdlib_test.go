@@ -142,7 +142,7 @@ function main()
   local left_out = select("#", debug.getupvalue(pcall, 1)) == 0
   return info.short_src, info.source, info.what, info.currentline, name, value, upname, upvalue, setname, g(),
     what2, line3, caller_line(), tb:match("^msg\nstack traceback:\n\tdbg.lua:13: in function 'main'") ~= nil,
-    ok, xtb:match("^dbg.lua:14: boom\nstack traceback:\n\t%[G%]: in function 'error'\n\tdbg.lua:14: in function <dbg.lua:14>") ~= nil,
+    ok, xtb:match("^dbg.lua:14: boom\nstack traceback:\n\t%[C%]: in function 'error'\n\tdbg.lua:14: in function <dbg.lua:14>") ~= nil,
     left_out, debug.getinfo(100)
 end`, "main")
 	require.NoError(t, err)

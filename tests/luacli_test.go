@@ -35,6 +35,6 @@ run("-v -e " .. q("print(#arg, arg[0])"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `^`+regexp.QuoteMeta("helper\t2\ta\nstatus 0\n"+
 		"status 255\n"+
-		"luarun: (command line):1: x\nstack traceback:\n\t[G]: in function 'error'\n\t(command line):1: in main chunk\nstatus 1\n")+
+		"luarun: (command line):1: x\nstack traceback:\n\t[C]: in function 'error'\n\t(command line):1: in main chunk\n\t[C]: ?\nstatus 1\n")+
 		`luarun \S+ \(Lua 5\.1\)\n0\tnil\nstatus 0\n$`, r.stdout)
 }
