@@ -120,6 +120,24 @@ func (ls *LState) runHook(h *Hook, ev HookEvent, line int) {
 	h.Func(ls, ev, line)
 }
 
+// interrupted answers a set interrupt flag before an instruction of
+// frame cf (mainLoopWithInterrupt): Check's error is raised; a hook's
+// events are sent. Out of line, so the loop's check stays one load and
+// one branch.
+//
+//go:noinline
+func interrupted(L *LState, in *Interrupt, cf *callFrame) {
+	f := in.Flag.Load()
+	if f&^InterruptHook != 0 && in.Check != nil {
+		if err := in.Check(L); err != nil {
+			L.RaiseError("%s", err.Error())
+		}
+	}
+	if f&InterruptHook != 0 && L.hook != nil {
+		hookInstruction(L, cf)
+	}
+}
+
 // hookLine is the line of instruction pc of proto, or -1.
 func hookLine(proto *FunctionProto, pc int) int {
 	if pc >= 0 && pc < len(proto.DbgSourcePositions) {

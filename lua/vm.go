@@ -56,16 +56,8 @@ func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 		cf = L.currentFrame
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
-		if f := in.Flag.Load(); f != 0 {
-			if f&^InterruptHook != 0 && in.Check != nil {
-				if err := in.Check(L); err != nil {
-					L.RaiseError("%s", err.Error())
-					return
-				}
-			}
-			if f&InterruptHook != 0 && L.hook != nil {
-				hookInstruction(L, cf)
-			}
+		if in.Flag.Load() != 0 {
+			interrupted(L, in, cf) // hook.go
 		}
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
 			return
