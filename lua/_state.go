@@ -2194,10 +2194,14 @@ func (ls *LState) SetContext(ctx context.Context) {
 // goroutine; it is read before every instruction by the goroutine running
 // the state, which calls Check when it is not zero: a non-nil error is
 // raised there, as a done context's error is. Check may clear the bits it
-// has answered. (luarun's fork.)
+// has answered. Bit InterruptHook is SetHook's: Check is called only for
+// the others (and may be nil when only hooks use the interrupt).
+// (luarun's fork.)
 type Interrupt struct {
 	Flag  atomic.Uint32
 	Check func(L *LState) error
+
+	hooks atomic.Int32 // threads with an active hook (hook.go)
 }
 
 // SetInterrupt makes ls (and the threads made from it afterwards) check

@@ -288,6 +288,14 @@ type LState struct {
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
 	interrupt    *Interrupt
+
+	// debug hooks (hook.go; luarun's fork)
+	hook          *Hook
+	hookRunning   bool       // 5.1's allowhook, off
+	hookInterrupt bool       // SetHook made interrupt
+	hookFrame     *callFrame // the frame of the previous instruction checked
+	hookPc        int        // and its pc
+	hookCounter   int        // instructions left to the next count event
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

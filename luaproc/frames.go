@@ -140,6 +140,21 @@ func blockContext(th *lua.LState, f *callFrame, root *lua.LState, sortFn *lua.LF
 	}
 }
 
+// inHook says whether th, or a coroutine that resumed it up to root, is
+// running its debug hook: a hook runs in a nested VM loop, which a yield
+// would corrupt (lua/hook.go).
+func inHook(th, root *lua.LState) bool {
+	for ; th != nil; th = th.Parent {
+		if th.InHook() {
+			return true
+		}
+		if th == root {
+			return false
+		}
+	}
+	return false
+}
+
 // frameLine is the line a Lua frame is executing, or 0 if it is not
 // known.
 func frameLine(f *callFrame) int {
