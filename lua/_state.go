@@ -2262,3 +2262,14 @@ func (ls *LState) RemoveCallerFrame() *callFrame {
 /* }}} */
 
 //
+
+// CallFrame is a frame of a state's call stack (luarun: exported for the
+// embedder's debug library, which walks frames by their Parent links).
+type CallFrame = callFrame
+
+// CurrentFrame returns the frame ls is executing (or suspended in), or
+// nil (luarun).
+func (ls *LState) CurrentFrame() *CallFrame { return ls.currentFrame }
+
+// Frame returns the frame dbg describes (luarun).
+func (dbg *Debug) Frame() *CallFrame { return dbg.frame }

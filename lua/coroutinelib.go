@@ -36,7 +36,7 @@ func coCreate(L *LState) int {
 }
 
 func coYield(L *LState) int {
-	if L.hookRunning { // luarun: a hook runs in a nested VM loop (hook.go)
+	if L.InHook() { // luarun: a hook runs in a nested VM loop (hook.go)
 		L.RaiseError("attempt to yield across metamethod/C-call boundary")
 	}
 	return -1

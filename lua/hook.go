@@ -1,5 +1,7 @@
 package lua
 
+import "math"
+
 // Debug hooks, as Lua 5.1 calls them (ldo.c's luaD_callhook, lvm.c's
 // traceexec). (luarun's fork.)
 //
@@ -67,9 +69,12 @@ func (ls *LState) SetHook(h *Hook) {
 	}
 	wasActive := ls.hook.active()
 	ls.hook = h
-	ls.hookFrame = nil
-	if h != nil {
-		ls.hookCounter = h.Count
+	if h != nil || ls.ht != nil {
+		ht := ls.hookThread()
+		ht.frame = nil
+		if h != nil {
+			ht.counter = min(h.Count, math.MaxInt32)
+		}
 	}
 	isActive := h.active()
 	if wasActive == isActive {
@@ -80,7 +85,7 @@ func (ls *LState) SetHook(h *Hook) {
 		if in == nil {
 			in = &Interrupt{}
 			ls.SetInterrupt(in)
-			ls.hookInterrupt = true
+			ls.hookThread().interrupt = true
 		}
 		if in.hooks.Add(1) == 1 {
 			in.Flag.Or(InterruptHook)
@@ -89,8 +94,8 @@ func (ls *LState) SetHook(h *Hook) {
 	}
 	if in != nil && in.hooks.Add(-1) == 0 {
 		in.Flag.And(^InterruptHook)
-		if ls.hookInterrupt {
-			ls.hookInterrupt = false
+		if ls.ht != nil && ls.ht.interrupt {
+			ls.ht.interrupt = false
 			ls.SetInterrupt(nil)
 		}
 	}
@@ -101,7 +106,7 @@ func (ls *LState) GetHook() *Hook { return ls.hook }
 
 // InHook reports whether ls is running its hook (or was resumed by a
 // thread that was, InheritHook).
-func (ls *LState) InHook() bool { return ls.hookRunning }
+func (ls *LState) InHook() bool { return ls.ht != nil && ls.ht.running }
 
 // InheritHook gives ls the hook of from, and from's running of it: for a
 // thread that runs code on behalf of from (luaproc's pcall coroutines),
@@ -110,13 +115,16 @@ func (ls *LState) InheritHook(from *LState) {
 	if ls.hook != from.hook {
 		ls.SetHook(from.hook)
 	}
-	ls.hookRunning = from.hookRunning
+	if running := from.InHook(); running || ls.ht != nil {
+		ls.hookThread().running = running
+	}
 }
 
 // runHook calls h for ev with allowhook off.
 func (ls *LState) runHook(h *Hook, ev HookEvent, line int) {
-	ls.hookRunning = true
-	defer func() { ls.hookRunning = false }()
+	ht := ls.hookThread()
+	ht.running = true
+	defer func() { ht.running = false }()
 	h.Func(ls, ev, line)
 }
 
@@ -152,21 +160,22 @@ func hookLine(proto *FunctionProto, pc int) int {
 // instruction is a RETURN; then one "tail return" per tail call the
 // frame made). The line rule is traceexec's: a line event when the
 // function starts, when the pc jumps backwards (or stays), or when it
-// enters a new line. ls.hookFrame and ls.hookPc remember the frame and pc
+// enters a new line. ht.frame and ht.pc remember the frame and pc
 // of the previous check (5.1's savedpc); a frame returned into counts
 // from its call instruction.
 func hookInstruction(ls *LState, cf *callFrame) {
 	h := ls.hook
-	if !h.active() || ls.hookRunning {
+	if !h.active() || ls.InHook() {
 		return
 	}
+	ht := ls.hookThread()
 	cur := cf.Pc
 	npc := cur - 1
 	proto := cf.Fn.Proto
-	old := ls.hookPc
-	if cf != ls.hookFrame {
+	old := ht.pc
+	if cf != ht.frame {
 		old = cur - 1
-		ls.hookFrame, ls.hookPc = cf, cur
+		ht.frame, ht.pc = cf, cur
 		if npc == 0 && h.Mask&HookCall != 0 {
 			ls.runHook(h, HookEventCall, -1)
 			if h = ls.hook; !h.active() {
@@ -174,11 +183,11 @@ func hookInstruction(ls *LState, cf *callFrame) {
 			}
 		}
 	}
-	ls.hookFrame, ls.hookPc = cf, cur
+	ht.frame, ht.pc = cf, cur
 	if h.Mask&HookCount != 0 {
-		ls.hookCounter--
-		if ls.hookCounter <= 0 {
-			ls.hookCounter = h.Count
+		ht.counter--
+		if ht.counter <= 0 {
+			ht.counter = min(h.Count, math.MaxInt32)
 			ls.runHook(h, HookEventCount, -1)
 			if h = ls.hook; !h.active() {
 				return
@@ -196,9 +205,9 @@ func hookInstruction(ls *LState, cf *callFrame) {
 	}
 	switch int(proto.Code[npc] >> 26) {
 	case OP_TAILCALL:
-		ls.hookFrame = nil // the frame is reused for the function called
+		ht.frame = nil // the frame is reused for the function called
 	case OP_RETURN:
-		ls.hookFrame = nil // the frame is popped, and may be reused
+		ht.frame = nil // the frame is popped, and may be reused
 		if h.Mask&HookReturn != 0 {
 			ls.runHook(h, HookEventReturn, -1)
 			for n := cf.TailCall; n > 0; n-- {
@@ -214,10 +223,28 @@ func hookInstruction(ls *LState, cf *callFrame) {
 // hookGo sends a Go function's call or return event (callGFunction).
 func hookGo(ls *LState, ev HookEvent) {
 	h := ls.hook
-	if !h.active() || ls.hookRunning {
+	if !h.active() || ls.InHook() {
 		return
 	}
 	if (ev == HookEventCall && h.Mask&HookCall != 0) || (ev == HookEventReturn && h.Mask&HookReturn != 0) {
 		ls.runHook(h, ev, -1)
 	}
+}
+
+// hookThread is a thread's state of its hook, made with its first hook:
+// a state without one (nearly all) does not pay for it.
+type hookThread struct {
+	running   bool       // 5.1's allowhook, off
+	interrupt bool       // SetHook made the thread's interrupt
+	frame     *callFrame // the frame of the previous instruction checked
+	pc        int        // and its pc
+	counter   int        // instructions left to the next count event
+}
+
+// hookThread returns ls's hook state, made on first use.
+func (ls *LState) hookThread() *hookThread {
+	if ls.ht == nil {
+		ls.ht = &hookThread{}
+	}
+	return ls.ht
 }
