@@ -93,6 +93,25 @@ func shouldmove(ec *expcontext, reg int) bool {
 	return ec.ctype == ecLocal && ec.reg != regNotDefined && ec.reg != reg
 }
 
+// bodyEnd is line, a statement's BodyEnd or ThenEnd, or the statement's
+// last line where it has none (one the compiler made) (luarun).
+func bodyEnd(line int, stmt ast.Stmt) int {
+	if line > 0 {
+		return line
+	}
+	return eline(stmt)
+}
+
+// blockLines is the lines of a block: its statement's first, and end
+// (the line of the block's last token, where Lua 5.1 closes its
+// upvalues) (luarun).
+func blockLines(stmt ast.Stmt, end int) ast.PositionHolder {
+	n := &ast.Node{}
+	n.SetLine(sline(stmt))
+	n.SetLastLine(end)
+	return n
+}
+
 func sline(pos ast.PositionHolder) int {
 	return pos.Line()
 }
@@ -182,6 +201,13 @@ type codeStore struct { // {{{
 	// (SETLIST's block number), or -1: Last does not show it, so that no
 	// peephole takes it for a MOVE and pops it (luarun)
 	dataPc int
+	// lastTarget is the last pc a jump may land on (set by labels), or
+	// -1: Lua 5.1's lasttarget, below which AddLoadNil may join or drop
+	// a LOADNIL (luarun)
+	lastTarget int
+	// nilTop is the highest register a dropped LOADNIL would have set,
+	// or -1: the frame still holds it (patchCode) (luarun)
+	nilTop int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
@@ -242,13 +268,33 @@ func (cd *codeStore) PropagateMV(top int, save *int, reg *int, inc int) {
 	*reg = *reg + inc
 }
 
-func (cd *codeStore) AddLoadNil(a, b, line int) {
-	// this method used to merge multiple consecutive LOADNIL instructions
-	// of consecutive registers into a single LOADNIL instruction, but it
-	// caused issues when the merged instructions were JMP targets, and so
-	// generated invalid code; so the merging functionality has been removed.
-	// It is safe to merge the LOADNIL instructions under certain conditions,
-	// but additional logic / complexity would be needed here.
+// AddLoadNil sets registers a..b to nil, as Lua 5.1's luaK_nil (luarun):
+// unless a jump may land here, nothing is emitted at the start of a
+// function for registers above its nactvar locals (a frame's registers
+// start nil), and a LOADNIL right before that the range meets or
+// overlaps grows to cover it. (gopher-lua had dropped its merging, which
+// ignored jump targets; the line hook and tracebacks see 5.1's lines
+// only without the extra instructions.)
+func (cd *codeStore) AddLoadNil(a, b, nactvar, line int) {
+	if cd.pc > cd.lastTarget {
+		if cd.pc == 0 {
+			if a >= nactvar {
+				cd.nilTop = max(cd.nilTop, b)
+				return
+			}
+		} else if cd.pc-1 != cd.dataPc {
+			prev := cd.codes[cd.pc-1]
+			if opGetOpCode(prev) == OP_LOADNIL {
+				pfrom, pto := opGetArgA(prev), opGetArgB(prev)
+				if pfrom <= a && a <= pto+1 {
+					if b > pto {
+						cd.SetB(cd.pc-1, b)
+					}
+					return
+				}
+			}
+		}
+	}
 	cd.AddABC(OP_LOADNIL, a, b, 0, line)
 }
 
@@ -434,7 +480,7 @@ type funcContext struct {
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 	fc := &funcContext{
 		Proto:           newFunctionProto(sourcename),
-		Code:            &codeStore{make([]uint32, 0, 32), make([]int, 0, 32), 0, -1},
+		Code:            &codeStore{make([]uint32, 0, 32), make([]int, 0, 32), 0, -1, -1, -1},
 		Parent:          parent,
 		Upvalues:        newVarNamePool(0),
 		Block:           newCodeBlock(newVarNamePool(0), labelNoJump, nil, nil, 0),
@@ -532,6 +578,13 @@ func (fc *funcContext) NewLabel() int {
 
 func (fc *funcContext) SetLabelPc(label int, pc int) {
 	fc.labelPc[label] = pc
+	fc.Code.lastTarget = max(fc.Code.lastTarget, pc+1) // (luarun)
+}
+
+// nactvar is the number of registers active locals hold (Lua 5.1's
+// fs->nactvar) (luarun).
+func (fc *funcContext) nactvar() int {
+	return fc.Block.LocalVars.LastIndex()
 }
 
 func (fc *funcContext) GetLabelPc(label int) int {
@@ -732,7 +785,7 @@ func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
 	case *ast.FuncCallStmt:
 		compileFuncCallExpr(context, context.RegTop(), st.Expr.(*ast.FuncCallExpr), ecnone(-1))
 	case *ast.DoBlockStmt:
-		context.EnterBlock(labelNoJump, st)
+		context.EnterBlock(labelNoJump, blockLines(st, bodyEnd(st.BodyEnd, st)))
 		compileChunk(context, st.Stmts, false)
 		context.LeaveBlock()
 	case *ast.WhileStmt:
@@ -873,7 +926,7 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 		}
 	}
 	if filled < nvars {
-		code.AddLoadNil(base+filled, base+nvars-1, sline(stmt.Lhs[filled]))
+		code.AddLoadNil(base+filled, base+nvars-1, context.nactvar(), sline(stmt.Lhs[filled]))
 	}
 	for i := nvars - 1; i >= 0; i-- {
 		storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
@@ -954,7 +1007,7 @@ func compileRegAssignment(context *funcContext, names []string, exprs []ast.Expr
 	// extra left names
 	if lennames > namesassigned {
 		restleft := lennames - namesassigned - 1
-		context.Code.AddLoadNil(reg, reg+restleft, line)
+		context.Code.AddLoadNil(reg, reg+restleft, context.nactvar(), line)
 		reg += restleft
 	}
 
@@ -1036,7 +1089,8 @@ func compileIfStmt(context *funcContext, stmt *ast.IfStmt) { // {{{
 	context.SetLabelPc(thenlabel, context.Code.LastPC())
 	compileBlock(context, stmt.Then)
 	if len(stmt.Else) > 0 {
-		context.Code.AddASbx(OP_JMP, 0, endlabel, sline(stmt))
+		// (on the line of the then part's last token, as 5.1's) (luarun)
+		context.Code.AddASbx(OP_JMP, 0, endlabel, bodyEnd(stmt.ThenEnd, stmt))
 	}
 	context.SetLabelPc(elselabel, context.Code.LastPC())
 	if len(stmt.Else) > 0 {
@@ -1102,10 +1156,13 @@ func compileWhileStmt(context *funcContext, stmt *ast.WhileStmt) { // {{{
 	context.SetLabelPc(condlabel, context.Code.LastPC())
 	compileBranchCondition(context, context.RegTop(), stmt.Condition, thenlabel, elselabel, false)
 	context.SetLabelPc(thenlabel, context.Code.LastPC())
-	context.EnterBlock(elselabel, stmt)
+	// (the jump back on the line of the body's last token, as 5.1's)
+	// (luarun)
+	end := bodyEnd(stmt.BodyEnd, stmt)
+	context.EnterBlock(elselabel, blockLines(stmt, end))
 	compileChunk(context, stmt.Stmts, false)
 	context.CloseUpvalues()
-	context.Code.AddASbx(OP_JMP, 0, condlabel, eline(stmt))
+	context.Code.AddASbx(OP_JMP, 0, condlabel, end)
 	context.LeaveBlock()
 	context.SetLabelPc(elselabel, context.Code.LastPC())
 } // }}}
@@ -1169,7 +1226,7 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 	endlabel := context.NewLabel()
 	ec := &expcontext{}
 
-	context.EnterBlock(endlabel, stmt)
+	context.EnterBlock(endlabel, blockLines(stmt, bodyEnd(stmt.BodyEnd, stmt)))
 	reg := context.RegTop()
 	rindex := context.RegisterLocalVar("(for index)")
 	ecupdate(ec, ecLocal, rindex, 0)
@@ -1251,9 +1308,11 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	brk := &ast.BreakStmt{}
 	stop := &ast.IfStmt{Condition: isNil, Then: []ast.Stmt{brk}}
 	advance := &ast.AssignStmt{Lhs: []ast.Expr{ident(control)}, Rhs: []ast.Expr{ident(stmt.Names[0])}}
-	body := &ast.DoBlockStmt{Stmts: stmt.Stmts}
+	body := &ast.DoBlockStmt{Stmts: stmt.Stmts, BodyEnd: stmt.BodyEnd}
 	cond := &ast.TrueExpr{}
-	loop := &ast.WhileStmt{Condition: cond, Stmts: []ast.Stmt{step, stop, advance, body}}
+	// (the jump back on the body's last line, as 5.1's TFORLOOP jumps
+	// back without a line of its own) (luarun)
+	loop := &ast.WhileStmt{Condition: cond, Stmts: []ast.Stmt{step, stop, advance, body}, BodyEnd: stmt.BodyEnd}
 	init := &ast.LocalAssignStmt{Names: []string{gen, state, control}, Exprs: stmt.Exprs}
 	block := &ast.DoBlockStmt{Stmts: []ast.Stmt{init, loop}}
 	for _, n := range []ast.PositionHolder{step, brk, stop, advance, body, cond, loop, init, block, isNil.Rhs} {
@@ -1287,7 +1346,7 @@ func compileGenericForStmtTFor(context *funcContext, stmt *ast.GenericForStmt) {
 	fllabel := context.NewLabel()
 	nnames := len(stmt.Names)
 
-	context.EnterBlock(endlabel, stmt)
+	context.EnterBlock(endlabel, blockLines(stmt, bodyEnd(stmt.BodyEnd, stmt)))
 	rgen := context.RegisterLocalVar("(for generator)")
 	context.RegisterLocalVar("(for state)")
 	context.RegisterLocalVar("(for control)")
@@ -1357,7 +1416,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		code.AddABx(OP_LOADK, sreg, context.ConstIndex(ex.Value), sline(ex))
 		return sused
 	case *ast.NilExpr:
-		code.AddLoadNil(sreg, sreg, sline(ex))
+		code.AddLoadNil(sreg, sreg, context.nactvar(), sline(ex))
 		return sused
 	case *ast.FalseExpr:
 		code.AddABC(OP_LOADBOOL, sreg, 0, 0, sline(ex))
@@ -1423,18 +1482,20 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		compileFunctionExpr(childcontext, ex, ec)
 		protono := len(context.Proto.FunctionPrototypes)
 		context.Proto.FunctionPrototypes = append(context.Proto.FunctionPrototypes, childcontext.Proto)
-		code.AddABx(OP_CLOSURE, sreg, protono, sline(ex))
+		// (on the line of the body's `end`, where 5.1 emits it, after
+		// the body) (luarun)
+		code.AddABx(OP_CLOSURE, sreg, protono, eline(ex))
 		for _, upvalue := range childcontext.Upvalues.List() {
 			localidx, block := context.FindLocalVarAndBlock(upvalue.Name)
 			if localidx > -1 {
-				code.AddABC(OP_MOVE, 0, localidx, 0, sline(ex))
+				code.AddABC(OP_MOVE, 0, localidx, 0, eline(ex))
 				block.RefUpvalue = true
 			} else {
 				upvalueidx := context.Upvalues.Find(upvalue.Name)
 				if upvalueidx < 0 {
 					upvalueidx = context.upvalueIndex(upvalue.Name)
 				}
-				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, sline(ex))
+				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, eline(ex))
 			}
 		}
 		return sused
@@ -1514,11 +1575,12 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 		context.RegisterLocalVar(name)
 	}
 	if funcexpr.ParList.HasVargs {
-		if CompatVarArg {
+		// (the main chunk has no arg table, as in 5.1: it had one in
+		// register 0, which AddLoadNil takes for nil at the start)
+		// (luarun)
+		if CompatVarArg && context.Parent != nil {
 			context.Proto.IsVarArg = VarArgHasArg | VarArgNeedsArg
-			if context.Parent != nil {
-				context.RegisterLocalVar("arg")
-			}
+			context.RegisterLocalVar("arg")
 		}
 		context.Proto.IsVarArg |= VarArgIsVarArg
 	}
@@ -2053,6 +2115,7 @@ func patchCode(context *funcContext) { // {{{
 			dataword = false
 		}
 	}
+	maxreg = max(maxreg, context.Code.nilTop) // (luarun: AddLoadNil)
 	maxreg++
 	if maxreg > maxRegisters {
 		raiseCompileError(context, context.line, "function or expression too complex")
@@ -2073,9 +2136,12 @@ func Compile(chunk []ast.Stmt, name string) (proto *FunctionProto, err error) { 
 	err = nil
 	parlist := &ast.ParList{HasVargs: true, Names: []string{}}
 	funcexpr := &ast.FunctionExpr{ParList: parlist, Stmts: chunk}
+	// the final RETURN is on the line of the chunk's last token (the
+	// parser's LastLine of its last statement), 1 for an empty chunk, as
+	// 5.1's close_func puts it (luarun: it was the line after)
+	funcexpr.SetLastLine(1)
 	if len(chunk) > 0 {
-		funcexpr.SetLastLine(sline(chunk[0]))
-		funcexpr.SetLastLine(eline(chunk[len(chunk)-1]) + 1)
+		funcexpr.SetLastLine(eline(chunk[len(chunk)-1]))
 	}
 	context := newFuncContext(name, nil)
 	compileFunctionExpr(context, funcexpr, ecnone(0))

@@ -77,12 +77,14 @@ chunk:
             }
         } |
         chunk1 laststat {
+            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* luarun */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
             }
         } | 
         chunk1 laststat ';' {
+            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* luarun: the ';' */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
@@ -94,10 +96,13 @@ chunk1:
             $$ = []ast.Stmt{}
         } |
         chunk1 stat {
+            /* luarun: a statement's last line is its last token's, as Lua 5.1's lastline */
+            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0))
             $$ = append($1, $2)
         } | 
         chunk1 stat ';' {
             /* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
+            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* the ';' */
             $$ = append($1, $2)
         }
 
@@ -121,12 +126,12 @@ stat:
             }
         } |
         TDo block TEnd {
-            $$ = &ast.DoBlockStmt{Stmts: $2}
+            $$ = &ast.DoBlockStmt{Stmts: $2, BodyEnd: blockEnd($2, $1.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($3.Pos.Line)
         } |
         TWhile expr TDo block TEnd {
-            $$ = &ast.WhileStmt{Condition: $2, Stmts: $4}
+            $$ = &ast.WhileStmt{Condition: $2, Stmts: $4, BodyEnd: blockEnd($4, $3.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($5.Pos.Line)
         } |
@@ -136,7 +141,7 @@ stat:
             $$.SetLastLine($4.Line())
         } |
         TIf expr TThen block elseifs TEnd {
-            $$ = &ast.IfStmt{Condition: $2, Then: $4}
+            $$ = &ast.IfStmt{Condition: $2, Then: $4, ThenEnd: blockEnd($4, $3.Pos.Line)}
             cur := $$
             for _, elseif := range $5 {
                 cur.(*ast.IfStmt).Else = []ast.Stmt{elseif}
@@ -146,7 +151,7 @@ stat:
             $$.SetLastLine($6.Pos.Line)
         } |
         TIf expr TThen block elseifs TElse block TEnd {
-            $$ = &ast.IfStmt{Condition: $2, Then: $4}
+            $$ = &ast.IfStmt{Condition: $2, Then: $4, ThenEnd: blockEnd($4, $3.Pos.Line)}
             cur := $$
             for _, elseif := range $5 {
                 cur.(*ast.IfStmt).Else = []ast.Stmt{elseif}
@@ -157,17 +162,17 @@ stat:
             $$.SetLastLine($8.Pos.Line)
         } |
         TFor TIdent '=' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8}
+            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8, BodyEnd: blockEnd($8, $7.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($9.Pos.Line)
         } |
         TFor TIdent '=' expr ',' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10}
+            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10, BodyEnd: blockEnd($10, $9.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($11.Pos.Line)
         } |
         TFor namelist TIn exprlist TDo block TEnd {
-            $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
+            $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6, BodyEnd: blockEnd($6, $5.Pos.Line)}
             /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
             $$.SetLine($4[0].Line())
             $$.SetLastLine($7.Pos.Line)
@@ -204,7 +209,7 @@ elseifs:
             $$ = []ast.Stmt{}
         } | 
         elseifs TElseIf expr TThen block {
-            $$ = append($1, &ast.IfStmt{Condition: $3, Then: $5})
+            $$ = append($1, &ast.IfStmt{Condition: $3, Then: $5, ThenEnd: blockEnd($5, $4.Pos.Line)})
             $$[len($$)-1].SetLine($2.Pos.Line)
         }
 
@@ -525,6 +530,16 @@ fieldsep:
         }
 
 %%
+
+// blockEnd is the line of a block's last token: its last statement's, or
+// open's (the line of the token before the block) when it is empty
+// (luarun).
+func blockEnd(stmts []ast.Stmt, open int) int {
+	if len(stmts) == 0 {
+		return open
+	}
+	return stmts[len(stmts)-1].LastLine()
+}
 
 func TokenName(c int) string {
 	if c >= TAnd && c-TAnd < len(yyToknames) {
