@@ -779,7 +779,9 @@ func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
 	context.line = sline(stmt)
 	switch st := stmt.(type) {
 	case *ast.AssignStmt:
-		compileAssignStmt(context, st)
+		// (stored on the line of the last expression's last token, as
+		// 5.1 stores after the explist) (luarun)
+		compileAssignStmt(context, st, eline(st.Rhs[len(st.Rhs)-1]))
 	case *ast.LocalAssignStmt:
 		compileLocalAssignStmt(context, st)
 	case *ast.FuncCallStmt:
@@ -828,7 +830,7 @@ type assignTarget struct {
 // targets assigned, last to first. gopher-lua assigned each target as
 // soon as its expression was evaluated, so `a, b = b, a` gave `b, b`
 // (luarun).
-func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
+func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt, storeLine int) { // {{{
 	code := context.Code
 	reg := context.RegTop()
 	nvars, nexps := len(stmt.Lhs), len(stmt.Rhs)
@@ -897,9 +899,9 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 			compileExpr(context, reg, stmt.Rhs[i], ecnone(0))
 			reg++
 		}
-		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg)
+		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg, storeLine)
 		for i := nvars - 2; i >= 0; i-- {
-			storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+			storeAssignTarget(context, &targets[i], base+i, storeLine)
 		}
 		return
 	}
@@ -929,7 +931,7 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 		code.AddLoadNil(base+filled, base+nvars-1, context.nactvar(), sline(stmt.Lhs[filled]))
 	}
 	for i := nvars - 1; i >= 0; i-- {
-		storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+		storeAssignTarget(context, &targets[i], base+i, storeLine)
 	}
 } // }}}
 
@@ -937,14 +939,14 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 // many expressions as targets straight into the last target, as Lua 5.1
 // stores it (the other expressions are already in registers); reg is the
 // first free register.
-func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int) { // {{{
+func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int, line int) { // {{{
 	switch tg.kind {
 	case ecLocal:
 		if _, ok := expr.(*ast.Comma3Expr); ok {
 			// VARARG sets the top of the registers after the values it
 			// copies, dropping those above: it must write at the top
 			compileExpr(context, reg, expr, ecnone(0))
-			storeAssignTarget(context, tg, reg, sline(lhs))
+			storeAssignTarget(context, tg, reg, line)
 			return
 		}
 		// every other kind of expression compiled for a local leaves its
@@ -953,10 +955,10 @@ func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, exp
 	case ecTable:
 		valrk := reg
 		compileExprWithKMVPropagation(context, expr, &reg, &valrk)
-		storeAssignTarget(context, tg, valrk, sline(lhs))
+		storeAssignTarget(context, tg, valrk, line)
 	default:
 		compileExpr(context, reg, expr, ecnone(0))
-		storeAssignTarget(context, tg, reg, sline(lhs))
+		storeAssignTarget(context, tg, reg, line)
 	}
 } // }}}
 
@@ -1045,12 +1047,17 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 	reg := context.RegTop()
 	a := reg
 	lastisvaarg := false
+	// (on the line of the last token of the explist, as 5.1's) (luarun)
+	line := sline(stmt)
+	if lenexprs > 0 {
+		line = eline(stmt.Exprs[lenexprs-1])
+	}
 
 	if lenexprs == 1 {
 		switch ex := stmt.Exprs[0].(type) {
 		case *ast.IdentExpr:
 			if idx := context.FindLocalVar(ex.Value); idx > -1 {
-				code.AddABC(OP_RETURN, idx, 2, 0, sline(stmt))
+				code.AddABC(OP_RETURN, idx, 2, 0, line)
 				return
 			}
 		case *ast.FuncCallExpr:
@@ -1060,7 +1067,7 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 				reg += compileExpr(context, reg, ex, ecnone(-2))
 				code.SetOpCode(code.LastPC(), OP_TAILCALL)
 			}
-			code.AddABC(OP_RETURN, a, 0, 0, sline(stmt))
+			code.AddABC(OP_RETURN, a, 0, 0, line)
 			return
 		}
 	}
@@ -1077,7 +1084,7 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 	if lastisvaarg {
 		count = 0
 	}
-	context.Code.AddABC(OP_RETURN, a, count, 0, sline(stmt))
+	context.Code.AddABC(OP_RETURN, a, count, 0, line)
 } // }}}
 
 func compileIfStmt(context *funcContext, stmt *ast.IfStmt) { // {{{
@@ -1217,7 +1224,8 @@ func compileFuncDefStmt(context *funcContext, stmt *ast.FuncDefStmt) { // {{{
 		astmt := &ast.AssignStmt{Lhs: []ast.Expr{stmt.Name.Func}, Rhs: []ast.Expr{stmt.Func}}
 		astmt.SetLine(sline(stmt.Func))
 		astmt.SetLastLine(eline(stmt.Func))
-		compileAssignStmt(context, astmt)
+		// (stored on the line of `function`, 5.1's fixline) (luarun)
+		compileAssignStmt(context, astmt, sline(stmt))
 	}
 } // }}}
 
@@ -1289,10 +1297,12 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 		compileGenericForStmtTFor(context, stmt)
 		return
 	}
-	line, last := sline(stmt), eline(stmt)
+	// (every instruction of the loop's own on the line of its explist, as
+	// 5.1's TFORLOOP; the body's end is BodyEnd) (luarun)
+	line := sline(stmt)
 	at := func(n ast.PositionHolder) {
 		n.SetLine(line)
-		n.SetLastLine(last)
+		n.SetLastLine(line)
 	}
 	ident := func(name string) *ast.IdentExpr {
 		e := &ast.IdentExpr{Value: name}
@@ -1403,7 +1413,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 
 	switch ex := expr.(type) {
 	case *ast.StringExpr:
-		code.AddABx(OP_LOADK, sreg, context.ConstIndex(LString(ex.Value)), sline(ex))
+		code.AddABx(OP_LOADK, sreg, context.ConstIndex(LString(ex.Value)), eline(ex)) // (luarun: a long string's last line)
 		return sused
 	case *ast.NumberExpr:
 		num, err := parseNumber(ex.Value)
@@ -1713,7 +1723,9 @@ func compileArithmeticOpExpr(context *funcContext, reg int, expr *ast.Arithmetic
 	case "^":
 		op = OP_POW
 	}
-	context.Code.AddABC(op, a, b, c, sline(expr))
+	// (an operation on the line its right operand ends on, as 5.1
+	// emits it there) (luarun)
+	context.Code.AddABC(op, a, b, c, eline(expr))
 } // }}}
 
 func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringConcatOpExpr, ec *expcontext) { // {{{
@@ -1734,7 +1746,7 @@ func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringCo
 	for pc := code.LastPC(); pc != 0 && opGetOpCode(code.At(pc)) == OP_CONCAT; pc-- {
 		code.Pop()
 	}
-	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, sline(expr))
+	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, eline(expr)) // (luarun: eline)
 } // }}}
 
 func compileUnaryOpExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) { // {{{
@@ -1772,7 +1784,7 @@ func compileUnaryOpExpr(context *funcContext, reg int, expr ast.Expr, ec *expcon
 	a := savereg(ec, reg)
 	b := reg
 	compileExprWithMVPropagation(context, operandexpr, &reg, &b)
-	code.AddABC(opcode, a, b, 0, sline(expr))
+	code.AddABC(opcode, a, b, 0, eline(expr)) // (luarun: eline)
 } // }}}
 
 func compileRelationalOpExprAux(context *funcContext, reg int, expr *ast.RelationalOpExpr, flip int, label int) { // {{{
@@ -1781,21 +1793,22 @@ func compileRelationalOpExprAux(context *funcContext, reg int, expr *ast.Relatio
 	compileExprWithKMVPropagation(context, expr.Lhs, &reg, &b)
 	c := reg
 	compileExprWithKMVPropagation(context, expr.Rhs, &reg, &c)
+	// (on the line the right operand ends on, as 5.1's) (luarun)
 	switch expr.Operator {
 	case "<":
-		code.AddABC(OP_LT, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_LT, 0^flip, b, c, eline(expr))
 	case ">":
-		code.AddABC(OP_LT, 0^flip, c, b, sline(expr))
+		code.AddABC(OP_LT, 0^flip, c, b, eline(expr))
 	case "<=":
-		code.AddABC(OP_LE, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_LE, 0^flip, b, c, eline(expr))
 	case ">=":
-		code.AddABC(OP_LE, 0^flip, c, b, sline(expr))
+		code.AddABC(OP_LE, 0^flip, c, b, eline(expr))
 	case "==":
-		code.AddABC(OP_EQ, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_EQ, 0^flip, b, c, eline(expr))
 	case "~=":
-		code.AddABC(OP_EQ, 1^flip, b, c, sline(expr))
+		code.AddABC(OP_EQ, 1^flip, b, c, eline(expr))
 	}
-	code.AddASbx(OP_JMP, 0, label, sline(expr))
+	code.AddASbx(OP_JMP, 0, label, eline(expr))
 } // }}}
 
 func compileRelationalOpExpr(context *funcContext, reg int, expr *ast.RelationalOpExpr, ec *expcontext) { // {{{
@@ -1803,9 +1816,9 @@ func compileRelationalOpExpr(context *funcContext, reg int, expr *ast.Relational
 	code := context.Code
 	jumplabel := context.NewLabel()
 	compileRelationalOpExprAux(context, reg, expr, 1, jumplabel)
-	code.AddABC(OP_LOADBOOL, a, 0, 1, sline(expr))
+	code.AddABC(OP_LOADBOOL, a, 0, 1, eline(expr))
 	context.SetLabelPc(jumplabel, code.LastPC())
-	code.AddABC(OP_LOADBOOL, a, 1, 0, sline(expr))
+	code.AddABC(OP_LOADBOOL, a, 1, 0, eline(expr))
 } // }}}
 
 func compileLogicalOpExpr(context *funcContext, reg int, expr *ast.LogicalOpExpr, ec *expcontext) { // {{{
@@ -2038,6 +2051,7 @@ func patchCode(context *funcContext) { // {{{
 	moven := 0
 	dataword := false
 	code := context.Code.List()
+	lines := context.Code.PosList()
 	for pc := 0; pc < len(code); pc++ {
 		inst := code[pc]
 		curop := opGetOpCode(inst)
@@ -2101,14 +2115,22 @@ func patchCode(context *funcContext) { // {{{
 		}
 
 		// bulk move optimization(reducing op dipatch costs)
-		if curop == OP_MOVE {
-			moven++
-		} else {
+		flushMoven := func() {
 			if moven > 1 {
 				context.Code.SetOpCode(pc-moven, OP_MOVEN)
 				context.Code.SetC(pc-moven, intMin(moven-1, opMaxArgsC))
 			}
 			moven = 0
+		}
+		if curop == OP_MOVE && moven > 0 && lines[pc] != lines[pc-moven] {
+			// a MOVEN is one instruction to a line hook: a run of
+			// MOVEs ends where the line changes (luarun)
+			flushMoven()
+		}
+		if curop == OP_MOVE {
+			moven++
+		} else {
+			flushMoven()
 		}
 		if dataword {
 			pc++

@@ -74,6 +74,8 @@ var lineCases = []struct{ name, src, want string }{
 	{"varargs-constructor", "local function f(...)\n  local a, b = ...\n  return a\nend\nf(1, 2)\nlocal t = { 1, 2,\n  3, f(4) }\n", "4 5 2 3 6 7 2 3"},
 	{"loops", "local i = 0\nwhile true do\n  i = i + 1\n  if i > 2 then break end\nend\nrepeat\n  i = i - 1\nuntil i == 0\nfor k = 3, 1, -1 do\n  i = i + k\nend\n", "1 3 4 3 4 3 4 7 8 7 8 7 8 9 10 9 10 9 10 9 11"},
 	{"nil-locals-joined", "x = 1\nlocal a\nlocal b\nx = 2\nlocal c, d\nlocal e = nil\nx = 3\n", "1 2 4 5 7"},
+	{"multi-line-expressions", "local a, b =\n  1,\n  2\nlocal c = a +\n  b\na, b = b,\n  a\nreturn a,\n  b\n", "2 3 5 6 7 8 9"},
+	{"long-string", "x = 1\nlocal a\nlocal b\nx = 2\nlocal c, d\nlocal e = nil\nx = 3\nlocal s = [[\na\nb]]\nx = s .. \"y\"\n", "1 2 4 5 7 10 11"},
 	{"nil-locals-at-start", "local a\nlocal b = nil\nlocal c\nx = a\n", "4"},
 }
 

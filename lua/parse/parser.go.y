@@ -77,14 +77,14 @@ chunk:
             }
         } |
         chunk1 laststat {
-            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* luarun */
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
             }
         } | 
         chunk1 laststat ';' {
-            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* luarun: the ';' */
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: the ';' */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
@@ -97,12 +97,12 @@ chunk1:
         } |
         chunk1 stat {
             /* luarun: a statement's last line is its last token's, as Lua 5.1's lastline */
-            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0))
+            $2.SetLastLine(endLine(yylex, yyrcvr.char))
             $$ = append($1, $2)
         } | 
         chunk1 stat ';' {
             /* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
-            $2.SetLastLine(yylex.(*Lexer).EndLine(yyrcvr.char >= 0)) /* the ';' */
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* the ';' */
             $$ = append($1, $2)
         }
 
@@ -264,12 +264,14 @@ var:
         prefixexp '[' expr ']' {
             $$ = &ast.AttrGetExpr{Object: $1, Key: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         prefixexp '.' TIdent {
             key := &ast.StringExpr{Value:$3.Str}
             key.SetLine($3.Pos.Line)
             $$ = &ast.AttrGetExpr{Object: $1, Key: key}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 namelist:
@@ -292,22 +294,27 @@ expr:
         TNil {
             $$ = &ast.NilExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TFalse {
             $$ = &ast.FalseExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TTrue {
             $$ = &ast.TrueExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TNumber {
             $$ = &ast.NumberExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         T3Comma {
             $$ = &ast.Comma3Expr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         function {
             $$ = $1
@@ -324,80 +331,99 @@ expr:
         expr TOr expr {
             $$ = &ast.LogicalOpExpr{Lhs: $1, Operator: "or", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TAnd expr {
             $$ = &ast.LogicalOpExpr{Lhs: $1, Operator: "and", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '>' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '<' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TGte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TLte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TEqeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "==", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TNeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "~=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr T2Comma expr {
             $$ = &ast.StringConcatOpExpr{Lhs: $1, Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '+' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "+", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '-' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "-", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '*' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "*", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '/' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "/", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '%' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "%", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '^' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "^", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '-' expr %prec UNARY {
             $$ = &ast.UnaryMinusOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         TNot expr %prec UNARY {
             $$ = &ast.UnaryNotOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '#' expr %prec UNARY {
             $$ = &ast.UnaryLenOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 string: 
         TString {
             $$ = &ast.StringExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: a long string's last line */
         } 
 
 prefixexp:
@@ -416,6 +442,7 @@ prefixexp:
             }
             $$ = $2
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 afunctioncall:
@@ -428,10 +455,12 @@ functioncall:
         prefixexp args {
             $$ = &ast.FuncCallExpr{Func: $1, Args: $2}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         prefixexp ':' TIdent args {
             $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 args:
@@ -491,10 +520,12 @@ tableconstructor:
         '{' '}' {
             $$ = &ast.TableExpr{Fields: []*ast.Field{}}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '{' fieldlist '}' {
             $$ = &ast.TableExpr{Fields: $2}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 
@@ -534,6 +565,12 @@ fieldsep:
 // blockEnd is the line of a block's last token: its last statement's, or
 // open's (the line of the token before the block) when it is empty
 // (luarun).
+// endLine is the line of the last token a rule consumed, the parser's
+// lookahead char telling whether it read one more (luarun).
+func endLine(yylex yyLexer, char int) int {
+	return yylex.(*Lexer).EndLine(char >= 0)
+}
+
 func blockEnd(stmts []ast.Stmt, open int) int {
 	if len(stmts) == 0 {
 		return open
