@@ -572,7 +572,7 @@ func nameWhat(f *callFrame) string {
 			continue
 		}
 		switch opcode(code[i]) {
-		case lua.OP_MOVE:
+		case lua.OP_MOVE, lua.OP_MOVEN: // (a MOVEN is the first of a run of MOVEs)
 			return "local"
 		case lua.OP_GETGLOBAL:
 			return "global"
