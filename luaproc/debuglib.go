@@ -365,7 +365,9 @@ func debugGetinfo(L *lua.LState) int {
 			}
 			t.RawSetString("namewhat", lua.LString(""))
 		case 'f':
-			if !opaque || frame == nil {
+			// a Go function is given as 5.1 gives a C function; luarun's
+			// own Lua functions (whose environment is shared) are not
+			if !opaque || frame == nil || fn.IsG {
 				t.RawSetString("func", fn)
 			}
 		case 'L': // the lines that have code, as 5.1's collectvalidlines

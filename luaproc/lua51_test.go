@@ -298,3 +298,19 @@ f(50)
 	f := "un.lua:2: in function 'f'"
 	assert.Equal(t, tb51("[C]: in function 'error'", f, 9, "...", f, 8, "un.lua:3: in main chunk", "[C]: ?"), se.Traceback)
 }
+
+// TestGetinfoFuncOfGoFunction: debug.getinfo(level, "f") of a Go
+// function's frame is the function, as 5.1 gives a C function's (a call
+// hook keyed a table by it: db.lua); luarun's own Lua built-ins stay
+// hidden.
+func TestGetinfoFuncOfGoFunction(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "f.lua", `
+local seen = {}
+debug.sethook(function(e) local f = debug.getinfo(2, "f").func; if f then seen[f] = true end end, "c")
+math.abs(1)
+debug.sethook()
+return seen[math.abs] == true`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res)
+}
