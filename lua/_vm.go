@@ -371,7 +371,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := newLTable(B, C)
+			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			v := newTableFb(B, C)
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -800,6 +801,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
+			table.setListSize(offset + nelem) // luarun: as 5.1's SETLIST
 			for i := 1; i <= nelem; i++ {
 				table.RawSetInt(offset+i, reg.Get(RA+i))
 			}

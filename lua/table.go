@@ -1,21 +1,63 @@
 package lua
 
-// luarun: a table's first string keys live in a slice of key-value pairs
-// (LTable.small) instead of gopher-lua's three structures — a map from
-// key to value, a list of keys that next() walks, and a map from key to
-// its index in that list, each made by the first key — which cost over
-// 600 bytes and a dozen allocations for a table of two fields. Reads scan
-// the slice, comparing lengths first: for smallStrings keys or fewer that
-// is as fast as hashing the key. The ninth live key moves them all to the
-// maps (spillSmall), where they stay. Deleting a key sets its value to
-// nil and keeps its slot, so a traversal that deletes goes on; the slots
-// of deleted keys are reused or dropped when a new key needs room.
+import (
+	"math"
+	"math/bits"
+	"unsafe"
+)
 
-const defaultArrayCap = 32
-const defaultHashCap = 32
+// luarun: tables are laid out as Lua 5.1's ltable.c lays them out, so that
+// what a program can see of the layout — the order next and pairs visit
+// the keys, and the border #t returns for a table with holes — is what
+// lua5.1 shows. A table has
+//
+//   - an array part, tb.array, for the keys 1..len(tb.array) (LNil where a
+//     key is absent), sized as 5.1 sizes it: by the constructor's count of
+//     list items, then, each time the hash part is full, to the largest
+//     power of two n such that more than n/2 of the keys 1..n are in use
+//     (rehash, computeSizes);
+//   - a hash part, tb.node, of 0 or a power of two nodes, a chained
+//     scatter table with Brent's variation: a key's main position is its
+//     5.1 hash (strings: luaS_hash; numbers: the sum of the double's two
+//     32-bit words, modulo size-1|1; booleans: the value; other objects:
+//     their address, which differs between runs in 5.1 too) and a colliding
+//     key goes to a free node found by scanning down from tb.lastfree —
+//     unless the key in its main position is not in its own, which then
+//     moves there. A key whose value is set to nil keeps its node until the
+//     next rehash, so that a traversal that clears keys goes on.
+//
+// next visits the array part in order, then the nodes in index order; #t
+// is luaH_getn. String keys are kept unboxed (tnode.skey): setting a field
+// boxes nothing, and Next boxes a string key once, in its node.
 
-// smallStrings is the most string keys a table keeps in small.
+// maxBits is 5.1's MAXBITS: the array part has at most 2^maxBits slots,
+// the hash part at most 2^maxBits nodes.
+const maxBits = 26
+
+// defaultArrayCap and defaultHashCap are the sizes NewTable gives: none,
+// as lua_newtable in 5.1.
+const defaultArrayCap = 0
+const defaultHashCap = 0
+
+// smallStrings is the number of string keys up to which Freeze leaves a
+// table alone (kept for the tests' vocabulary).
 const smallStrings = 8
+
+// Kinds of a node's key.
+const (
+	nodeFree  = 0 // never used: the key is nil (getfreepos may take it)
+	nodeStr   = 1 // a string key, in skey
+	nodeOther = 2 // any other key, in key
+)
+
+// tnode is a node of a table's hash part.
+type tnode struct {
+	val  LValue // LNil once the key's value is removed; nil while nodeFree
+	key  LValue // the key when not a string; a string key's box once made
+	skey string // a string key
+	next int32  // 1 + the index of the next node of the chain, 0 at its end
+	kind uint8
+}
 
 type lValueArraySorter struct {
 	L      *LState
@@ -42,331 +84,665 @@ func (lv lValueArraySorter) Less(i, j int) bool {
 	return lessThan(lv.L, lv.Values[i], lv.Values[j])
 }
 
+// newLTable makes a table with an array part of acap slots and a hash part
+// for hcap keys (luaH_new).
 func newLTable(acap int, hcap int) *LTable {
-	if acap < 0 {
-		acap = 0
+	tb := &LTable{Metatable: LNil}
+	if acap > 0 {
+		tb.array = make([]LValue, acap)
+		for i := range tb.array {
+			tb.array[i] = LNil
+		}
 	}
-	if hcap < 0 {
-		hcap = 0
-	}
-	tb := &LTable{}
-	tb.Metatable = LNil
-	if acap != 0 {
-		tb.array = make([]LValue, 0, acap)
-	}
-	switch {
-	case hcap > smallStrings:
-		tb.hash = &tableHash{strdict: make(map[string]LValue, hcap)}
-	case hcap > 0:
-		tb.small = make([]strSlot, 0, hcap)
+	if hcap > 0 {
+		tb.setNodeVector(hcap)
 	}
 	return tb
 }
 
-// Len returns length of this LTable without using __len.
-func (tb *LTable) Len() int {
-	tb.materialize()
-	if tb.array == nil {
+// newTableFb is OP_NEWTABLE's table: B and C are the constructor's counts
+// of list items and of fields, in the instruction's "floating point byte"
+// (int2Fb).
+func newTableFb(b, c int) *LTable {
+	return newLTable(fb2int(b), fb2int(c))
+}
+
+// fb2int decodes int2Fb's byte (luaO_fb2int): eeeeexxx is xxx when eeeee is
+// 0, else (1xxx) * 2^(eeeee-1).
+func fb2int(x int) int {
+	e := (x >> 3) & 31
+	if e == 0 {
+		return x
+	}
+	return ((x & 7) + 8) << (e - 1)
+}
+
+// ceilLog2 is ⌈log2(x)⌉ for x >= 1.
+func ceilLog2(x int) int {
+	return bits.Len(uint(x - 1))
+}
+
+// strHash is 5.1's luaS_hash: seeded with the length, mixing at most 32
+// of the characters, from the end.
+func strHash(s string) uint32 {
+	l := len(s)
+	h := uint32(l)
+	step := (l >> 5) + 1
+	for l1 := l; l1 >= step; l1 -= step {
+		h ^= (h << 5) + (h >> 2) + uint32(s[l1-1])
+	}
+	return h
+}
+
+// strPos is a string key's main position; the hash part is not empty.
+func (tb *LTable) strPos(s string) int {
+	return int(strHash(s) & uint32(len(tb.node)-1))
+}
+
+// numPos is a number's main position (hashnum): -0 and 0 at node 0.
+func (tb *LTable) numPos(n float64) int {
+	if n == 0 {
 		return 0
 	}
-	var prev LValue = LNil
-	for i := len(tb.array) - 1; i >= 0; i-- {
-		v := tb.array[i]
-		if prev == LNil && v != LNil {
-			return i + 1
+	b := math.Float64bits(n)
+	return int((uint32(b) + uint32(b>>32)) % uint32((len(tb.node)-1)|1))
+}
+
+// keyPos is the main position of a key that is not a string.
+func (tb *LTable) keyPos(key LValue) int {
+	switch k := key.(type) {
+	case LNumber:
+		return tb.numPos(float64(k))
+	case LBool:
+		if k {
+			return 1 & (len(tb.node) - 1)
 		}
-		prev = v
+		return 0
+	case LString:
+		return tb.strPos(string(k))
+	}
+	var p uintptr
+	switch k := key.(type) {
+	case *LTable, *LFunction, *LUserData, *LState, LChannel:
+		// an object: its address (the interface's data word, the pointer
+		// itself for these types), as 5.1's hashpointer
+		p = uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&key))[1])
+	default:
+		// a value of a type from outside the package: equal values may
+		// be boxed apart, so one chain for them all
+		_ = k
+	}
+	return int(uint32(p) % uint32((len(tb.node)-1)|1))
+}
+
+// nodePos is the main position of node n's key.
+func (tb *LTable) nodePos(n *tnode) int {
+	if n.kind == nodeStr {
+		return tb.strPos(n.skey)
+	}
+	return tb.keyPos(n.key)
+}
+
+// findStr returns the node of string key, -1 if it has none. A key whose
+// value was removed still has its node.
+func (tb *LTable) findStr(key string) int {
+	if len(tb.node) == 0 {
+		return -1
+	}
+	i := tb.strPos(key)
+	for {
+		n := &tb.node[i]
+		if n.kind == nodeStr && n.skey == key {
+			return i
+		}
+		if n.next == 0 {
+			return -1
+		}
+		i = int(n.next) - 1
+	}
+}
+
+// findKey returns the node of a key that is not a string, -1 if it has
+// none.
+func (tb *LTable) findKey(key LValue) int {
+	if len(tb.node) == 0 {
+		return -1
+	}
+	i := tb.keyPos(key)
+	for {
+		n := &tb.node[i]
+		if n.kind == nodeOther && n.key == key {
+			return i
+		}
+		if n.next == 0 {
+			return -1
+		}
+		i = int(n.next) - 1
+	}
+}
+
+// findNum is findKey of a number.
+func (tb *LTable) findNum(f float64) int {
+	if len(tb.node) == 0 {
+		return -1
+	}
+	i := tb.numPos(f)
+	for {
+		n := &tb.node[i]
+		if n.kind == nodeOther {
+			if k, ok := n.key.(LNumber); ok && float64(k) == f {
+				return i
+			}
+		}
+		if n.next == 0 {
+			return -1
+		}
+		i = int(n.next) - 1
+	}
+}
+
+// arrayIndex is a key's index in 1..2^maxBits when it is an integer
+// there, else 0.
+func arrayIndex(key LValue) int {
+	if n, ok := key.(LNumber); ok {
+		f := float64(n)
+		if f >= 1 && f <= 1<<maxBits {
+			if k := int(f); float64(k) == f {
+				return k
+			}
+		}
 	}
 	return 0
 }
 
-// Append appends a given LValue to this LTable.
+// setNodeVector gives tb an empty hash part for size keys.
+func (tb *LTable) setNodeVector(size int) {
+	if size == 0 {
+		tb.node = nil
+		tb.lastfree = 0
+		return
+	}
+	lsize := ceilLog2(size)
+	if lsize > maxBits {
+		panic("table overflow")
+	}
+	tb.node = make([]tnode, 1<<lsize)
+	tb.lastfree = int32(len(tb.node))
+}
+
+// setArraySize grows or shrinks the array part to n slots, new ones LNil.
+func (tb *LTable) setArraySize(n int) {
+	old := tb.array
+	if n <= cap(old) {
+		if n < len(old) {
+			clear(old[n:])
+		}
+		arr := old[:n]
+		for i := len(old); i < n; i++ {
+			arr[i] = LNil
+		}
+		tb.array = arr
+		return
+	}
+	c := n
+	if c < 4 {
+		c = 4
+	}
+	arr := make([]LValue, n, c)
+	copy(arr, old)
+	for i := len(old); i < n; i++ {
+		arr[i] = LNil
+	}
+	tb.array = arr
+}
+
+// getFreePos returns a never used node, scanning down from lastfree, or
+// -1 when there is none left.
+func (tb *LTable) getFreePos() int {
+	for tb.lastfree > 0 {
+		tb.lastfree--
+		if tb.node[tb.lastfree].kind == nodeFree {
+			return int(tb.lastfree)
+		}
+	}
+	return -1
+}
+
+// newKey inserts a key tb does not have, with its value (luaH_newkey).
+// kind, skey and key are the key as a node holds it. When the hash part is
+// full the table is rehashed and the key set again (it may go to the array
+// part then).
+func (tb *LTable) newKey(kind uint8, skey string, key LValue, value LValue) {
+	if len(tb.node) == 0 {
+		tb.rehash(kind, key)
+		tb.setAgain(kind, skey, key, value)
+		return
+	}
+	var mp int
+	if kind == nodeStr {
+		mp = tb.strPos(skey)
+	} else {
+		mp = tb.keyPos(key)
+	}
+	if v := tb.node[mp].val; v != nil && v != LNil { // main position taken
+		f := tb.getFreePos()
+		if f < 0 {
+			tb.rehash(kind, key)
+			tb.setAgain(kind, skey, key, value)
+			return
+		}
+		other := tb.nodePos(&tb.node[mp])
+		if other != mp {
+			// the colliding key is out of its main position: move it to
+			// the free node and take its place
+			for int(tb.node[other].next)-1 != mp {
+				other = int(tb.node[other].next) - 1
+			}
+			tb.node[other].next = int32(f + 1)
+			tb.node[f] = tb.node[mp]
+			tb.node[mp].next = 0
+		} else {
+			// the new key goes to the free node, chained after mp
+			tb.node[f].next = tb.node[mp].next
+			tb.node[mp].next = int32(f + 1)
+			mp = f
+		}
+	}
+	n := &tb.node[mp]
+	n.kind, n.skey, n.key, n.val = kind, skey, key, value
+}
+
+// setAgain sets a key after a rehash (luaH_set): an integer key may go to
+// the array part now.
+func (tb *LTable) setAgain(kind uint8, skey string, key LValue, value LValue) {
+	if kind == nodeStr {
+		tb.setStr(skey, key, value)
+	} else {
+		tb.setKey(key, value)
+	}
+}
+
+// rehash resizes the table for its keys and one more, ek (5.1's rehash):
+// the array part becomes the largest power of two n with more than n/2
+// of the keys 1..n in use, the hash part takes the other keys.
+func (tb *LTable) rehash(ekind uint8, ek LValue) {
+	var nums [maxBits + 1]int // nums[i]: the keys in (2^(i-1), 2^i]
+	nasize := tb.numUseArray(&nums)
+	total := nasize
+	for i := range tb.node {
+		n := &tb.node[i]
+		if v := n.val; v != nil && v != LNil {
+			if n.kind == nodeOther {
+				if k := arrayIndex(n.key); k > 0 {
+					nums[ceilLog2(k)]++
+					nasize++
+				}
+			}
+			total++
+		}
+	}
+	if ekind == nodeOther {
+		if k := arrayIndex(ek); k > 0 {
+			nums[ceilLog2(k)]++
+			nasize++
+		}
+	}
+	total++
+	na := computeSizes(&nums, &nasize)
+	tb.resize(nasize, total-na)
+}
+
+// numUseArray counts the array part's keys in use into nums by slices of
+// powers of two, and returns their number.
+func (tb *LTable) numUseArray(nums *[maxBits + 1]int) int {
+	ause := 0
+	i := 1
+	for lg, ttlg := 0, 1; lg <= maxBits; lg, ttlg = lg+1, ttlg*2 {
+		lc := 0
+		lim := ttlg
+		if lim > len(tb.array) {
+			lim = len(tb.array)
+			if i > lim {
+				break
+			}
+		}
+		for ; i <= lim; i++ {
+			if tb.array[i-1] != LNil {
+				lc++
+			}
+		}
+		nums[lg] += lc
+		ause += lc
+	}
+	return ause
+}
+
+// computeSizes returns the number of integer keys that go to the array
+// part, and sets *narray to its size.
+func computeSizes(nums *[maxBits + 1]int, narray *int) int {
+	a := 0  // keys up to 2^i
+	na := 0 // keys that go to the array part
+	n := 0  // the array part's size
+	for i, twotoi := 0, 1; twotoi/2 < *narray; i, twotoi = i+1, twotoi*2 {
+		if nums[i] > 0 {
+			a += nums[i]
+			if a > twotoi/2 {
+				n = twotoi
+				na = a
+			}
+		}
+		if a == *narray {
+			break
+		}
+	}
+	*narray = n
+	return na
+}
+
+// resize gives tb an array part of nasize slots and a hash part for
+// nhsize keys, moving the keys to where they now go (5.1's resize: the
+// array part's vanishing slots first, then the old nodes from the last).
+func (tb *LTable) resize(nasize, nhsize int) {
+	oldasize := len(tb.array)
+	oldnode := tb.node
+	if nasize > oldasize {
+		tb.setArraySize(nasize)
+	}
+	tb.setNodeVector(nhsize)
+	if nasize < oldasize {
+		old := tb.array
+		tb.array = old[:nasize]
+		for i := nasize; i < oldasize; i++ {
+			if v := old[i]; v != LNil {
+				tb.setKey(LNumber(i+1), v)
+			}
+		}
+		clear(old[nasize:oldasize])
+		if nasize == 0 {
+			tb.array = nil
+		}
+	}
+	for i := len(oldnode) - 1; i >= 0; i-- {
+		n := &oldnode[i]
+		if v := n.val; v != nil && v != LNil {
+			if n.kind == nodeStr {
+				tb.newKey(nodeStr, n.skey, n.key, v)
+			} else {
+				tb.setKey(n.key, v)
+			}
+		}
+	}
+}
+
+// setListSize readies tb for OP_SETLIST's keys up to last: 5.1 grows the
+// array part to last at once (luaH_resizearray), before it sets them.
+func (tb *LTable) setListSize(last int) {
+	if last > len(tb.array) {
+		tb.materialize()
+		tb.resize(last, len(tb.node))
+	}
+}
+
+// Len returns length of this LTable without using __len: a border, as
+// 5.1's luaH_getn finds it.
+func (tb *LTable) Len() int {
+	tb.materialize()
+	j := len(tb.array)
+	if j > 0 && tb.array[j-1] == LNil {
+		// a border in the array part: binary search
+		i := 0
+		for j-i > 1 {
+			m := int(uint(i+j) / 2)
+			if tb.array[m-1] == LNil {
+				j = m
+			} else {
+				i = m
+			}
+		}
+		return i
+	}
+	if len(tb.node) == 0 {
+		return j
+	}
+	return tb.unboundSearch(j)
+}
+
+// unboundSearch finds a border past the array part (j slots, all in use).
+func (tb *LTable) unboundSearch(j int) int {
+	i := j // 0 or a key in use
+	j++
+	for tb.getInt(j) != LNil {
+		i = j
+		j *= 2
+		if j > math.MaxInt32 {
+			// a table built to defeat this: linear search
+			i = 1
+			for tb.getInt(i) != LNil {
+				i++
+			}
+			return i - 1
+		}
+	}
+	for j-i > 1 {
+		m := (i + j) / 2
+		if tb.getInt(m) == LNil {
+			j = m
+		} else {
+			i = m
+		}
+	}
+	return i
+}
+
+// getInt is the value of integer key k in tb itself.
+func (tb *LTable) getInt(k int) LValue {
+	if uint(k-1) < uint(len(tb.array)) {
+		return tb.array[k-1]
+	}
+	if i := tb.findNum(float64(k)); i >= 0 {
+		return tb.node[i].val
+	}
+	return LNil
+}
+
+// Append appends a given LValue to this LTable: t[#t+1] = value.
 func (tb *LTable) Append(value LValue) {
 	if value == LNil {
 		return
 	}
-	tb.materialize()
-	if tb.array == nil {
-		tb.array = make([]LValue, 0, defaultArrayCap)
-	}
-	if len(tb.array) == 0 || tb.array[len(tb.array)-1] != LNil {
-		tb.array = append(tb.array, value)
-	} else {
-		i := len(tb.array) - 2
-		for ; i >= 0; i-- {
-			if tb.array[i] != LNil {
-				break
-			}
-		}
-		tb.array[i+1] = value
-	}
+	tb.RawSetInt(tb.Len()+1, value)
 }
 
-// Insert inserts a given LValue at position `i` in this table.
+// Insert inserts a given LValue at position `i` in this table, moving up
+// the elements from i to #t (table.insert(t, i, v) in 5.1).
 func (tb *LTable) Insert(i int, value LValue) {
-	tb.materialize()
-	if tb.array == nil {
-		tb.array = make([]LValue, 0, defaultArrayCap)
+	e := tb.Len() + 1
+	if i > e {
+		e = i
 	}
-	if i > len(tb.array) {
-		tb.RawSetInt(i, value)
-		return
+	for k := e; k > i; k-- {
+		tb.RawSetInt(k, tb.RawGetInt(k-1))
 	}
-	if i <= 0 {
-		tb.RawSet(LNumber(i), value)
-		return
-	}
-	i -= 1
-	tb.array = append(tb.array, LNil)
-	copy(tb.array[i+1:], tb.array[i:])
-	tb.array[i] = value
+	tb.RawSetInt(i, value)
 }
 
-// MaxN returns a maximum number key that nil value does not exist before it.
+// MaxN returns the largest positive number key (table.maxn), truncated
+// to an integer.
 func (tb *LTable) MaxN() int {
 	tb.materialize()
-	if tb.array == nil {
-		return 0
-	}
+	max := 0.0
 	for i := len(tb.array) - 1; i >= 0; i-- {
 		if tb.array[i] != LNil {
-			return i + 1
+			max = float64(i + 1)
+			break
 		}
 	}
-	return 0
+	for i := range tb.node {
+		n := &tb.node[i]
+		if v := n.val; v != nil && v != LNil && n.kind == nodeOther {
+			if k, ok := n.key.(LNumber); ok && float64(k) > max {
+				max = float64(k)
+			}
+		}
+	}
+	if max > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int(max)
 }
 
-// Remove removes from this table the element at a given position.
+// Remove removes from this table the element at a given position, moving
+// down the elements above it to #t, and returns it (table.remove in 5.1;
+// a position below 1 is #t). Nothing is removed outside 1..#t.
 func (tb *LTable) Remove(pos int) LValue {
-	tb.materialize()
-	if tb.array == nil {
+	e := tb.Len()
+	if pos < 1 {
+		pos = e
+	}
+	if pos < 1 || pos > e {
 		return LNil
 	}
-	larray := len(tb.array)
-	if larray == 0 {
-		return LNil
+	oldval := tb.RawGetInt(pos)
+	for ; pos < e; pos++ {
+		tb.RawSetInt(pos, tb.RawGetInt(pos+1))
 	}
-	i := pos - 1
-	oldval := LNil
-	switch {
-	case i >= larray:
-		// nothing to do
-	case i == larray-1 || i < 0:
-		oldval = tb.array[larray-1]
-		tb.array = tb.array[:larray-1]
-	default:
-		oldval = tb.array[i]
-		copy(tb.array[i:], tb.array[i+1:])
-		tb.array[larray-1] = nil
-		tb.array = tb.array[:larray-1]
-	}
+	tb.RawSetInt(e, LNil)
 	return oldval
+}
+
+// sortValues returns t[1..#t] for table.sort to sort in place: the array
+// part itself when it holds them all, else a copy that sorted must then
+// write back.
+func (tb *LTable) sortValues() []LValue {
+	n := tb.Len()
+	if n <= len(tb.array) {
+		return tb.array[:n]
+	}
+	vals := make([]LValue, n)
+	for i := range vals {
+		vals[i] = tb.RawGetInt(i + 1)
+	}
+	return vals
+}
+
+// sorted writes back what sortValues returned, once sorted.
+func (tb *LTable) sorted(vals []LValue) {
+	if len(vals) > 0 && len(tb.array) >= len(vals) && &tb.array[0] == &vals[0] {
+		return // sorted in place
+	}
+	for i, v := range vals {
+		tb.RawSetInt(i+1, v)
+	}
 }
 
 // RawSet sets a given LValue to a given index without the __newindex metamethod.
 // It is recommended to use `RawSetString` or `RawSetInt` for performance
 // if you already know the given LValue is a string or number.
 func (tb *LTable) RawSet(key LValue, value LValue) {
-	switch v := key.(type) {
+	if s, ok := key.(LString); ok {
+		tb.beforeWrite(value)
+		tb.frozen = false
+		tb.setStr(string(s), key, value)
+		return
+	}
+	tb.beforeWrite(value)
+	tb.setKey(key, value)
+}
+
+// setKey sets a key that is not a string (luaH_set).
+func (tb *LTable) setKey(key LValue, value LValue) {
+	switch k := key.(type) {
 	case LNumber:
-		if isArrayKey(v) {
-			tb.beforeWrite(value)
-			if tb.array == nil {
-				tb.array = make([]LValue, 0, defaultArrayCap)
+		f := float64(k)
+		if f >= 1 && f <= float64(len(tb.array)) {
+			if i := int(f); float64(i) == f {
+				tb.array[i-1] = value
+				return
 			}
-			index := int(v) - 1
-			alen := len(tb.array)
-			switch {
-			case index == alen:
-				tb.array = append(tb.array, value)
-			case index > alen:
-				for i := 0; i < (index - alen); i++ {
-					tb.array = append(tb.array, LNil)
-				}
-				tb.array = append(tb.array, value)
-			case index < alen:
-				tb.array[index] = value
-			}
+		}
+		if f != f { // NaN: not a key
+			return
+		}
+		if i := tb.findNum(f); i >= 0 {
+			tb.node[i].val = value
 			return
 		}
 	case LString:
-		tb.RawSetString(string(v), value)
+		tb.setStr(string(k), key, value)
+		return
+	case nil, *LNilType:
+		return
+	default:
+		if i := tb.findKey(key); i >= 0 {
+			tb.node[i].val = value
+			return
+		}
+	}
+	tb.newKey(nodeOther, "", key, value)
+}
+
+// setStr sets a string key; boxed is its box, when the caller has one.
+func (tb *LTable) setStr(key string, boxed LValue, value LValue) {
+	if i := tb.findStr(key); i >= 0 {
+		tb.node[i].val = value
 		return
 	}
-
-	tb.RawSetH(key, value)
+	tb.newKey(nodeStr, key, boxed, value)
 }
 
 // RawSetInt sets a given LValue at a position `key` without the __newindex metamethod.
 func (tb *LTable) RawSetInt(key int, value LValue) {
-	if key < 1 || key >= MaxArrayIndex {
-		tb.RawSetH(LNumber(key), value)
+	tb.beforeWrite(value)
+	if uint(key-1) < uint(len(tb.array)) {
+		tb.array[key-1] = value
 		return
 	}
-	tb.beforeWrite(value)
-	if tb.array == nil {
-		tb.array = make([]LValue, 0, 32)
+	if i := tb.findNum(float64(key)); i >= 0 {
+		tb.node[i].val = value
+		return
 	}
-	index := key - 1
-	alen := len(tb.array)
-	switch {
-	case index == alen:
-		tb.array = append(tb.array, value)
-	case index > alen:
-		for i := 0; i < (index - alen); i++ {
-			tb.array = append(tb.array, LNil)
-		}
-		tb.array = append(tb.array, value)
-	case index < alen:
-		tb.array[index] = value
-	}
+	tb.newKey(nodeOther, "", LNumber(key), value)
 }
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
 	tb.beforeWrite(value)
-	if h := tb.hash; h == nil || h.strdict == nil {
-		if tb.setSmall(key, value) {
-			return
-		}
-		tb.spillSmall()
-	}
-	h := tb.hashPart()
-	h.frozen = nil
-	if value == LNil {
-		// TODO tb.keys and tb.k2i should also be removed
-		delete(h.strdict, key)
-	} else {
-		h.strdict[key] = value
-		lkey := LString(key)
-		if _, ok := h.k2i[lkey]; !ok {
-			h.k2i[lkey] = len(h.keys)
-			h.keys = append(h.keys, lkey)
-		}
-	}
-}
-
-// setSmall sets key in small and reports whether it could: false when key
-// is new and small has smallStrings live keys already.
-func (tb *LTable) setSmall(key string, value LValue) bool {
-	for i := range tb.small {
-		if tb.small[i].key == key {
-			tb.small[i].value = value
-			return true
-		}
-	}
-	if value == LNil {
-		return true
-	}
-	if len(tb.small) == smallStrings {
-		// A new key: a traversal may not go on after it (the manual makes
-		// next undefined then), so the deleted keys' slots can go.
-		live := tb.small[:0]
-		for _, slot := range tb.small {
-			if slot.value != LNil {
-				live = append(live, slot)
-			}
-		}
-		clear(tb.small[len(live):])
-		tb.small = live
-		if tb.hash != nil {
-			tb.hash.boxed = nil
-		}
-		if len(live) == smallStrings {
-			return false
-		}
-	}
-	if tb.small == nil {
-		tb.small = make([]strSlot, 0, 2)
-	}
-	tb.small = append(tb.small, strSlot{key, value})
-	return true
-}
-
-// spillSmall moves the string keys from small to the hash part's maps.
-func (tb *LTable) spillSmall() {
-	h := tb.hashPart()
-	h.strdict = make(map[string]LValue, 2*smallStrings)
-	for i, slot := range tb.small {
-		if slot.value == LNil {
-			continue
-		}
-		h.strdict[slot.key] = slot.value
-		var lkey LValue
-		if i < len(h.boxed) {
-			lkey = h.boxed[i]
-		} else {
-			lkey = LString(slot.key)
-		}
-		h.k2i[lkey] = len(h.keys)
-		h.keys = append(h.keys, lkey)
-	}
-	tb.small, h.boxed = nil, nil
-}
-
-// hashPart returns tb.hash, made if tb has none, with its key list.
-func (tb *LTable) hashPart() *tableHash {
-	if tb.hash == nil {
-		tb.hash = &tableHash{}
-	}
-	if tb.hash.keys == nil {
-		tb.hash.keys = []LValue{}
-		tb.hash.k2i = map[LValue]int{}
-	}
-	return tb.hash
+	tb.frozen = false
+	tb.setStr(key, nil, value)
 }
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
 func (tb *LTable) RawSetH(key LValue, value LValue) {
-	if s, ok := key.(LString); ok {
-		tb.RawSetString(string(s), value)
-		return
-	}
-	tb.beforeWrite(value)
-	h := tb.hashPart()
-	if h.dict == nil {
-		h.dict = make(map[LValue]LValue, len(h.strdict))
-	}
-
-	if value == LNil {
-		// TODO tb.keys and tb.k2i should also be removed
-		delete(h.dict, key)
-	} else {
-		h.dict[key] = value
-		if _, ok := h.k2i[key]; !ok {
-			h.k2i[key] = len(h.keys)
-			h.keys = append(h.keys, key)
-		}
-	}
+	tb.RawSet(key, value)
 }
 
 // RawGet returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGet(key LValue) LValue {
-	switch v := key.(type) {
+	switch k := key.(type) {
+	case LString:
+		return tb.RawGetString(string(k))
 	case LNumber:
-		if isArrayKey(v) {
-			if index := int(v) - 1; index < len(tb.array) {
-				if v := tb.array[index]; v != LNil || tb.cow == nil {
+		f := float64(k)
+		if f >= 1 && f <= float64(len(tb.array)) {
+			if i := int(f); float64(i) == f {
+				if v := tb.array[i-1]; v != LNil || tb.cow == nil {
 					return v
 				}
-			}
-			if tb.cow != nil {
 				return tb.cowGet(key)
 			}
-			return LNil
 		}
-	case LString:
-		return tb.RawGetString(string(v))
-	}
-	return tb.rawGetDict(key)
-}
-
-// rawGetDict returns the value of a key that is not a string from the
-// hash part.
-func (tb *LTable) rawGetDict(key LValue) LValue {
-	if tb.hash != nil && tb.hash.dict != nil {
-		if v, ok := tb.hash.dict[key]; ok {
-			return v
+		if i := tb.findNum(f); i >= 0 {
+			if v := tb.node[i].val; v != LNil || tb.cow == nil {
+				return v
+			}
+		}
+	case nil, *LNilType:
+		return LNil
+	default:
+		if i := tb.findKey(key); i >= 0 {
+			if v := tb.node[i].val; v != LNil || tb.cow == nil {
+				return v
+			}
 		}
 	}
 	if tb.cow != nil {
@@ -377,9 +753,12 @@ func (tb *LTable) rawGetDict(key LValue) LValue {
 
 // RawGetInt returns an LValue at position `key` without __index metamethod.
 func (tb *LTable) RawGetInt(key int) LValue {
-	index := key - 1
-	if index < len(tb.array) && index >= 0 {
-		if v := tb.array[index]; v != LNil || tb.cow == nil {
+	if uint(key-1) < uint(len(tb.array)) {
+		if v := tb.array[key-1]; v != LNil || tb.cow == nil {
+			return v
+		}
+	} else if i := tb.findNum(float64(key)); i >= 0 {
+		if v := tb.node[i].val; v != LNil || tb.cow == nil {
 			return v
 		}
 	}
@@ -389,27 +768,27 @@ func (tb *LTable) RawGetInt(key int) LValue {
 	return LNil
 }
 
-// RawGet returns an LValue associated with a given key without __index metamethod.
+// RawGetH returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetH(key LValue) LValue {
-	if s, sok := key.(LString); sok {
-		return tb.RawGetString(string(s))
-	}
-	return tb.rawGetDict(key)
+	return tb.RawGet(key)
 }
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	for i := range tb.small {
-		if tb.small[i].key == key {
-			return tb.small[i].value
-		}
-	}
-	if h := tb.hash; h != nil && h.strdict != nil {
-		if f := h.frozen; f != nil {
-			return f.get(key)
-		}
-		if v, ok := h.strdict[key]; ok {
-			return v
+	if len(tb.node) != 0 {
+		i := tb.strPos(key)
+		for {
+			n := &tb.node[i]
+			if n.kind == nodeStr && n.skey == key {
+				if v := n.val; v != LNil || tb.cow == nil {
+					return v
+				}
+				break
+			}
+			if n.next == 0 {
+				break
+			}
+			i = int(n.next) - 1
 		}
 	}
 	if tb.cow != nil {
@@ -418,140 +797,90 @@ func (tb *LTable) RawGetString(key string) LValue {
 	return LNil
 }
 
-// ForEach iterates over this table of elements, yielding each in turn to a given function.
+// ForEach iterates over this table of elements, yielding each in turn to
+// a given function, in the order of Next. It writes nothing (a shared
+// table may be walked by many goroutines at once); keys that cb adds may
+// or may not be visited.
 func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 	tb.materialize()
-	if tb.array != nil {
-		for i, v := range tb.array {
-			if v != LNil {
-				cb(LNumber(i+1), v)
-			}
+	array, node := tb.array, tb.node
+	for i := 0; i < len(array); i++ {
+		if v := array[i]; v != LNil && v != nil {
+			cb(LNumber(i+1), v)
 		}
 	}
-	// small as it was: cb may add keys, which may compact it or move its
-	// keys to strdict (walked only if they were there from the start)
-	small := tb.small
-	spilled := tb.hash != nil && tb.hash.strdict != nil
-	for i := range small {
-		if v := small[i].value; v != LNil {
-			// not smallKey: ForEach only reads, so that tables shared
-			// read-only between goroutines may be walked at once
-			var k LValue
-			if tb.hash != nil && i < len(tb.hash.boxed) && len(tb.small) == len(small) {
-				k = tb.hash.boxed[i]
-			} else {
-				k = LString(small[i].key)
+	for i := range node {
+		n := &node[i]
+		if v := n.val; v != nil && v != LNil {
+			k := n.key
+			if k == nil {
+				k = LString(n.skey)
 			}
 			cb(k, v)
-		}
-	}
-	h := tb.hash
-	if h == nil {
-		return
-	}
-	if spilled {
-		for k, v := range h.strdict {
-			if v != LNil {
-				cb(LString(k), v)
-			}
-		}
-	}
-	if h.dict != nil {
-		for k, v := range h.dict {
-			if v != LNil {
-				cb(k, v)
-			}
 		}
 	}
 }
 
 // This function is equivalent to lua_next ( http://www.lua.org/manual/5.1/manual.html#lua_next ).
 //
-// luarun: the order is the array part, small, then the hash part's keys.
+// luarun: luaH_next: the array part, then the nodes in index order. A key
+// that is not in the table ends the traversal (5.1 raises "invalid key to
+// 'next'"). Next boxes a string key in its node the first time it returns
+// it, so a table other goroutines read at the same time must not be
+// walked with Next (ForEach only reads).
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	tb.materialize()
-	init := false
-	if key == LNil {
-		key = LNumber(0)
-		init = true
-	}
-
-	if init || key != LNumber(0) {
-		if kv, ok := key.(LNumber); ok && isInteger(kv) && int(kv) >= 0 && kv < LNumber(MaxArrayIndex) {
-			index := int(kv)
-			for ; index < len(tb.array); index++ {
-				if v := tb.array[index]; v != LNil {
-					return LNumber(index + 1), v
-				}
-			}
-			return tb.nextSmall(0)
-		}
-	}
-	if s, ok := key.(LString); ok && (tb.hash == nil || tb.hash.strdict == nil) {
-		for i := range tb.small {
-			if tb.small[i].key == string(s) {
-				return tb.nextSmall(i + 1)
-			}
-		}
-		return LNil, LNil // not a key of tb
-	}
-	if tb.hash == nil {
+	i := tb.findIndex(key)
+	if i < -1 {
 		return LNil, LNil
 	}
-	i, ok := tb.hash.k2i[key]
-	if !ok {
-		return LNil, LNil // not a key of tb
-	}
-	return tb.nextHash(i + 1)
-}
-
-// nextSmall is Next from small's slot i on.
-func (tb *LTable) nextSmall(i int) (LValue, LValue) {
-	for ; i < len(tb.small); i++ {
-		if v := tb.small[i].value; v != LNil {
-			return tb.smallKey(i), v
+	for i++; i < len(tb.array); i++ {
+		if v := tb.array[i]; v != LNil {
+			return LNumber(i + 1), v
 		}
 	}
-	return tb.nextHash(0)
-}
-
-// nextHash is Next from the hash part's key i on.
-func (tb *LTable) nextHash(i int) (LValue, LValue) {
-	if tb.hash == nil {
-		return LNil, LNil
-	}
-	for keys := tb.hash.keys; i < len(keys); i++ {
-		if v := tb.RawGetH(keys[i]); v != LNil {
-			return keys[i], v
+	for i -= len(tb.array); i < len(tb.node); i++ {
+		n := &tb.node[i]
+		if v := n.val; v != nil && v != LNil {
+			if n.key == nil {
+				n.key = LString(n.skey)
+			}
+			return n.key, v
 		}
 	}
 	return LNil, LNil
 }
 
-// smallKey returns small[i]'s key as an LValue, boxed once per table (a
-// traversal would otherwise allocate on every step). It writes the
-// table: Next must not walk a table that other goroutines read at the
-// same time (luarun's shared template tables are never walked).
-func (tb *LTable) smallKey(i int) LValue {
-	if tb.hash == nil {
-		tb.hash = &tableHash{}
-	}
-	h := tb.hash
-	if len(h.boxed) <= i {
-		if h.boxed == nil {
-			h.boxed = make([]LValue, 0, cap(tb.small))
+// findIndex is the traversal index of key (findindex): -1 for nil, the
+// array part's slots, then the nodes; -2 when key is not in the table.
+func (tb *LTable) findIndex(key LValue) int {
+	var i int
+	switch k := key.(type) {
+	case nil, *LNilType:
+		return -1
+	case LString:
+		i = tb.findStr(string(k))
+	case LNumber:
+		f := float64(k)
+		if f >= 1 && f <= float64(len(tb.array)) {
+			if j := int(f); float64(j) == f {
+				return j - 1
+			}
 		}
-		for j := len(h.boxed); j < len(tb.small); j++ {
-			h.boxed = append(h.boxed, LString(tb.small[j].key))
-		}
+		i = tb.findNum(f)
+	default:
+		i = tb.findKey(key)
 	}
-	return h.boxed[i]
+	if i < 0 {
+		return -2
+	}
+	return i + len(tb.array)
 }
 
 // beforeWrite readies tb for a write of value: a shared table is never
 // written, and a view forgets its base before a key is removed (cow.go).
 func (tb *LTable) beforeWrite(value LValue) {
-	if tb.hash != nil && tb.hash.shared {
+	if tb.shared {
 		sharedWrite()
 	}
 	if value == LNil && tb.cow != nil {
