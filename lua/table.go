@@ -43,6 +43,15 @@ const defaultHashCap = 0
 // table alone (kept for the tests' vocabulary).
 const smallStrings = 8
 
+// minNodeCap is the capacity a hash part made by a rehash gets at least:
+// a table filled field by field grows to that many keys in one slice.
+const minNodeCap = 4
+
+// scanNodes is the largest hash part whose string keys are looked up by
+// comparing them all instead of by hash (the same node is found: a key has
+// one node).
+const scanNodes = 8
+
 // Kinds of a node's key.
 const (
 	nodeFree  = 0 // never used: the key is nil (getfreepos may take it)
@@ -87,7 +96,30 @@ func (lv lValueArraySorter) Less(i, j int) bool {
 // newLTable makes a table with an array part of acap slots and a hash part
 // for hcap keys (luaH_new).
 func newLTable(acap int, hcap int) *LTable {
-	tb := &LTable{Metatable: LNil}
+	var tb *LTable
+	switch {
+	case hcap <= 0 || acap > 0:
+		tb = &LTable{}
+	case hcap == 1:
+		t := &tableNodes1{}
+		tb = &t.LTable
+		tb.node = t.nodes[:]
+	case hcap == 2:
+		t := &tableNodes2{}
+		tb = &t.LTable
+		tb.node = t.nodes[:]
+	case hcap <= 4:
+		t := &tableNodes4{}
+		tb = &t.LTable
+		tb.node = t.nodes[:]
+	default:
+		tb = &LTable{}
+	}
+	tb.Metatable = LNil
+	if tb.node != nil {
+		tb.lastfree = int32(len(tb.node))
+		return tb
+	}
 	if acap > 0 {
 		tb.array = make([]LValue, acap)
 		for i := range tb.array {
@@ -98,6 +130,23 @@ func newLTable(acap int, hcap int) *LTable {
 		tb.setNodeVector(hcap)
 	}
 	return tb
+}
+
+// A table made for up to 4 keys (a record: {x = 1, y = 2}) has its hash
+// part in the same allocation.
+type tableNodes1 struct {
+	LTable
+	nodes [1]tnode
+}
+
+type tableNodes2 struct {
+	LTable
+	nodes [2]tnode
+}
+
+type tableNodes4 struct {
+	LTable
+	nodes [4]tnode
 }
 
 // newTableFb is OP_NEWTABLE's table: B and C are the constructor's counts
@@ -186,7 +235,12 @@ func (tb *LTable) nodePos(n *tnode) int {
 // findStr returns the node of string key, -1 if it has none. A key whose
 // value was removed still has its node.
 func (tb *LTable) findStr(key string) int {
-	if len(tb.node) == 0 {
+	if len(tb.node) <= scanNodes {
+		for i := range tb.node {
+			if n := &tb.node[i]; n.skey == key && n.kind == nodeStr {
+				return i
+			}
+		}
 		return -1
 	}
 	i := tb.strPos(key)
@@ -366,6 +420,15 @@ func (tb *LTable) setAgain(kind uint8, skey string, key LValue, value LValue) {
 // the array part becomes the largest power of two n with more than n/2
 // of the keys 1..n in use, the hash part takes the other keys.
 func (tb *LTable) rehash(ekind uint8, ek LValue) {
+	k := 0
+	if ekind == nodeOther {
+		k = arrayIndex(ek)
+	}
+	tb.rehashFor(k)
+}
+
+// rehashFor is rehash for an extra key whose array index is k (0: none).
+func (tb *LTable) rehashFor(k int) {
 	var nums [maxBits + 1]int // nums[i]: the keys in (2^(i-1), 2^i]
 	nasize := tb.numUseArray(&nums)
 	total := nasize
@@ -381,11 +444,9 @@ func (tb *LTable) rehash(ekind uint8, ek LValue) {
 			total++
 		}
 	}
-	if ekind == nodeOther {
-		if k := arrayIndex(ek); k > 0 {
-			nums[ceilLog2(k)]++
-			nasize++
-		}
+	if k > 0 && k <= 1<<maxBits {
+		nums[ceilLog2(k)]++
+		nasize++
 	}
 	total++
 	na := computeSizes(&nums, &nasize)
@@ -448,7 +509,25 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if nasize > oldasize {
 		tb.setArraySize(nasize)
 	}
-	tb.setNodeVector(nhsize)
+	var buf [minNodeCap]tnode
+	if nhsize > 0 && len(oldnode) <= minNodeCap && 1<<ceilLog2(nhsize) <= cap(oldnode) {
+		// a small hash part grows in its own memory: the old nodes wait
+		// in buf
+		copy(buf[:], oldnode)
+		oldnode = buf[:len(oldnode)]
+		tb.node = tb.node[:1<<ceilLog2(nhsize)]
+		clear(tb.node)
+		tb.lastfree = int32(len(tb.node))
+	} else {
+		if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
+			// the first keys of a table made empty: room to grow to
+			// minNodeCap keys without another allocation
+			tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
+			tb.lastfree = int32(len(tb.node))
+		} else {
+			tb.setNodeVector(nhsize)
+		}
+	}
 	if nasize < oldasize {
 		old := tb.array
 		tb.array = old[:nasize]
@@ -697,6 +776,21 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 		tb.array[key-1] = value
 		return
 	}
+	if len(tb.node) == 0 {
+		// no room: rehash first (an array grows here), boxing no key
+		tb.rehashFor(key)
+		tb.setInt(key, value)
+		return
+	}
+	tb.setInt(key, value)
+}
+
+// setInt is RawSetInt past the array part, or after a rehash.
+func (tb *LTable) setInt(key int, value LValue) {
+	if uint(key-1) < uint(len(tb.array)) {
+		tb.array[key-1] = value
+		return
+	}
 	if i := tb.findNum(float64(key)); i >= 0 {
 		tb.node[i].val = value
 		return
@@ -775,7 +869,18 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	if len(tb.node) != 0 {
+	if len(tb.node) <= scanNodes {
+		// a small hash part: comparing every key is faster than
+		// hashing the one looked for
+		for i := range tb.node {
+			if n := &tb.node[i]; n.skey == key && n.kind == nodeStr {
+				if v := n.val; v != LNil || tb.cow == nil {
+					return v
+				}
+				break
+			}
+		}
+	} else {
 		i := tb.strPos(key)
 		for {
 			n := &tb.node[i]
