@@ -2,12 +2,16 @@
 // scheduler; the script spawns more processes, sends messages, sleeps and
 // waits, and luarun exits when the main process ends.
 //
-//	luarun [flags] script.lua [args...]
+//	luarun [flags] [-e stat] [-l name] [-v] script.lua [args...]
 //	luarun check file.lua...
 //
-// Exit status: 0 the main process returned; 1 it raised an error; 2 a
-// usage error or a script that cannot be loaded (missing file, syntax
-// error, unknown entry point); 124 --timeout expired; 130 interrupted.
+// The command line is a superset of lua5.1's (luacli.go): -e, -l, -v, -
+// and --, LUA_INIT, and lua's arg table in the main process.
+//
+// Exit status: 0 the main process returned; 1 it raised an error, or an
+// -e, -l or LUA_INIT failed; 2 a usage error or a script that cannot be
+// loaded (missing file, syntax error, unknown entry point); 124 --timeout
+// expired; 130 interrupted; os.exit(n): n.
 package main
 
 import (
@@ -43,8 +47,15 @@ func main() {
 // run is the whole command; it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	status := exitOK
-	app := newApp(stdin, stdout, stderr, &status)
-	if err := app.Run(args); err != nil {
+	cl := new(commandLine)
+	app := newApp(stdin, stdout, stderr, &status, cl)
+	parsed, err := parseCommandLine(args, append(app.Flags, cli.HelpFlag, cli.VersionFlag), commandNames(app)) // luacli.go
+	if err != nil {
+		fmt.Fprintf(stderr, "luarun: %v\n(run luarun --help for usage)\n", err)
+		return exitUsage
+	}
+	*cl = *parsed
+	if err := app.Run(append([]string{args[0]}, cl.flags...)); err != nil {
 		var ec cli.ExitCoder
 		if errors.As(err, &ec) {
 			if msg := err.Error(); msg != "" {
@@ -58,16 +69,25 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return status
 }
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer, status *int) *cli.App {
+// newApp is the command; its Action runs cl, the command line as
+// parseCommandLine split it (urfave/cli parses luarun's flags only).
+func newApp(stdin io.Reader, stdout, stderr io.Writer, status *int, cl *commandLine) *cli.App {
 	return &cli.App{
 		Name:      "luarun",
 		Usage:     "run Lua scripts as lightweight processes",
-		UsageText: "luarun [flags] script.lua [args...]\nluarun check file.lua...",
+		UsageText: "luarun [flags] [-e stat] [-l name] [-v] [--] script.lua [args...]\nluarun [flags] -e stat...\nluarun check file.lua...",
 		Description: strings.TrimSpace(`
 The script's main process runs entry point main (or --entry) with the
 arguments as strings; without a main, the script's chunk is the program.
 luarun exits when the main process ends; the others get a cancel and
 --shutdown-timeout to finish.
+
+As in lua5.1: -e stat runs the statement in the main process before the
+script (without a script, the statements are the program), -l name
+requires a module, -v prints the version line on stderr, - reads the
+script from stdin, -- ends the options; LUA_INIT (a statement or @file)
+runs first; arg holds the command line before the script at negative
+indices.
 
 Examples:
    luarun scripts/hello.lua
@@ -76,6 +96,7 @@ Examples:
    luarun --timeout 10s --entry worker job.lua input.txt
    luarun --sandbox --allow http crawl.lua
    echo 'print("hi")' | luarun -
+   luarun -e 'package.path = "./lib/?.lua;" .. package.path' -l app main.lua
    luarun check scripts/*.lua`),
 		Version:         buildVersion(),
 		Reader:          stdin,
@@ -85,7 +106,7 @@ Examples:
 		ExitErrHandler:  func(*cli.Context, error) {}, // run reports errors itself
 		Flags:           runFlags(),
 		Action: func(c *cli.Context) error {
-			code, err := runScript(c, stdin, stdout, stderr)
+			code, err := runScript(c, cl, stdin, stdout, stderr)
 			*status = code
 			return err
 		},
@@ -107,7 +128,7 @@ Examples:
 func runFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.IntFlag{Name: "workers", Aliases: []string{"w"}, Value: runtime.GOMAXPROCS(0), Usage: "scheduler workers"},
-		&cli.StringFlag{Name: "entry", Aliases: []string{"e"}, Usage: "entry point of the main process (default main, or the chunk)"},
+		&cli.StringFlag{Name: "entry", Usage: "entry point of the main process (default main, or the chunk)"},
 		&cli.DurationFlag{Name: "timeout", Usage: "kill the main process after this long (exit status 124)"},
 		&cli.DurationFlag{Name: "shutdown-timeout", Value: defaultGrace, Usage: "grace period for the other processes once the main one ended"},
 		&cli.BoolFlag{Name: "sandbox", Usage: "remove os, io, fs, http and exec"},

@@ -23,9 +23,17 @@ const defaultGrace = 5 * time.Second
 
 // runScript runs the main process and returns the exit status. An error
 // it returns is a usage error, printed by run.
-func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if c.NArg() == 0 {
-		return exitUsage, cli.Exit("no script given\n(usage: luarun [flags] script.lua [args...]; luarun --help)", exitUsage)
+func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	if cl.version {
+		fmt.Fprintln(stderr, versionLine())
+	}
+	hasExec := slices.ContainsFunc(cl.lua, func(o luaOption) bool { return !o.require })
+	switch {
+	case cl.script != "" || hasExec:
+	case cl.version && (len(cl.lua) == 0 && os.Getenv("LUA_INIT") == ""):
+		return exitOK, nil // -v alone
+	case !cl.version:
+		return exitUsage, cli.Exit("no script given\n(usage: luarun [flags] [-e stat] [-l name] script.lua [args...]; luarun --help)", exitUsage)
 	}
 	allow, err := permissions(c.Bool("sandbox"), c.StringSlice("allow"))
 	if err != nil {
@@ -51,13 +59,13 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	opts.Allow, opts.Logger, opts.Stdout = allow, logger, stdout
 	opts.Exit = func(code int) { exited <- code }
 	rt := luaproc.New(opts)
-	script, err := load(rt, c.Args().First(), stdin)
-	if err != nil {
+	script, mo, code := loadMain(rt, cl, stdin, stderr) // luacli.go
+	if code != exitOK {
 		shutdown(rt, 0, stderr)
-		return exitUsage, cli.Exit(err, exitUsage)
+		return code, nil
 	}
 	var args []any
-	for _, a := range c.Args().Tail() {
+	for _, a := range cl.scriptArgs {
 		args = append(args, a)
 	}
 	// Signals are caught before the script starts: one that came while it
@@ -66,7 +74,7 @@ func runScript(c *cli.Context, stdin io.Reader, stdout, stderr io.Writer) (int, 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	h, err := rt.Start(script, c.String("entry"), args...)
+	h, err := rt.StartMain(script, c.String("entry"), mo, args...)
 	if err != nil {
 		shutdown(rt, 0, stderr)
 		return exitError, cli.Exit(err, exitError)

@@ -11,8 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/luarun/luarun/lua/parse"
 )
 
 const MultRet = -1
@@ -152,6 +150,10 @@ type callFrameStack interface {
 	IsEmpty() bool
 
 	FreeAll()
+
+	// Extend lets the stack hold n more frames than its maximum until
+	// the returned func is called (luarun: ExtendCallStack).
+	Extend(n int) (undo func())
 }
 
 type fixedCallFrameStack struct {
@@ -207,6 +209,10 @@ func (cs *fixedCallFrameStack) Pop() *callFrame {
 func (cs *fixedCallFrameStack) FreeAll() {
 	// nothing to do for fixed callframestack
 }
+
+// Extend cannot move a fixed stack (frames point at their parents in
+// it): it gives no room (luarun).
+func (cs *fixedCallFrameStack) Extend(n int) func() { return func() {} }
 
 // FramesPerSegment should be a power of 2 constant for performance reasons. It will allow the go compiler to change
 // the divs and mods into bitshifts. Max is 256 due to current use of uint8 to count how many frames in a segment are
@@ -268,6 +274,23 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
 	return int(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
+}
+
+// Extend raises the maximum by n frames (rounded up to whole segments)
+// until undo is called; undo pops the empty segment the extra frames may
+// leave above the old maximum, so that IsFull holds again at it (luarun).
+func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
+	extra := (n + FramesPerSegment - 1) / FramesPerSegment
+	cs.maxSegs += extra
+	return func() {
+		cs.maxSegs -= extra
+		for int(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
+			freeCallFrameStackSegment(cs.segments[cs.segIdx])
+			cs.segments[cs.segIdx] = nil
+			cs.segIdx--
+			cs.segSp = FramesPerSegment
+		}
+	}
 }
 
 func (cs *autoGrowingCallFrameStack) Clear() {
@@ -676,7 +699,7 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 		message = fmt.Sprintf(format, args...)
 	}
 	if level > 0 {
-		message = fmt.Sprintf("%v %v", ls.where(level-1, true), message)
+		message = ls.errorWhere(level) + message
 	}
 	if ls.reg.IsFull() {
 		// if the registry is full then it won't be possible to push a value, in this case, force a larger size
@@ -684,6 +707,26 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 	}
 	ls.reg.Push(LString(message))
 	ls.Panic(ls)
+}
+
+// errorWhere is the position an error raised at level gets, as Lua 5.1's
+// luaL_where gives it: "chunk:line: " of the function level calls up
+// from a running Go function (1 is its caller), and nothing when that
+// function is a Go one (pcall(string.rep) fails with no position). An
+// error the VM raises while a Lua function runs (no Go frame on top) is
+// that function's own, as 5.1's luaG_runerror. luarun: gopher-lua skipped
+// Go frames to the nearest Lua one and counted levels from the running Go
+// function, so error("x", 2) named the caller of error, not its caller.
+func (ls *LState) errorWhere(level int) string {
+	if cf := ls.currentFrame; cf != nil && !cf.Fn.IsG {
+		level--
+	}
+	dbg, ok := ls.GetStack(level)
+	if !ok || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
+		return ""
+	}
+	proto := dbg.frame.Fn.Proto
+	return fmt.Sprintf("%v:%v: ", shortSource(proto.SourceName), proto.DbgSourcePositions[dbg.frame.Pc-1])
 }
 
 func (ls *LState) findLocal(frame *callFrame, no int) string {
@@ -716,7 +759,7 @@ func (ls *LState) where(level int, skipg bool) string {
 	proto := cf.Fn.Proto
 	sourcename := "[G]"
 	if proto != nil {
-		sourcename = proto.SourceName
+		sourcename = shortSource(proto.SourceName)
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}
@@ -787,14 +830,14 @@ func (ls *LState) frameFuncName(fr *callFrame) (string, bool) {
 			if call.Pc == pc {
 				name := call.Name
 				if (name == "?" || fr.TailCall > 0) && !fr.Fn.IsG {
-					name = fmt.Sprintf("<%v:%v>", fr.Fn.Proto.SourceName, fr.Fn.Proto.LineDefined)
+					name = fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined)
 				}
 				return name, false
 			}
 		}
 	}
 	if !fr.Fn.IsG {
-		return fmt.Sprintf("<%v:%v>", fr.Fn.Proto.SourceName, fr.Fn.Proto.LineDefined), false
+		return fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined), false
 	}
 	return "(anonymous)", false
 }
@@ -1265,7 +1308,7 @@ func (ls *LState) IsClosed() bool {
 
 func (ls *LState) Close() {
 	atomic.AddInt32(&ls.stop, 1)
-	for _, file := range ls.G.tempFiles {
+	for _, file := range ls.tempFiles() {
 		// ignore errors in these operations
 		file.Close()
 		os.Remove(file.Name())
@@ -1450,8 +1493,11 @@ func (ls *LState) NewThread() (*LState, context.CancelFunc) {
 	return thread, f
 }
 
+// NewFunctionFromProto is proto's function in the state's environment;
+// its upvalues, if it has any (an undumped function's), are fresh ones
+// holding nil (luarun: they were nil pointers).
 func (ls *LState) NewFunctionFromProto(proto *FunctionProto) *LFunction {
-	return newLFunctionL(proto, ls.Env, int(proto.NumUpvalues))
+	return newLoadedFunction(proto, ls.Env)
 }
 
 func (ls *LState) NewUserData() *LUserData {
@@ -1653,6 +1699,15 @@ func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
 	return ls.GetLocal(&Debug{frame: ls.stack.At(idx)}, no)
 }
 
+// ExtendCallStack lets ls's call stack hold n more frames than
+// Options.CallStackSize until restore is called (luarun): room for an
+// error handler to run where a stack overflow was raised, as Lua 5.1
+// grows its call-info array past LUAI_MAXCALLS for it. A state with
+// MinimizeStackMemory unset gets no room (its stack cannot grow).
+func (ls *LState) ExtendCallStack(n int) (restore func()) {
+	return ls.stack.Extend(n)
+}
+
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {
@@ -1846,16 +1901,14 @@ func (ls *LState) Register(name string, fn LGFunction) {
 
 /* load and function call operations {{{ */
 
+// Load loads a chunk: a binary one (its first byte "\27", made by
+// string.dump) is undumped, as in Lua 5.1, any other parsed (luarun).
 func (ls *LState) Load(reader io.Reader, name string) (*LFunction, error) {
-	chunk, err := parse.Parse(reader, name)
+	proto, err := loadChunk(reader, name)
 	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
+		return nil, err
 	}
-	proto, err := Compile(chunk, name)
-	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
-	}
-	return newLFunctionL(proto, ls.currentEnv(), 0), nil
+	return newLoadedFunction(proto, ls.currentEnv()), nil
 }
 
 func (ls *LState) Call(nargs, nret int) {
@@ -1996,7 +2049,8 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	case *LUserData:
 		v.Metatable = mt
 	default:
-		ls.G.builtinMts[int(obj.Type())] = mt
+		t, _ := mt.(*LTable) // nil for LNil
+		ls.G.builtinMts[int(obj.Type())] = t
 	}
 }
 

@@ -359,31 +359,43 @@ func (ls *LState) LoadFile(path string) (*LFunction, error) {
 		}
 	}
 
-	reader := bufio.NewReader(file)
-	// get the first character.
-	c, err := reader.ReadByte()
-	if err != nil && err != io.EOF {
+	reader, err := skipHashLine(file)
+	if err != nil {
 		return nil, newApiErrorE(ApiErrorFile, err)
 	}
-	if c == byte('#') {
-		// Unix exec. file?
-		// skip first line
-		_, err, _ = readBufioLine(reader)
-		if err != nil {
-			return nil, newApiErrorE(ApiErrorFile, err)
+	// luarun: named as Lua 5.1 names a file's chunk; positions and
+	// tracebacks show the path (shortSource)
+	if path == "" {
+		return ls.Load(reader, "=stdin")
+	}
+	return ls.Load(reader, "@"+path)
+}
+
+// skipHashLine is r with a first line that starts with '#' (a Unix
+// "#!" line) replaced by an empty line, as Lua 5.1's luaL_loadfile
+// does: line numbers stay those of the file.
+func skipHashLine(r io.Reader) (io.Reader, error) {
+	reader := bufio.NewReader(r)
+	first, err := reader.Peek(1)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(first) == 0 || first[0] != '#' {
+		return reader, nil
+	}
+	for {
+		_, err := reader.ReadSlice('\n')
+		if err == nil || err == io.EOF {
+			break // the newline, if any, is read: given back below
+		}
+		if err != bufio.ErrBufferFull {
+			return nil, err
 		}
 	}
-
-	if err != io.EOF {
-		// if the file is not empty,
-		// unread the first character of the file or newline character(readBufioLine's last byte).
-		err = reader.UnreadByte()
-		if err != nil {
-			return nil, newApiErrorE(ApiErrorFile, err)
-		}
+	if next, _ := reader.Peek(1); IsBinaryChunk(next) {
+		return reader, nil // a binary chunk after the "#!" line, as 5.1 loads it
 	}
-
-	return ls.Load(reader, path)
+	return io.MultiReader(strings.NewReader("\n"), reader), nil
 }
 
 func (ls *LState) LoadString(source string) (*LFunction, error) {

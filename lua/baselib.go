@@ -1,11 +1,16 @@
 package lua
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"runtime"
+	"runtime/metrics"
 	"strings"
+
+	"github.com/luarun/luarun/lua/parse"
 )
 
 /* basic functions {{{ */
@@ -62,9 +67,76 @@ func baseAssert(L *LState) int {
 	return L.GetTop()
 }
 
+// GCStateKey is the registry field holding a state's collectgarbage
+// values: setpause and setstepmul, and "work", what collectgarbage("step")
+// has done of the current cycle.
+const GCStateKey = "luarun.gc-tuning"
+
+// baseCollectGarbage is Lua 5.1's collectgarbage (luarun: gopher-lua's
+// ran a Go collection whatever it was asked and returned nothing). The Go
+// heap is shared by every state of the program: "count" is its size in KB
+// (a float), and "collect" and a "step" that ends a cycle collect it. The
+// tuning options are remembered and change nothing but the step's size.
+// A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
+// of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
+// answers true when that ends a cycle, which costs the heap's size.
 func baseCollectGarbage(L *LState) int {
-	runtime.GC()
-	return 0
+	opt := L.OptString(1, "collect")
+	switch opt {
+	case "collect":
+		runtime.GC()
+		gcState(L).RawSetString("work", LNumber(0))
+		L.Push(LNumber(0))
+	case "count":
+		L.Push(LNumber(float64(HeapBytes()) / 1024))
+	case "step":
+		st := gcState(L)
+		stepmul, _ := st.RawGetString("setstepmul").(LNumber)
+		work, _ := st.RawGetString("work").(LNumber)
+		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
+		if stepmul <= 0 || float64(work) >= float64(HeapBytes()) {
+			runtime.GC()
+			st.RawSetString("work", LNumber(0))
+			L.Push(LTrue)
+		} else {
+			st.RawSetString("work", work)
+			L.Push(LFalse)
+		}
+	case "stop", "restart":
+		L.Push(LNumber(0))
+	case "setpause", "setstepmul":
+		st := gcState(L)
+		old := st.RawGetString(opt)
+		st.RawSetString(opt, LNumber(L.OptInt(2, 0)))
+		L.Push(old)
+	default:
+		L.ArgError(1, "invalid option '"+opt+"'")
+	}
+	return 1
+}
+
+// HeapBytes is the size of the Go heap's objects, garbage not yet swept
+// included (as Lua's count includes garbage not yet collected).
+func HeapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// gcState is L's table of collectgarbage values (GCStateKey).
+func gcState(L *LState) *LTable {
+	if t, ok := L.G.Registry.RawGetString(GCStateKey).(*LTable); ok {
+		return t
+	}
+	t := L.CreateTable(0, 3)
+	t.RawSetString("setpause", LNumber(200)) // 5.1's defaults
+	t.RawSetString("setstepmul", LNumber(200))
+	t.RawSetString("work", LNumber(0))
+	L.G.Registry.RawSetString(GCStateKey, t)
+	return t
 }
 
 func baseDoFile(L *LState) int {
@@ -72,7 +144,7 @@ func baseDoFile(L *LState) int {
 	top := L.GetTop()
 	fn, err := L.LoadFile(src)
 	if err != nil {
-		L.Push(LString(err.Error()))
+		L.Push(LString(loadErrorMessage(err, "@"+src)))
 		L.Panic(L)
 	}
 	L.Push(fn)
@@ -155,10 +227,13 @@ func baseIpairs(L *LState) int {
 	return 3
 }
 
-func loadaux(L *LState, reader io.Reader, chunkname string) int {
+// loadaux loads a chunk named chunkname; source is its name as Lua 5.1
+// has it ("=name", "@file" or the text itself), for a syntax error's
+// message.
+func loadaux(L *LState, reader io.Reader, chunkname, source string) int {
 	if fn, err := L.Load(reader, chunkname); err != nil {
 		L.Push(LNil)
-		L.Push(LString(err.Error()))
+		L.Push(LString(loadErrorMessage(err, source)))
 		return 2
 	} else {
 		L.Push(fn)
@@ -191,7 +266,11 @@ func baseLoad(L *LState) int {
 			return 2
 		}
 	}
-	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname)
+	source := "=(load)"
+	if L.Get(2) != LNil {
+		source = chunkname
+	}
+	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, source)
 }
 
 func baseLoadFile(L *LState) int {
@@ -211,11 +290,124 @@ func baseLoadFile(L *LState) int {
 		}
 		defer reader.(*os.File).Close()
 	}
-	return loadaux(L, reader, chunkname)
+	reader, err = skipHashLine(reader) // luarun: as Lua 5.1's loadfile
+	if err != nil {
+		L.Push(LNil)
+		L.Push(LString(fmt.Sprintf("can not read file: %v", chunkname)))
+		return 2
+	}
+	source := "=stdin"
+	if chunkname != "<stdin>" {
+		source = "@" + chunkname
+	}
+	return loadaux(L, reader, source, source) // named as in 5.1: positions show chunkname
 }
 
+// baseLoadString is loadstring(s [, chunkname]); as in Lua 5.1 the chunk
+// is named by s itself when no name is given, shown as [string "s"]
+// (luarun: it was "<string>").
 func baseLoadString(L *LState) int {
-	return loadaux(L, strings.NewReader(L.CheckString(1)), L.OptString(2, "<string>"))
+	s := L.CheckString(1)
+	if L.Get(2) == LNil {
+		return loadaux(L, strings.NewReader(s), chunkID(s, idSize), s)
+	}
+	name := L.CheckString(2)
+	return loadaux(L, strings.NewReader(s), name, name)
+}
+
+// loadErrorMessage is the message of err, a failure to load the chunk
+// named source (Lua 5.1's name: "=name", "@file" or the text): a syntax
+// error is written as 5.1 writes it, "chunk:line: message near 'token'",
+// '<eof>' at the end of the source (luarun: gopher-lua's was
+// "name line:1(column:3) near 'x':   syntax error").
+func loadErrorMessage(err error, source string) string {
+	cause := err
+	if ae, ok := err.(*ApiError); ok && ae.Cause != nil {
+		cause = ae.Cause
+	}
+	var ue *UndumpError
+	if errors.As(cause, &ue) { // a binary chunk, named as 5.1's lundump does
+		return (&UndumpError{Name: undumpName(source), Msg: ue.Msg}).Error()
+	}
+	var pe *parse.Error
+	if !errors.As(cause, &pe) {
+		var ce *CompileError
+		if errors.As(cause, &ce) { // as 5.1's lexerror without a token
+			return fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), ce.Line, ce.Message)
+		}
+		return err.Error()
+	}
+	msg := fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message))
+	switch {
+	case pe.Pos.Line == parse.EOF:
+		return msg + " near '<eof>'"
+	case pe.Token != "":
+		return msg + " near '" + pe.Token + "'"
+	}
+	return msg // no token: 5.1's "chunk has too many syntax levels"
+}
+
+// shortSource is how a position names the chunk named name: as 5.1's
+// luaO_chunkid for "=name" and "@file" (luarun); other names (gopher-lua's
+// file names, a named loadstring chunk) as they are.
+func shortSource(name string) string {
+	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
+		return chunkID(name, idSize)
+	}
+	return name
+}
+
+// ShortSource is debug.getinfo's short_src for a chunk named source, as
+// Lua 5.1 writes it (luaO_chunkid): "=name" and "@file" as name and
+// file, a chunk named by its text (loadstring without a name, already
+// "[string "..."]") as it is, any other name as [string "name"].
+func ShortSource(source string) string {
+	switch {
+	case strings.HasPrefix(source, "=") || strings.HasPrefix(source, "@"):
+		return chunkID(source, idSize)
+	case strings.HasPrefix(source, `[string "`):
+		return source
+	}
+	return chunkID(source, idSize)
+}
+
+// The sizes 5.1 gives luaO_chunkid: LUA_IDSIZE for a position in a
+// runtime error, MAXSRC for a syntax error.
+const (
+	idSize = 60
+	maxSrc = 80
+)
+
+// chunkID is Lua 5.1's luaO_chunkid(out, source, idSize): how a chunk
+// named source is shown in messages ("=name" as name, "@file" as file,
+// its last part after "..." when longer, and text as [string "its first
+// line"], cut and "...").
+func chunkID(source string, idSize int) string {
+	switch {
+	case strings.HasPrefix(source, "="):
+		if len(source) > idSize {
+			return source[1:idSize]
+		}
+		return source[1:]
+	case strings.HasPrefix(source, "@"):
+		name := source[1:]
+		if max := idSize - len(" '...' ") - 1; len(name) > max {
+			return "..." + name[len(name)-max:]
+		}
+		return name
+	}
+	max := idSize - len(" [string \"...\"] ") - 1
+	line := source
+	if i := strings.IndexAny(source, "\n\r"); i >= 0 {
+		line = source[:i]
+	}
+	if len(line) > max {
+		line = line[:max]
+	}
+	if len(line) < len(source) {
+		return `[string "` + line + `..."]`
+	}
+	return `[string "` + line + `"]`
 }
 
 func baseNext(L *LState) int {
@@ -280,15 +472,54 @@ func basePCall(L *LState) int {
 }
 
 func basePrint(L *LState) int {
+	fmt.Print(PrintLine(L))
+	return 0
+}
+
+// PrintLine is the line Lua 5.1's print writes for the arguments on L's
+// stack: each one passed to the global tostring, so that a script may
+// replace it (luarun: gopher-lua's print called the __tostring metamethod
+// itself), tab-separated, with a newline. A tostring result that is not a
+// string or a number raises 5.1's error.
+func PrintLine(L *LState) string {
 	top := L.GetTop()
+	tostring := L.GetGlobal("tostring")
+	builtin := isBaseToString(tostring)
+	var b strings.Builder
 	for i := 1; i <= top; i++ {
-		fmt.Print(L.ToStringMeta(L.Get(i)).String())
-		if i != top {
-			fmt.Print("\t")
+		var s LValue
+		if builtin {
+			s = L.ToStringMeta(L.Get(i))
+		} else {
+			L.Push(tostring)
+			L.Push(L.Get(i))
+			L.Call(1, 1)
+			s = L.Get(-1)
+			L.Pop(1)
+		}
+		if i > 1 {
+			b.WriteByte('\t')
+		}
+		switch v := s.(type) {
+		case LString:
+			b.WriteString(string(v))
+		case LNumber:
+			b.WriteString(v.String())
+		default:
+			L.RaiseError("'tostring' must return a string to 'print'")
 		}
 	}
-	fmt.Println("")
-	return 0
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// baseToStringPC is baseToString's code address: print calls the
+// function itself, not through the VM, when the global tostring is it.
+var baseToStringPC = reflect.ValueOf(LGFunction(baseToString)).Pointer()
+
+func isBaseToString(v LValue) bool {
+	f, ok := v.(*LFunction)
+	return ok && f.IsG && f.GFunction != nil && reflect.ValueOf(f.GFunction).Pointer() == baseToStringPC
 }
 
 func base_PrintRegs(L *LState) int {

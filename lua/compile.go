@@ -11,7 +11,17 @@ import (
 
 /* internal constants & structs  {{{ */
 
-const maxRegisters = 200
+// maxRegisters is Lua 5.1's MAXSTACK: the registers a function may use
+// ("function or expression too complex"; luarun: gopher-lua's 200, whose
+// error said "too many local variables").
+const maxRegisters = 250
+
+// Lua 5.1's LUAI_MAXVARS and LUAI_MAXUPVALUES: the active local
+// variables and the upvalues a function may have (luarun).
+const (
+	maxLocalVars = 200
+	maxUpvalues  = 60
+)
 
 type expContextType int
 
@@ -35,14 +45,6 @@ type expcontext struct {
 	// varargopt = -1: ignore results             i.e  func()
 	// varargopt = -2: receive all results        i.e  a = {func()}
 	varargopt int
-}
-
-type assigncontext struct {
-	ec       *expcontext
-	keyrk    int
-	valuerk  int
-	keyks    bool
-	needmove bool
 }
 
 type lblabels struct {
@@ -176,6 +178,10 @@ type codeStore struct { // {{{
 	codes []uint32
 	lines []int
 	pc    int
+	// dataPc is the pc of the last word that is data, not an instruction
+	// (SETLIST's block number), or -1: Last does not show it, so that no
+	// peephole takes it for a MOVE and pops it (luarun)
+	dataPc int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
@@ -286,8 +292,14 @@ func (cd *codeStore) LastPC() int {
 	return cd.pc - 1
 }
 
+// AddData adds a word that is data for the instruction before it.
+func (cd *codeStore) AddData(word uint32, line int) {
+	cd.Add(word, line)
+	cd.dataPc = cd.pc - 1
+}
+
 func (cd *codeStore) Last() uint32 {
-	if cd.pc == 0 {
+	if cd.pc == 0 || cd.pc-1 == cd.dataPc {
 		return opInvalidInstruction
 	}
 	return cd.codes[cd.pc-1]
@@ -365,10 +377,13 @@ type codeBlock struct {
 	LastLine       int
 	labels         map[string]*gotoLabelDesc
 	firstGotoIndex int
+	// dbgLocals: the block's locals by their index in Proto.DbgLocals
+	// (LocalVars has their registers, which blocks reuse) (luarun)
+	dbgLocals []int
 }
 
 func newCodeBlock(localvars *varNamePool, blabel int, parent *codeBlock, pos ast.PositionHolder, firstGotoIndex int) *codeBlock {
-	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex}
+	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex, nil}
 	if pos != nil {
 		bl.LineStart = pos.Line()
 		bl.LastLine = pos.LastLine()
@@ -411,12 +426,15 @@ type funcContext struct {
 	labelPc         map[int]int
 	gotosCount      int
 	unresolvedGotos map[int]*gotoLabelDesc
+	stringConsts    map[LString]int // index of each string constant
+	numberConsts    map[LNumber]int // index of each number constant
+	line            int             // the line of the statement being compiled (luarun: limit errors)
 }
 
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 	fc := &funcContext{
 		Proto:           newFunctionProto(sourcename),
-		Code:            &codeStore{make([]uint32, 0, 1024), make([]int, 0, 1024), 0},
+		Code:            &codeStore{make([]uint32, 0, 32), make([]int, 0, 32), 0, -1},
 		Parent:          parent,
 		Upvalues:        newVarNamePool(0),
 		Block:           newCodeBlock(newVarNamePool(0), labelNoJump, nil, nil, 0),
@@ -520,15 +538,42 @@ func (fc *funcContext) GetLabelPc(label int) int {
 	return fc.labelPc[label]
 }
 
+// ConstIndex returns value's index in the function's constants, adding it
+// if it is not there. Strings and numbers, the constants a chunk has, are
+// found through maps (luarun: a linear search made compiling n constants
+// O(n²), 40,000 took 6-18 s); the maps compare as the search did (NaN is
+// never found, 0 and -0 are one constant).
 func (fc *funcContext) ConstIndex(value LValue) int {
-	ctype := value.Type()
-	for i, lv := range fc.Proto.Constants {
-		if lv.Type() == ctype && lv == value {
+	switch cv := value.(type) {
+	case LString:
+		if i, ok := fc.stringConsts[cv]; ok {
 			return i
+		}
+	case LNumber:
+		if i, ok := fc.numberConsts[cv]; ok {
+			return i
+		}
+	default:
+		for i, lv := range fc.Proto.Constants {
+			if lv.Type() == value.Type() && lv == value {
+				return i
+			}
 		}
 	}
 	fc.Proto.Constants = append(fc.Proto.Constants, value)
 	v := len(fc.Proto.Constants) - 1
+	switch cv := value.(type) {
+	case LString:
+		if fc.stringConsts == nil {
+			fc.stringConsts = map[LString]int{}
+		}
+		fc.stringConsts[cv] = v
+	case LNumber:
+		if fc.numberConsts == nil {
+			fc.numberConsts = map[LNumber]int{}
+		}
+		fc.numberConsts[cv] = v
+	}
 	if v > opMaxArgBx {
 		raiseCompileError(fc, fc.Proto.LineDefined, "too many constants")
 	}
@@ -543,7 +588,11 @@ func (fc *funcContext) BlockLocalVarsCount() int {
 }
 
 func (fc *funcContext) RegisterLocalVar(name string) int {
+	if fc.BlockLocalVarsCount()+1 > maxLocalVars {
+		fc.limitError(maxLocalVars, "local variables")
+	}
 	ret := fc.Block.LocalVars.Register(name)
+	fc.Block.dbgLocals = append(fc.Block.dbgLocals, len(fc.Proto.DbgLocals))
 	fc.Proto.DbgLocals = append(fc.Proto.DbgLocals, &DbgLocalInfo{Name: name, StartPc: fc.Code.LastPC() + 1})
 	fc.SetRegTop(fc.RegTop() + 1)
 	return ret
@@ -598,14 +647,35 @@ func (fc *funcContext) LeaveBlock() int {
 }
 
 func (fc *funcContext) EndScope() {
-	for _, vr := range fc.Block.LocalVars.List() {
-		fc.Proto.DbgLocals[vr.Index].EndPc = fc.Code.LastPC()
+	// (gopher-lua indexed DbgLocals by register: a block's end ended
+	// the function's first locals, not its own) (luarun)
+	for _, i := range fc.Block.dbgLocals {
+		fc.Proto.DbgLocals[i].EndPc = fc.Code.LastPC()
 	}
+}
+
+// limitError raises Lua 5.1's errorlimit: "main function has more than
+// 200 local variables", "function at line 3 has more than 60 upvalues",
+// at the line of the statement being compiled (luarun).
+func (fc *funcContext) limitError(limit int, what string) {
+	if fc.Parent == nil {
+		raiseCompileError(fc, fc.line, "main function has more than %d %s", limit, what)
+	}
+	raiseCompileError(fc, fc.line, "function at line %d has more than %d %s", fc.Proto.LineDefined, limit, what)
+}
+
+// upvalueIndex is the index of the upvalue name, registered if new; past
+// Lua 5.1's 60 upvalues it raises 5.1's error (luarun).
+func (fc *funcContext) upvalueIndex(name string) int {
+	if fc.Upvalues.Find(name) < 0 && len(fc.Upvalues.Names())+1 > maxUpvalues {
+		fc.limitError(maxUpvalues, "upvalues")
+	}
+	return fc.Upvalues.RegisterUnique(name)
 }
 
 func (fc *funcContext) SetRegTop(top int) {
 	if top > maxRegisters {
-		raiseCompileError(fc, fc.Proto.LineDefined, "too many local variables")
+		raiseCompileError(fc, fc.line, "function or expression too complex")
 	}
 	fc.regTop = top
 }
@@ -653,6 +723,7 @@ func compileBlock(context *funcContext, chunk []ast.Stmt) { // {{{
 } // }}}
 
 func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
+	context.line = sline(stmt)
 	switch st := stmt.(type) {
 	case *ast.AssignStmt:
 		compileAssignStmt(context, st)
@@ -687,130 +758,174 @@ func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
 	}
 } // }}}
 
-func compileAssignStmtLeft(context *funcContext, stmt *ast.AssignStmt) (int, []*assigncontext) { // {{{
-	reg := context.RegTop()
-	acs := make([]*assigncontext, 0, len(stmt.Lhs))
-	for _, lhs := range stmt.Lhs {
-		switch st := lhs.(type) {
-		case *ast.IdentExpr:
-			identtype := getIdentRefType(context, context, st)
-			ec := &expcontext{identtype, regNotDefined, 0}
-			switch identtype {
-			case ecGlobal:
-				context.ConstIndex(LString(st.Value))
-			case ecUpvalue:
-				context.Upvalues.RegisterUnique(st.Value)
-			case ecLocal:
-				ec.reg = context.FindLocalVar(st.Value)
-			}
-			acs = append(acs, &assigncontext{ec, 0, 0, false, false})
-		case *ast.AttrGetExpr:
-			ac := &assigncontext{&expcontext{ecTable, regNotDefined, 0}, 0, 0, false, false}
-			compileExprWithKMVPropagation(context, st.Object, &reg, &ac.ec.reg)
-			ac.keyrk = reg
-			reg += compileExpr(context, reg, st.Key, ecnone(0))
-			if _, ok := st.Key.(*ast.StringExpr); ok {
-				ac.keyks = true
-			}
-			acs = append(acs, ac)
+// assignTarget is one target of an assignment statement, resolved
+// before any expression on the right is evaluated.
+type assignTarget struct {
+	kind  expContextType // ecLocal, ecUpvalue, ecGlobal or ecTable
+	reg   int            // the local's register, or the indexed table's
+	index int            // the upvalue's index or the global name's constant
+	keyrk int            // ecTable: the key, a register or a constant (RK)
+	keyks bool           // ecTable: the key is a constant string
+}
 
+// compileAssignStmt compiles `v1, ..., vn = e1, ..., em` as Lua 5.1 runs
+// it (manual §2.4.3, lparser.c's restassign): the table and key of every
+// indexed target are evaluated first, left to right, then every
+// expression, left to right, into fresh registers, and only then are the
+// targets assigned, last to first. gopher-lua assigned each target as
+// soon as its expression was evaluated, so `a, b = b, a` gave `b, b`
+// (luarun).
+func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
+	code := context.Code
+	reg := context.RegTop()
+	nvars, nexps := len(stmt.Lhs), len(stmt.Rhs)
+	targets := make([]assignTarget, nvars)
+
+	for i, lhs := range stmt.Lhs {
+		tg := &targets[i]
+		switch ex := lhs.(type) {
+		case *ast.IdentExpr:
+			tg.kind = getIdentRefType(context, context, ex)
+			switch tg.kind {
+			case ecLocal:
+				tg.reg = context.FindLocalVar(ex.Value)
+			case ecUpvalue:
+				tg.index = context.upvalueIndex(ex.Value)
+			case ecGlobal:
+				tg.index = context.ConstIndex(LString(ex.Value))
+			}
+		case *ast.AttrGetExpr:
+			tg.kind = ecTable
+			compileExprWithMVPropagation(context, ex.Object, &reg, &tg.reg)
+			compileExprWithKMVPropagation(context, ex.Key, &reg, &tg.keyrk)
+			_, tg.keyks = ex.Key.(*ast.StringExpr)
 		default:
 			panic("invalid left expression.")
 		}
 	}
-	return reg, acs
-} // }}}
 
-func compileAssignStmtRight(context *funcContext, stmt *ast.AssignStmt, reg int, acs []*assigncontext) (int, []*assigncontext) { // {{{
-	lennames := len(stmt.Lhs)
-	lenexprs := len(stmt.Rhs)
-	namesassigned := 0
-
-	for namesassigned < lennames {
-		ac := acs[namesassigned]
-		ec := ac.ec
-		var expr ast.Expr = nil
-		if namesassigned >= lenexprs {
-			expr = &ast.NilExpr{}
-			expr.SetLine(sline(stmt.Lhs[namesassigned]))
-			expr.SetLastLine(eline(stmt.Lhs[namesassigned]))
-		} else if isVarArgReturnExpr(stmt.Rhs[namesassigned]) && (lenexprs-namesassigned-1) <= 0 {
-			varargopt := lennames - namesassigned - 1
-			regstart := reg
-			reginc := compileExpr(context, reg, stmt.Rhs[namesassigned], ecnone(varargopt))
-			reg += reginc
-			for i := namesassigned; i < namesassigned+int(reginc); i++ {
-				acs[i].needmove = true
-				if acs[i].ec.ctype == ecTable {
-					acs[i].valuerk = regstart + (i - namesassigned)
-				}
-			}
-			namesassigned = lennames
+	// A local assigned in this statement may be the table or the key of
+	// an indexed target to its left (`t[i], t = 1, 2`, `t[i], i = 1, 2`);
+	// targets are assigned last to first, so that target gets a copy of
+	// the local as it is now (lparser.c's check_conflict).
+	for i := range targets {
+		if targets[i].kind != ecLocal {
 			continue
 		}
-
-		if expr == nil {
-			expr = stmt.Rhs[namesassigned]
-		}
-		idx := reg
-		reginc := compileExpr(context, reg, expr, ec)
-		if ec.ctype == ecTable {
-			if _, ok := expr.(*ast.LogicalOpExpr); !ok {
-				context.Code.PropagateKMV(context.RegTop(), &ac.valuerk, &reg, reginc)
-			} else {
-				ac.valuerk = idx
-				reg += reginc
+		local := targets[i].reg
+		copyreg := -1
+		for j := 0; j < i; j++ {
+			tg := &targets[j]
+			if tg.kind != ecTable {
+				continue
 			}
-		} else {
-			ac.needmove = reginc != 0
-			reg += reginc
+			if tg.reg == local || (!opIsK(tg.keyrk) && tg.keyrk == local) {
+				if copyreg < 0 {
+					copyreg = reg
+					reg++
+					code.AddABC(OP_MOVE, copyreg, local, 0, sline(stmt.Lhs[i]))
+				}
+				if tg.reg == local {
+					tg.reg = copyreg
+				}
+				if !opIsK(tg.keyrk) && tg.keyrk == local {
+					tg.keyrk = copyreg
+				}
+			}
 		}
-		namesassigned += 1
 	}
 
-	rightreg := reg - 1
-
-	// extra right exprs
-	for i := namesassigned; i < lenexprs; i++ {
-		varargopt := -1
-		if i != lenexprs-1 {
-			varargopt = 0
+	base := reg
+	if nexps == nvars {
+		// every expression but the last into a register of its own; the
+		// last one (adjusted to one value) straight into its target,
+		// which is assigned first
+		for i := 0; i < nexps-1; i++ {
+			compileExpr(context, reg, stmt.Rhs[i], ecnone(0))
+			reg++
 		}
-		reg += compileExpr(context, reg, stmt.Rhs[i], ecnone(varargopt))
+		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg)
+		for i := nvars - 2; i >= 0; i-- {
+			storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+		}
+		return
 	}
-	return rightreg, acs
+
+	// fewer or more values than targets: every expression into
+	// registers base.., the values adjusted to nvars (a last call or
+	// '...' fills the targets left, nil the rest; extra values dropped)
+	filled := 0
+	for i, expr := range stmt.Rhs {
+		switch {
+		case i == nexps-1 && i < nvars && isVarArgReturnExpr(expr):
+			want := nvars - i
+			compileExpr(context, reg, expr, ecnone(want-1))
+			reg += want
+			filled = nvars
+		case i == nexps-1 && i >= nvars:
+			compileExpr(context, reg, expr, ecnone(-1))
+		default:
+			compileExpr(context, reg, expr, ecnone(0))
+			reg++
+			if filled < nvars {
+				filled++
+			}
+		}
+	}
+	if filled < nvars {
+		code.AddLoadNil(base+filled, base+nvars-1, sline(stmt.Lhs[filled]))
+	}
+	for i := nvars - 1; i >= 0; i-- {
+		storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+	}
 } // }}}
 
-func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
-	code := context.Code
-	lennames := len(stmt.Lhs)
-	reg, acs := compileAssignStmtLeft(context, stmt)
-	reg, acs = compileAssignStmtRight(context, stmt, reg, acs)
-
-	for i := lennames - 1; i >= 0; i-- {
-		ex := stmt.Lhs[i]
-		switch acs[i].ec.ctype {
-		case ecLocal:
-			if acs[i].needmove {
-				code.AddABC(OP_MOVE, context.FindLocalVar(ex.(*ast.IdentExpr).Value), reg, 0, sline(ex))
-				reg -= 1
-			}
-		case ecGlobal:
-			code.AddABx(OP_SETGLOBAL, reg, context.ConstIndex(LString(ex.(*ast.IdentExpr).Value)), sline(ex))
-			reg -= 1
-		case ecUpvalue:
-			code.AddABC(OP_SETUPVAL, reg, context.Upvalues.RegisterUnique(ex.(*ast.IdentExpr).Value), 0, sline(ex))
-			reg -= 1
-		case ecTable:
-			opcode := OP_SETTABLE
-			if acs[i].keyks {
-				opcode = OP_SETTABLEKS
-			}
-			code.AddABC(opcode, acs[i].ec.reg, acs[i].keyrk, acs[i].valuerk, sline(ex))
-			if !opIsK(acs[i].valuerk) {
-				reg -= 1
-			}
+// compileAssignLast compiles the last expression of an assignment with as
+// many expressions as targets straight into the last target, as Lua 5.1
+// stores it (the other expressions are already in registers); reg is the
+// first free register.
+func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int) { // {{{
+	switch tg.kind {
+	case ecLocal:
+		if _, ok := expr.(*ast.Comma3Expr); ok {
+			// VARARG sets the top of the registers after the values it
+			// copies, dropping those above: it must write at the top
+			compileExpr(context, reg, expr, ecnone(0))
+			storeAssignTarget(context, tg, reg, sline(lhs))
+			return
 		}
+		// every other kind of expression compiled for a local leaves its
+		// value in the local's register
+		compileExpr(context, reg, expr, &expcontext{ecLocal, tg.reg, 0})
+	case ecTable:
+		valrk := reg
+		compileExprWithKMVPropagation(context, expr, &reg, &valrk)
+		storeAssignTarget(context, tg, valrk, sline(lhs))
+	default:
+		compileExpr(context, reg, expr, ecnone(0))
+		storeAssignTarget(context, tg, reg, sline(lhs))
+	}
+} // }}}
+
+// storeAssignTarget assigns the value in valrk (a register, or a constant
+// for a table target) to tg.
+func storeAssignTarget(context *funcContext, tg *assignTarget, valrk int, line int) { // {{{
+	code := context.Code
+	switch tg.kind {
+	case ecLocal:
+		if valrk != tg.reg {
+			code.AddABC(OP_MOVE, tg.reg, valrk, 0, line)
+		}
+	case ecGlobal:
+		code.AddABx(OP_SETGLOBAL, valrk, tg.index, line)
+	case ecUpvalue:
+		code.AddABC(OP_SETUPVAL, valrk, tg.index, 0, line)
+	case ecTable:
+		opcode := OP_SETTABLE
+		if tg.keyks {
+			opcode = OP_SETTABLEKS
+		}
+		code.AddABC(opcode, tg.reg, tg.keyrk, valrk, line)
 	}
 } // }}}
 
@@ -856,12 +971,13 @@ func compileRegAssignment(context *funcContext, names []string, exprs []ast.Expr
 
 func compileLocalAssignStmt(context *funcContext, stmt *ast.LocalAssignStmt) { // {{{
 	reg := context.RegTop()
-	if len(stmt.Names) == 1 && len(stmt.Exprs) == 1 {
-		if _, ok := stmt.Exprs[0].(*ast.FunctionExpr); ok {
-			context.RegisterLocalVar(stmt.Names[0])
-			compileRegAssignment(context, stmt.Names, stmt.Exprs, reg, len(stmt.Names), sline(stmt))
-			return
-		}
+	if stmt.Func {
+		// local function f: f is in scope in its body (in `local f =
+		// function`, which gopher-lua compiled the same way, it is not:
+		// a use of f there is the f outside) (luarun)
+		context.RegisterLocalVar(stmt.Names[0])
+		compileRegAssignment(context, stmt.Names, stmt.Exprs, reg, len(stmt.Names), sline(stmt))
+		return
 	}
 
 	compileRegAssignment(context, stmt.Names, stmt.Exprs, reg, len(stmt.Names), sline(stmt))
@@ -1176,7 +1292,11 @@ func compileGenericForStmtTFor(context *funcContext, stmt *ast.GenericForStmt) {
 	context.RegisterLocalVar("(for state)")
 	context.RegisterLocalVar("(for control)")
 
-	compileRegAssignment(context, stmt.Names, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
+	// the explist is adjusted to the three hidden variables, not to the
+	// loop's names: with two names and "next, t", the control variable
+	// was left as it was, and the loop started after a stale value
+	// (luarun)
+	compileRegAssignment(context, []string{"(for generator)", "(for state)", "(for control)"}, stmt.Exprs, context.RegTop()-3, 3, sline(stmt))
 
 	code.AddASbx(OP_JMP, 0, fllabel, sline(stmt))
 
@@ -1250,7 +1370,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		case ecGlobal:
 			code.AddABx(OP_GETGLOBAL, sreg, context.ConstIndex(LString(ex.Value)), sline(ex))
 		case ecUpvalue:
-			code.AddABC(OP_GETUPVAL, sreg, context.Upvalues.RegisterUnique(ex.Value), 0, sline(ex))
+			code.AddABC(OP_GETUPVAL, sreg, context.upvalueIndex(ex.Value), 0, sline(ex))
 		case ecLocal:
 			b := context.FindLocalVar(ex.Value)
 			code.AddABC(OP_MOVE, sreg, b, 0, sline(ex))
@@ -1312,7 +1432,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 			} else {
 				upvalueidx := context.Upvalues.Find(upvalue.Name)
 				if upvalueidx < 0 {
-					upvalueidx = context.Upvalues.RegisterUnique(upvalue.Name)
+					upvalueidx = context.upvalueIndex(upvalue.Name)
 				}
 				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, sline(ex))
 			}
@@ -1382,9 +1502,9 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *expcontext) { // {{{
 	context.Proto.LineDefined = sline(funcexpr)
 	context.Proto.LastLineDefined = eline(funcexpr)
-	if len(funcexpr.ParList.Names) > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow")
-	}
+	context.line = context.Proto.LineDefined
+	// (more than 200 parameters are 5.1's "more than 200 local
+	// variables": RegisterLocalVar)
 	context.Proto.NumParameters = uint8(len(funcexpr.ParList.Names))
 	if ec.ctype == ecMethod {
 		context.Proto.NumParameters += 1
@@ -1437,16 +1557,18 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 	regbase := reg
 
 	arraycount := 0
+	pending := 0 // array items in registers regbase.. not yet stored
 	lastvararg := false
 	for i, field := range ex.Fields {
 		islast := i == len(ex.Fields)-1
 		if field.Key == nil {
 			if islast && isVarArgReturnExpr(field.Value) {
-				reg += compileExpr(context, reg, field.Value, ecnone(-2))
+				compileExpr(context, reg, field.Value, ecnone(-2))
 				lastvararg = true
 			} else {
 				reg += compileExpr(context, reg, field.Value, ecnone(0))
-				arraycount += 1
+				arraycount++
+				pending++
 			}
 		} else {
 			regorg := reg
@@ -1461,29 +1583,36 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 			code.AddABC(opcode, tablereg, b, c, sline(ex))
 			reg = regorg
 		}
-		flush := arraycount % FieldsPerFlush
-		if (arraycount != 0 && (flush == 0 || islast)) || lastvararg {
-			reg = regbase
-			num := flush
-			if num == 0 {
-				num = FieldsPerFlush
+		// store the pending items when there are FieldsPerFlush of them
+		// (only after an array item: gopher-lua stored again after a keyed
+		// field that followed the 50th, from registers the field had
+		// overwritten) and at the end (luarun)
+		if pending == FieldsPerFlush || (islast && (pending > 0 || lastvararg)) {
+			b := pending
+			items := arraycount
+			if lastvararg {
+				b = 0 // up to the top
+				items++
 			}
-			c := (arraycount-1)/FieldsPerFlush + 1
-			b := num
-			if islast && isVarArgReturnExpr(field.Value) {
-				b = 0
-			}
+			// the block the pending items start in: 1 for 1..50 (a
+			// last call counts as an item: it was left out, so after a
+			// multiple of 50 items its values overwrote the last 50)
+			c := (items-1)/FieldsPerFlush + 1
 			line := field.Value
 			if field.Key != nil {
 				line = field.Key
 			}
-			if c > 511 {
-				c = 0
+			if c > opMaxArgsC {
+				// Lua 5.1's way: C is 0 and the block number is the next
+				// word (gopher-lua wrote 0 there, so item 25,551 on went to
+				// keys -49.. and the tail was lost) (luarun)
+				code.AddABC(OP_SETLIST, tablereg, b, 0, sline(line))
+				code.AddData(uint32(c), sline(line))
+			} else {
+				code.AddABC(OP_SETLIST, tablereg, b, c, sline(line))
 			}
-			code.AddABC(OP_SETLIST, tablereg, b, c, sline(line))
-			if c == 0 {
-				code.Add(uint32(c), sline(line))
-			}
+			reg = regbase
+			pending = 0
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
@@ -1754,10 +1883,6 @@ func compileLogicalOpExprAux(context *funcContext, reg int, expr ast.Expr, ec *e
 
 func compileFuncCallExpr(context *funcContext, reg int, expr *ast.FuncCallExpr, ec *expcontext) int { // {{{
 	funcreg := reg
-	if ec.ctype == ecLocal && ec.reg == (int(context.Proto.NumParameters)-1) {
-		funcreg = ec.reg
-		reg = ec.reg
-	}
 	argc := len(expr.Args)
 	islastvararg := false
 	name := "(anonymous)"
@@ -1849,6 +1974,7 @@ func patchCode(context *funcContext) { // {{{
 		maxreg = np
 	}
 	moven := 0
+	dataword := false
 	code := context.Code.List()
 	for pc := 0; pc < len(code); pc++ {
 		inst := code[pc]
@@ -1859,9 +1985,18 @@ func patchCode(context *funcContext) { // {{{
 			moven = 0
 			continue
 		case OP_SETGLOBAL, OP_SETUPVAL, OP_EQ, OP_LT, OP_LE, OP_TEST,
-			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP, OP_TFORLOOP,
-			OP_SETLIST, OP_CLOSE:
+			OP_TAILCALL, OP_RETURN, OP_FORPREP, OP_FORLOOP, OP_CLOSE:
 			/* nothing to do */
+		case OP_SETLIST:
+			// with C 0, the next word is SETLIST's block number, not an
+			// instruction: skipped below (luarun)
+			dataword = opGetArgC(inst) == 0
+		case OP_TFORLOOP:
+			// the call's copies of the generator, state and control at
+			// A+3..A+5, its results at A+3..A+2+C (luarun)
+			if reg := opGetArgA(inst) + 2 + intMax(3, opGetArgC(inst)); reg > maxreg {
+				maxreg = reg
+			}
 		case OP_CALL:
 			if reg := opGetArgA(inst) + opGetArgC(inst) - 2; reg > maxreg {
 				maxreg = reg
@@ -1913,10 +2048,14 @@ func patchCode(context *funcContext) { // {{{
 			}
 			moven = 0
 		}
+		if dataword {
+			pc++
+			dataword = false
+		}
 	}
 	maxreg++
 	if maxreg > maxRegisters {
-		raiseCompileError(context, context.Proto.LineDefined, "register overflow(too many local variables)")
+		raiseCompileError(context, context.line, "function or expression too complex")
 	}
 	context.Proto.NumUsedRegisters = uint8(maxreg)
 } // }}}

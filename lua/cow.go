@@ -59,15 +59,17 @@ type ViewMaker interface {
 
 // ViewSet is a state's views of shared tables (Global.Views).
 type ViewSet struct {
-	views []viewPair // few: one per library the state touched
-	g     *Global    // the state whose type metatables follow their views
-
 	// Maker, if set, is asked first for each shared table this state
-	// needs a view of.
+	// needs a view of (luarun: the process the state runs).
 	Maker ViewMaker
-	// Owner is the embedder's, never read by the lua package (luarun:
-	// the process the state runs).
-	Owner any
+
+	// The views and their links: the globals' (Bind) and the first made
+	// have theirs here, made with the state; most states make no other.
+	rootLink  cowLink    // g.Global's
+	firstLink cowLink    // firstView's
+	firstView *LTable    //
+	views     []viewPair // the others: one per library the state touched
+	g         *Global    // the state whose globals and type metatables are views
 }
 
 // Share freezes tb and marks it shared: from now on it must not be
@@ -90,22 +92,55 @@ func (tb *LTable) Base() *LTable {
 	return tb.cow.base
 }
 
-// Bind makes tb, a table of this state, the state's view of shared:
-// tb's own entries shadow shared's.
-func (s *ViewSet) Bind(tb, shared *LTable) {
-	tb.cow = &cowLink{base: shared, set: s}
-	s.views = append(s.views, viewPair{shared, tb})
+// RawGetStringShared is RawGetString for an embedder's own reads: a
+// shared table read through a view is answered as it is, unless the
+// state has a view of it already, and no view is made. The caller must
+// only read what it gets (luarun's require reads package.loaders so,
+// without making the process a copy it never asked for).
+func (tb *LTable) RawGetStringShared(key string) LValue {
+	link := tb.cow
+	if link == nil {
+		return tb.RawGetString(key)
+	}
+	tb.cow = nil
+	v := tb.RawGetString(key)
+	tb.cow = link
+	if v != LNil {
+		return v
+	}
+	v = link.base.RawGetString(key)
+	if t, ok := v.(*LTable); ok && t.IsShared() {
+		if view := link.set.Lookup(t); view != nil {
+			return view
+		}
+	}
+	return v
+}
+
+// Bind makes the state's globals table (Global.Global) its view of
+// shared: the globals' own entries shadow shared's.
+func (s *ViewSet) Bind(shared *LTable) {
+	s.rootLink = cowLink{base: shared, set: s}
+	s.g.Global.cow = &s.rootLink
 }
 
 // Reset forgets every view (a state reused for a new program).
 func (s *ViewSet) Reset() {
 	clear(s.views)
 	s.views = s.views[:0]
-	s.Maker, s.Owner = nil, nil
+	s.Maker, s.rootLink, s.firstLink, s.firstView = nil, cowLink{}, cowLink{}, nil
 }
 
 // Lookup returns this state's view of shared, or nil if it has none yet.
 func (s *ViewSet) Lookup(shared *LTable) *LTable {
+	switch shared {
+	case nil:
+		return nil
+	case s.rootLink.base:
+		return s.g.Global
+	case s.firstLink.base:
+		return s.firstView
+	}
 	for _, p := range s.views {
 		if p.shared == shared {
 			return p.view
@@ -125,12 +160,19 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 			return v
 		}
 	}
-	vt := &viewTable{}
-	v := &vt.LTable
-	vt.link = cowLink{base: shared, set: s}
-	v.cow = &vt.link
+	var v *LTable
+	if s.firstView == nil {
+		v = &LTable{}
+		s.firstLink = cowLink{base: shared, set: s}
+		s.firstView, v.cow = v, &s.firstLink
+	} else {
+		vt := &viewTable{}
+		v = &vt.LTable
+		vt.link = cowLink{base: shared, set: s}
+		v.cow = &vt.link
+		s.views = append(s.views, viewPair{shared, v})
+	}
 	v.Metatable = s.mapped(shared.Metatable)
-	s.views = append(s.views, viewPair{shared, v})
 	s.followTypeMetatables(shared)
 	return v
 }
@@ -152,8 +194,8 @@ func (s *ViewSet) followTypeMetatables(shared *LTable) {
 	if s.g == nil {
 		return
 	}
-	for i, mt := range s.g.builtinMts {
-		if t, ok := mt.(*LTable); ok && t.IsShared() && t.RawGetString("__index") == LValue(shared) {
+	for i, t := range s.g.builtinMts {
+		if t != nil && t.IsShared() && t.RawGetString("__index") == LValue(shared) {
 			s.g.builtinMts[i] = s.View(t)
 		}
 	}

@@ -33,7 +33,7 @@ func sharedLibs(t *testing.T) (*LTable, *LState, *LState) {
 			}
 		})
 		L.G.Global, L.Env = g, g
-		L.G.Views.Bind(g, globals)
+		L.G.Views.Bind(globals)
 		L.SetMetatable(LString(""), strMT)
 		states[i] = L
 		t.Cleanup(L.Close)
@@ -135,6 +135,21 @@ func TestStandardFilesStayOpen(t *testing.T) {
 		ok, msg = io.close(io.stderr)
 		assert(ok == nil and msg == "cannot close standard file", msg)
 		assert(io.stdout:write("") == true)
+	`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOsExecuteStatus: os.execute answers C's system() as Lua 5.1 does:
+// the raw wait status, 1 for a shell without a command.
+func TestOsExecuteStatus(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`
+		assert(os.execute() == 1)
+		assert(os.execute("exit 0") == 0)
+		assert(os.execute("exit 13") == 13 * 256, os.execute("exit 13"))
+		assert(os.execute("kill -9 $$") == 9)
 	`); err != nil {
 		t.Fatal(err)
 	}

@@ -132,8 +132,15 @@ func (fp *FunctionProto) str(level int, count int) string {
 	buf = append(buf, "\n")
 
 	protono := 0
+	dataword := false
 	for no, code := range fp.Code {
+		if dataword { // SETLIST's block number (luarun)
+			buf = append(buf, fmt.Sprintf("%v[%03d] (SETLIST block %v) (line:%v)\n", indent, no+1, code, fp.DbgSourcePositions[no]))
+			dataword = false
+			continue
+		}
 		inst := opGetOpCode(code)
+		dataword = inst == OP_SETLIST && opGetArgC(code) == 0
 		if inst == OP_CLOSURE {
 			buf = append(buf, "\n")
 			buf = append(buf, fp.FunctionPrototypes[protono].str(level+1, protono))

@@ -48,11 +48,13 @@ const fileDefaultWriteBuffer = 4096
 const fileDefaultReadBuffer = 4096
 
 func checkFile(L *LState) *lFile {
-	ud := L.CheckUserData(1)
-	if file, ok := ud.Value.(*lFile); ok {
-		return file
+	if ud, ok := L.Get(1).(*LUserData); ok {
+		if file, ok := ud.Value.(*lFile); ok {
+			return file
+		}
 	}
-	L.ArgError(1, "file expected")
+	// luarun: 5.1's luaL_checkudata message
+	L.ArgError(1, lFileClass+" expected, got "+L.argTypeName(1))
 	return nil
 }
 
@@ -211,6 +213,7 @@ func OpenIo(L *LState) int {
 }
 
 var fileMethods = map[string]LGFunction{
+	"__gc":       fileGC,
 	"__tostring": fileToString,
 	"write":      fileWrite,
 	"close":      fileClose,
@@ -470,6 +473,18 @@ func fileWrite(L *LState) int {
 	return fileWriteAux(L, checkFile(L), 2)
 }
 
+// fileGC is 5.1's io_gc, the file metatable's __gc (luarun: gopher-lua
+// had none; it never collects through __gc, but a script may call it):
+// it closes an open file that is not a standard one.
+func fileGC(L *LState) int {
+	file := checkFile(L)
+	if file.closed || file.fp == os.Stdin || file.fp == os.Stdout || file.fp == os.Stderr {
+		return 0
+	}
+	fileCloseAux(L, file)
+	return 0
+}
+
 func fileClose(L *LState) int {
 	return fileCloseAux(L, checkFile(L))
 }
@@ -726,7 +741,10 @@ func ioTmpFile(L *LState) int {
 		L.Push(LString(err.Error()))
 		return 2
 	}
-	L.G.tempFiles = append(L.G.tempFiles, file)
+	if L.G.tempFiles == nil {
+		L.G.tempFiles = new([]*os.File)
+	}
+	*L.G.tempFiles = append(*L.G.tempFiles, file)
 	ud, _ := newFile(L, file, "", 0, os.FileMode(0), true, true)
 	L.Push(ud)
 	return 1
@@ -763,3 +781,12 @@ func ioWrite(L *LState) int {
 }
 
 //
+
+// tempFiles returns the state's temporary files (io.tmpfile), removed by
+// Close.
+func (ls *LState) tempFiles() []*os.File {
+	if ls.G.tempFiles == nil {
+		return nil
+	}
+	return *ls.G.tempFiles
+}

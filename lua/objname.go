@@ -9,6 +9,8 @@ package lua
 // may skip) says where its value came from — a global, a field, an
 // upvalue, a method, or a MOVE from another register, followed back.
 
+import "strings"
+
 // localName is the name of the local held in register reg (0-based) at
 // instruction pc, as 5.1's luaF_getlocalname: the reg-th local whose
 // scope covers pc.
@@ -102,7 +104,10 @@ func constName(p *FunctionProto, rk int) string {
 // name, or what is "" when nothing is known.
 func objName(p *FunctionProto, lastpc, reg int) (what, name string) {
 	for depth := 0; depth < 100; depth++ {
-		if name, ok := localName(p, reg, lastpc); ok {
+		// a generic for's hidden locals ("(for generator)"...) are not
+		// names 5.1 gives: its explist is evaluated before they are
+		// active, and a non-function iterator is "a number value"
+		if name, ok := localName(p, reg, lastpc); ok && !strings.HasPrefix(name, "(") {
 			return "local", name
 		}
 		pc := findSetReg(p, lastpc, reg)
@@ -168,12 +173,23 @@ func (ls *LState) varInfo(v LValue, reg int) string {
 // typeError raises 5.1's luaG_typeerror: "attempt to <op> <varinfo>
 // (a <type> value)", or "attempt to <op> a <type> value" when the value
 // is not named.
+// runError raises an error of an operation (a call, an index, a
+// comparison...) as Lua 5.1's luaG_runerror: with the position of the
+// running function when it is a Lua one, and none when a Go function
+// (table.sort comparing, print calling tostring) does the operation.
+func (ls *LState) runError(format string, args ...interface{}) {
+	if cf := ls.currentFrame; cf != nil && cf.Fn.IsG {
+		ls.raiseError(0, format, args...)
+	}
+	ls.raiseError(1, format, args...)
+}
+
 func (ls *LState) typeError(op string, v LValue, reg int) {
 	t := v.Type().String()
 	if vi := ls.varInfo(v, reg); vi != "" {
-		ls.RaiseError("attempt to %s%s (a %s value)", op, vi, t)
+		ls.runError("attempt to %s%s (a %s value)", op, vi, t)
 	}
-	ls.RaiseError("attempt to %s a %s value", op, t)
+	ls.runError("attempt to %s a %s value", op, t)
 }
 
 // instReg is the register of the current instruction that holds the
@@ -273,9 +289,9 @@ func (ls *LState) concatError(li, ri int, lhs, rhs LValue) {
 func (ls *LState) compareError(lhs, rhs LValue) {
 	t1, t2 := lhs.Type().String(), rhs.Type().String()
 	if t1 == t2 {
-		ls.RaiseError("attempt to compare two %s values", t1)
+		ls.runError("attempt to compare two %s values", t1)
 	}
-	ls.RaiseError("attempt to compare %s with %s", t1, t2)
+	ls.runError("attempt to compare %s with %s", t1, t2)
 }
 
 // calledAs is how the caller of frame fr named the function it called,

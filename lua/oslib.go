@@ -72,28 +72,43 @@ func osClock(L *LState) int {
 	return 1
 }
 
+// osDiffTime is Lua 5.1's os.difftime(t2 [, t1]): t1 is 0 when absent
+// (luarun: gopher-lua required it), and both are whole seconds (time_t).
 func osDiffTime(L *LState) int {
-	L.Push(LNumber(L.CheckInt64(1) - L.CheckInt64(2)))
+	t2 := int64(L.CheckNumber(1))
+	t1 := int64(L.OptNumber(2, 0))
+	L.Push(LNumber(float64(t2) - float64(t1)))
 	return 1
 }
 
+// osExecute is Lua 5.1's os.execute: without a command, whether a shell
+// is there (1); with one, C's system(): the shell's raw wait status
+// (the exit code times 256, or the signal that killed it), -1 when the
+// shell could not be started. (luarun: gopher-lua answered 0 or 1.)
 func osExecute(L *LState) int {
+	if L.GetTop() == 0 || L.Get(1) == LNil {
+		if _, err := os.Stat("/bin/sh"); err != nil {
+			L.Push(LNumber(0))
+		} else {
+			L.Push(LNumber(1))
+		}
+		return 1
+	}
 	var procAttr os.ProcAttr
 	procAttr.Files = []*os.File{os.Stdin, os.Stdout, os.Stderr}
 	cmd, args := popenArgs(L.CheckString(1))
 	args = append([]string{cmd}, args...)
 	process, err := os.StartProcess(cmd, args, &procAttr)
 	if err != nil {
-		L.Push(LNumber(1))
+		L.Push(LNumber(-1))
 		return 1
 	}
-
 	ps, err := process.Wait()
-	if err != nil || !ps.Success() {
-		L.Push(LNumber(1))
+	if err != nil {
+		L.Push(LNumber(-1))
 		return 1
 	}
-	L.Push(LNumber(0))
+	L.Push(LNumber(waitStatus(ps)))
 	return 1
 }
 

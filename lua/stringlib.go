@@ -82,11 +82,6 @@ func strChar(L *LState) int {
 	return 1
 }
 
-func strDump(L *LState) int {
-	L.RaiseError("GopherLua does not support the string.dump")
-	return 0
-}
-
 func strFind(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)

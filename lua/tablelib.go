@@ -11,12 +11,62 @@ func OpenTable(L *LState) int {
 }
 
 var tableFuncs = map[string]LGFunction{
-	"getn":   tableGetN,
-	"concat": tableConcat,
-	"insert": tableInsert,
-	"maxn":   tableMaxN,
-	"remove": tableRemove,
-	"sort":   tableSort,
+	"getn":     tableGetN,
+	"concat":   tableConcat,
+	"foreach":  tableForeach,
+	"foreachi": tableForeachi,
+	"insert":   tableInsert,
+	"maxn":     tableMaxN,
+	"remove":   tableRemove,
+	"setn":     tableSetN,
+	"sort":     tableSort,
+}
+
+// tableForeach is Lua 5.1's table.foreach(t, f) (luarun: gopher-lua has
+// none): f(k, v) for every pair, in next's order, until f returns
+// something other than nil, which is returned.
+func tableForeach(L *LState) int {
+	tbl := L.CheckTable(1)
+	fn := L.CheckFunction(2)
+	for k, v := tbl.Next(LNil); k != LNil; k, v = tbl.Next(k) {
+		L.Push(fn)
+		L.Push(k)
+		L.Push(v)
+		L.Call(2, 1)
+		if L.Get(-1) != LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
+// tableForeachi is Lua 5.1's table.foreachi(t, f): f(i, t[i]) (raw) for i
+// from 1 to #t, taken once at the start, until f returns something other
+// than nil, which is returned.
+func tableForeachi(L *LState) int {
+	tbl := L.CheckTable(1)
+	fn := L.CheckFunction(2)
+	n := tbl.Len()
+	for i := 1; i <= n; i++ {
+		L.Push(fn)
+		L.Push(LNumber(i))
+		L.Push(tbl.RawGetInt(i))
+		L.Call(2, 1)
+		if L.Get(-1) != LNil {
+			return 1
+		}
+		L.Pop(1)
+	}
+	return 0
+}
+
+// tableSetN is Lua 5.1's table.setn, which only raises: a table's size
+// is no longer kept apart from it.
+func tableSetN(L *LState) int {
+	L.CheckTable(1)
+	L.RaiseError("'setn' is obsolete")
+	return 0
 }
 
 func tableSort(L *LState) int {
@@ -36,8 +86,17 @@ func tableGetN(L *LState) int {
 	return 1
 }
 
+// tableMaxN is Lua 5.1's table.maxn: the largest positive number among
+// all the keys, integer or not, 0 if none (luarun: gopher-lua's looked at
+// the array part only, so {[24.5] = 3} and keys in the hash part gave 0).
 func tableMaxN(L *LState) int {
-	L.Push(LNumber(L.CheckTable(1).MaxN()))
+	max := LNumber(0)
+	L.CheckTable(1).ForEach(func(k, _ LValue) {
+		if n, ok := k.(LNumber); ok && n > max {
+			max = n
+		}
+	})
+	L.Push(max)
 	return 1
 }
 

@@ -6,14 +6,18 @@ package luaproc
 // count as Lua 5.1's do (frameAt): luarun's built-in code shows as Go
 // functions, and pcall's coroutine is part of its caller's stack.
 //
-// What would reach what processes share is left out: no getregistry,
-// getmetatable (it would hand out the shared, locked metatables of strings,
-// globals and module proxies), sethook, and no locals or upvalues of
-// built-in functions (their upvalues are shared by every process).
-// setmetatable is there: the metatables of nil, booleans, numbers,
-// strings, functions and threads belong to the process's own state (reset
-// when a state is recycled), and a table's or userdata's protected
-// metatable stays protected, as with the base setmetatable.
+// Every function of Lua 5.1's debug library is there; what would reach
+// what processes share is not: no locals or upvalues of built-in
+// functions (their upvalues are shared by every process), getmetatable
+// answers a luarun metatable (a module proxy's, _G's, json.null's: shared
+// and locked) as the base getmetatable does, setmetatable refuses to
+// replace one, and getregistry is a table of the process's own (the
+// state's registry holds luarun's bookkeeping). The metatables of nil,
+// booleans, numbers, strings, functions and threads belong to the
+// process's own state (reset when a state is recycled): the first
+// debug.getmetatable("") gives the process a string metatable of its own
+// (__index its string table), which it may change as Lua 5.1 allows.
+// sethook records a hook that gethook answers; luarun never calls it.
 
 import (
 	lua "github.com/luarun/luarun/lua"
@@ -26,13 +30,20 @@ var debugFuncs = map[string]lua.LGFunction{
 	"getupvalue":   debugGetupvalue,
 	"setupvalue":   debugSetupvalue,
 	"setmetatable": debugSetmetatable,
+	"getmetatable": debugGetmetatable,
+	"setlocal":     debugSetlocal,
+	"getregistry":  debugGetregistry,
+	"sethook":      debugSethook,
+	"gethook":      debugGethook,
+	"debug":        debugDebug,
 }
 
 // debugSetmetatable is debug.setmetatable(value, table or nil): it
-// returns true, as 5.1's does. A type's metatable is set on the calling
-// process's own state; a table or userdata whose metatable is protected
-// (by __metatable) keeps it, since such values may be shared by processes
-// (json.null is one).
+// returns true, as 5.1's does, and ignores __metatable, as 5.1's does. A
+// type's metatable is set on the calling process's own state. One of
+// luarun's metatables is not replaced: the value it belongs to may be
+// shared by processes (json.null), or be one of the process's tables
+// that luarun runs through it (_G, a module).
 func debugSetmetatable(L *lua.LState) int {
 	v := L.CheckAny(1)
 	mt := L.Get(2)
@@ -48,11 +59,116 @@ func debugSetmetatable(L *lua.LState) int {
 	case *lua.LUserData:
 		old = v.Metatable
 	}
-	if old, ok := old.(*lua.LTable); ok && old.RawGetString("__metatable") != lua.LNil {
-		L.RaiseError("cannot change a protected metatable")
+	if old, ok := old.(*lua.LTable); ok && procOf(L).tpl.isLuarunMT(old) {
+		L.RaiseError("debug.setmetatable: cannot replace a metatable of luarun's (%s)", lua.LVAsString(old.RawGetString("__metatable")))
 	}
 	L.SetMetatable(v, mt)
 	L.Push(lua.LTrue)
+	return 1
+}
+
+// debugGetmetatable is debug.getmetatable(value): value's metatable,
+// __metatable ignored (Lua 5.1's), or nil. A type metatable that is
+// shared (strings') is answered as this state's view of it (lua/cow.go),
+// so a script may change its own strings' metatable; another of luarun's
+// metatables, which processes share (a file handle's, json.null's,
+// package's), is answered as the base getmetatable answers it (its
+// __metatable).
+func debugGetmetatable(L *lua.LState) int {
+	v := L.CheckAny(1)
+	mt, ok := L.GetRawMetatable(v).(*lua.LTable)
+	if !ok {
+		L.Push(lua.LNil)
+		return 1
+	}
+	if procOf(L).tpl.isLuarunMT(mt) {
+		L.Push(mt.RawGetString("__metatable"))
+		return 1
+	}
+	L.Push(mt)
+	return 1
+}
+
+// debugRegistryKey holds, in the state's registry, the table
+// debug.getregistry answers (pool.go clears it).
+const debugRegistryKey = "luarun.debug-registry"
+
+// debugHookKey holds, in the state's registry, what debug.sethook set.
+const debugHookKey = "luarun.debug-hook"
+
+// debugGetregistry is debug.getregistry(): a table of the process's own,
+// the same one on every call (Lua libraries keep their data there).
+func debugGetregistry(L *lua.LState) int {
+	reg := L.G.Registry
+	t, ok := reg.RawGetString(debugRegistryKey).(*lua.LTable)
+	if !ok {
+		t = L.CreateTable(0, 0)
+		reg.RawSetString(debugRegistryKey, t)
+	}
+	L.Push(t)
+	return 1
+}
+
+// debugSethook is debug.sethook([thread,] [hook, mask [, count]]): it
+// records the hook for gethook. luarun never calls a hook (gopher-lua
+// has none).
+func debugSethook(L *lua.LState) int {
+	_, n := threadArg(L)
+	reg := L.G.Registry
+	if L.Get(n) == lua.LNil {
+		reg.RawSetString(debugHookKey, lua.LNil)
+		return 0
+	}
+	fn := L.CheckFunction(n)
+	mask := L.CheckString(n + 1)
+	count := L.OptInt(n+2, 0)
+	t := L.CreateTable(3, 0)
+	t.RawSetInt(1, fn)
+	t.RawSetInt(2, lua.LString(mask))
+	t.RawSetInt(3, lua.LNumber(count))
+	reg.RawSetString(debugHookKey, t)
+	return 0
+}
+
+// debugGethook is debug.gethook([thread]): the hook, its mask and count,
+// as sethook set them (nil, "", 0 without one).
+func debugGethook(L *lua.LState) int {
+	if t, ok := L.G.Registry.RawGetString(debugHookKey).(*lua.LTable); ok {
+		L.Push(t.RawGetInt(1))
+		L.Push(t.RawGetInt(2))
+		L.Push(t.RawGetInt(3))
+		return 3
+	}
+	L.Push(lua.LNil)
+	L.Push(lua.LString(""))
+	L.Push(lua.LNumber(0))
+	return 3
+}
+
+// debugDebug is debug.debug(): luarun has no interactive console.
+func debugDebug(L *lua.LState) int {
+	L.RaiseError("debug.debug: luarun has no interactive console")
+	return 0
+}
+
+// debugSetlocal is debug.setlocal([thread,] level, n, value): the name
+// of local n of the script function at level, set to value, or nothing.
+func debugSetlocal(L *lua.LState) int {
+	th, n := threadArg(L)
+	level, local := L.CheckInt(n), L.CheckInt(n+1)
+	v := L.CheckAny(n + 2)
+	t, f := frameAt(th, level)
+	if f == nil {
+		L.ArgError(n, "level out of range")
+	}
+	if opaqueFrame(f) {
+		return 0
+	}
+	name := t.SetLocalAt(f.Idx, local, v)
+	if name == "" {
+		return 0
+	}
+	L.Push(lua.LString(name))
 	return 1
 }
 
@@ -69,7 +185,7 @@ func threadArg(L *lua.LState) (*lua.LState, int) {
 func debugTraceback(L *lua.LState) int {
 	th, n := threadArg(L)
 	msg := L.Get(n)
-	if msg != lua.LNil {
+	if msg != lua.LNil || L.GetTop() >= n {
 		if _, isString := msg.(lua.LString); !isString {
 			if _, isNumber := msg.(lua.LNumber); !isNumber {
 				L.Push(msg) // not a message: returned as it is, as in 5.1
@@ -85,7 +201,7 @@ func debugTraceback(L *lua.LState) int {
 	p := procOf(L)
 	var tb string
 	if t, f := frameAt(th, level); f != nil {
-		tb = tracebackFrom(p, t, f, p.entryName())
+		tb = tracebackFrom(p, t, f, level, p.entryName())
 	} else {
 		tb = "stack traceback:"
 	}
@@ -129,20 +245,23 @@ func debugGetinfo(L *lua.LState) int {
 				t.RawSetString("lastlinedefined", lua.LNumber(-1))
 				continue
 			}
-			src := fn.Proto.SourceName
-			source := src
-			if isScriptSource(src) {
-				source = "@" + src
+			source := fn.Proto.SourceName
+			if isScriptSource(source) {
+				source = "@" + source
 			}
 			t.RawSetString("source", lua.LString(source))
-			t.RawSetString("short_src", lua.LString(src))
+			t.RawSetString("short_src", lua.LString(lua.ShortSource(source)))
 			kind := "Lua"
 			if fn.Proto.LineDefined == 0 {
 				kind = "main"
 			}
 			t.RawSetString("what", lua.LString(kind))
 			t.RawSetString("linedefined", lua.LNumber(fn.Proto.LineDefined))
-			t.RawSetString("lastlinedefined", lua.LNumber(fn.Proto.LastLineDefined))
+			last := fn.Proto.LastLineDefined
+			if fn.Proto.LineDefined == 0 {
+				last = 0 // a main chunk's, as in 5.1
+			}
+			t.RawSetString("lastlinedefined", lua.LNumber(last))
 		case 'l':
 			line := -1
 			if frame != nil && !opaque && frameLine(frame) > 0 {
@@ -159,7 +278,7 @@ func debugGetinfo(L *lua.LState) int {
 			if frame != nil {
 				if name := calledName(frame); name != "" && name != "?" {
 					t.RawSetString("name", lua.LString(name))
-					t.RawSetString("namewhat", lua.LString("global"))
+					t.RawSetString("namewhat", lua.LString(nameWhat(frame)))
 					continue
 				}
 			}
@@ -168,7 +287,14 @@ func debugGetinfo(L *lua.LState) int {
 			if !opaque || frame == nil {
 				t.RawSetString("func", fn)
 			}
-		case 'L': // activelines: not kept
+		case 'L': // the lines that have code, as 5.1's collectvalidlines
+			if !opaque {
+				lines := L.CreateTable(0, 0)
+				for _, line := range fn.Proto.DbgSourcePositions {
+					lines.RawSetInt(line, lua.LTrue)
+				}
+				t.RawSetString("activelines", lines)
+			}
 		default:
 			L.ArgError(n+1, "invalid option")
 		}
@@ -231,32 +357,87 @@ func debugSetupvalue(L *lua.LState) int {
 	return 1
 }
 
-// armTrace is called first in the coroutine of xpcall(f, debug.traceback)
-// (prelude.lua's traced trampoline): an error raised in it records its
-// traceback before the stack unwinds (tracedFailure reads it). Resume set
-// the coroutine's Panic when it started; the next start sets it again.
-func (p *luaProcess) armTrace(L *lua.LState) int {
-	old := L.Panic
+// handlerFrames is how many call frames past the coroutine's maximum an
+// xpcall handler may use.
+const handlerFrames = 200
+
+// xpcallResult is what an xpcall handler returned (or that it failed)
+// for the error that ended coroutine co.
+type xpcallResult struct {
+	co     *lua.LState
+	failed bool
+	value  lua.LValue
+}
+
+// armHandler(handler) is called first in the coroutine of xpcall
+// (prelude.lua's handled_trampoline): an error raised in it calls the
+// handler there, before the stack unwinds, as Lua 5.1 does; takeHandled
+// then gives xpcall the handler's result. Resume set the coroutine's
+// Panic when it started; the next start sets it again. An error the
+// coroutine catches itself (a Go function's PCall) never reaches Panic.
+//
+// The handler runs as a call from Go, which cannot block (a 5.1 handler
+// cannot yield). luarun lets a handler block, though: one that tries is
+// stopped there and runs again, from its start, once the stack has
+// unwound (xpcall's fallback, as for an error not raised in the
+// coroutine's code).
+//
+// The handler runs with handlerFrames more call frames than the
+// coroutine's maximum, so that it can run where a stack overflow was
+// raised (Lua 5.1 grows its call-info array past LUAI_MAXCALLS for it);
+// a handler that overflows those too fails: "error in error handling".
+func (p *luaProcess) armHandler(L *lua.LState) int {
+	handler := L.Get(1)
+	co, old := L, L.Panic
+	if p.xpHandled.co == co { // left by an error something caught in Go
+		p.xpHandled = xpcallResult{}
+	}
 	L.Panic = func(th *lua.LState) {
-		p.errTrace = tracebackFrom(p, th, currentFrame(th), p.entryName())
+		errv := unwhere(th.Get(-1))
+		top := co.GetTop()
+		co.Push(handler)
+		co.Push(errv)
+		res := xpcallResult{co: co}
+		outerBlocked := p.xpBlocked
+		p.xpBlocked = false
+		p.xpRunning++
+		restore := co.ExtendCallStack(handlerFrames) // a stack overflow's handler
+		err := co.PCall(1, 1, nil)
+		restore()
+		if err != nil {
+			res.failed = true
+		} else {
+			res.value = co.Get(-1)
+		}
+		p.xpRunning--
+		blocked := p.xpBlocked
+		p.xpBlocked = outerBlocked || blocked
+		co.SetTop(top)
+		if !blocked {
+			p.xpHandled = res
+		}
 		old(th)
 	}
 	return 0
 }
 
-// tracedFailure is the handler of xpcall(f, debug.traceback): the message
-// and the traceback taken where the error was raised.
-func (p *luaProcess) tracedFailure(L *lua.LState) int {
-	msg := L.Get(1)
-	tb := p.errTrace
-	p.errTrace = ""
-	switch msg.(type) {
-	case lua.LString, lua.LNumber:
-		L.Push(lua.LString(lua.LVAsString(msg) + "\n" + tb))
-	default:
-		L.Push(msg)
+// takeHandled(co) answers whether the handler ran for co's error, then
+// whether it returned, and its result.
+func (p *luaProcess) takeHandled(L *lua.LState) int {
+	co := L.CheckThread(1)
+	res := p.xpHandled
+	if res.co != co {
+		L.Push(lua.LFalse)
+		return 1
 	}
-	return 1
+	p.xpHandled = xpcallResult{}
+	L.Push(lua.LTrue)
+	L.Push(lua.LBool(!res.failed))
+	if res.value == nil {
+		res.value = lua.LNil
+	}
+	L.Push(res.value)
+	return 3
 }
 
 // debugFenv makes debug.getfenv and debug.setfenv from the base getfenv
@@ -288,4 +469,40 @@ func debugFenv(getfenv, setfenv *lua.LFunction) (get, set lua.LGFunction) {
 		return 1
 	}
 	return get, set
+}
+
+// nameWhat is getinfo's namewhat for the function running in frame f
+// (whose calledName is known): how the caller got the function it
+// called, read from the instruction that last wrote the called register
+// before the call ("global" when that cannot be told).
+func nameWhat(f *callFrame) string {
+	caller := f.Parent
+	code := caller.Fn.Proto.Code
+	pc := caller.Pc - 1
+	if pc < 0 || pc >= len(code) {
+		return "global"
+	}
+	reg := int(code[pc]>>18) & 0xff
+	if _, ok := caller.Fn.LocalName(reg+1, pc); ok {
+		return "local"
+	}
+	for i := pc - 1; i >= 0 && i >= pc-64; i-- {
+		if int(code[i]>>18)&0xff != reg {
+			continue
+		}
+		switch opcode(code[i]) {
+		case lua.OP_MOVE:
+			return "local"
+		case lua.OP_GETGLOBAL:
+			return "global"
+		case lua.OP_GETTABLE, lua.OP_GETTABLEKS:
+			return "field"
+		case lua.OP_SELF:
+			return "method"
+		case lua.OP_GETUPVAL:
+			return "upvalue"
+		}
+		break
+	}
+	return "global"
 }

@@ -91,9 +91,12 @@
 // default "<dir>/?.lua;<dir>/?/init.lua", <dir> being the directory of
 // the script Start was given; Options.LuaPath replaces it (";;" stands
 // for the default). A file is compiled once per Runtime (Stats counts
-// compiles) and run once per process that requires it. Built-in modules,
-// commands (Register) and Go modules (RegisterGoModule) are globals, and
-// require returns them.
+// compiles; again if it changed when a process requires it again after
+// clearing package.loaded[name]) and run once per process that requires
+// it.
+// Built-in modules, commands (Register) and Go modules (RegisterGoModule)
+// are globals, and require returns them after the files (a program's own
+// json.lua wins over luarun's json; require("luarun.json") is luarun's).
 //
 // # Permissions
 //

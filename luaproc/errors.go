@@ -56,22 +56,68 @@ func (e *KilledError) Error() string {
 	return "killed: " + e.Reason
 }
 
-// traceback formats L's stack the way Lua's debug.traceback does, from
+// traceback formats L's stack the way Lua 5.1's debug.traceback does, from
 // the frame list (frames.go): the innermost call first, tail calls marked.
 // The frames of luarun's built-in Lua functions (require, pcall...) show
-// as one Go frame named as the script called it ("[G]: in function
-// 'require'"), and the function the prelude's boot called is named entry.
+// as one Go frame named as the script called it ("[C]: in function
+// 'require'", as Lua 5.1 shows a C function), and the function the
+// prelude's boot called is named entry. The stack starts at level 2, as
+// lua.c's traceback of an uncaught error does (its level 0 and 1 are
+// debug.traceback and lua.c's handler), which decides where a deep stack
+// is cut (tracebackFrom).
 func traceback(L *lua.LState, entry string) string {
-	return tracebackFrom(nil, L, currentFrame(L), entry)
+	return tracebackFrom(nil, L, currentFrame(L), 2, entry)
 }
 
-// tracebackFrom is traceback from frame f of th up. With p, the walk goes
-// on from a coroutine pcall runs its function in to the one that called
-// pcall (debug.traceback), as frameAt's does.
-func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) string {
+// The levels Lua 5.1's db_errorfb shows of a deep stack: those up to
+// level tbLevels1, then "...", then the last tbLevels2.
+const (
+	tbLevels1 = 12
+	tbLevels2 = 10
+)
+
+// tbLevel is one level of a traceback: a frame, the "(tail call)" level
+// after a frame a tail call replaced, or the "[C]: ?" of the host that
+// called a main chunk (lua.c's, in Lua 5.1).
+type tbLevel struct {
+	f     *callFrame
+	name  string
+	where string // "file:line:", or "" for a Go function
+	kind  byte   // 0 a frame, 't' a tail call, 'C' the host
+}
+
+func (l tbLevel) String() string {
+	switch l.kind {
+	case 't':
+		return "(tail call): ?"
+	case 'C':
+		return "[C]: ?"
+	}
 	var b strings.Builder
-	b.WriteString("stack traceback:")
-	n := 0
+	if l.where == "" {
+		b.WriteString("[C]:")
+	} else {
+		b.WriteString(l.where)
+	}
+	switch {
+	case l.name != "" && l.name != "?":
+		fmt.Fprintf(&b, " in function '%s'", l.name)
+	case l.where == "":
+		b.WriteString(" ?")
+	case l.f.Fn.Proto.LineDefined == 0:
+		b.WriteString(" in main chunk")
+	default:
+		fmt.Fprintf(&b, " in function <%s:%d>", l.f.Fn.Proto.SourceName, l.f.Fn.Proto.LineDefined)
+	}
+	return b.String()
+}
+
+// tracebackFrom is traceback from frame f of th up, f being the stack's
+// level start (which decides where a deep stack is cut, as in Lua 5.1's
+// db_errorfb). With p, the walk goes on from a coroutine pcall runs its
+// function in to the one that called pcall (debug.traceback), as
+// frameAt's does.
+func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, start int, entry string) string {
 	up := func(f *callFrame) *callFrame {
 		if f.Parent == nil && p != nil && p.pthreads[th] && th.Parent != nil {
 			th = th.Parent
@@ -83,10 +129,11 @@ func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) st
 	if q := procOf(th); q != nil && q.tpl != nil && q.tpl.boot != nil {
 		boot = q.tpl.boot.Proto
 	}
-	for ; f != nil && n < 30; f = up(f) {
+	var levels []tbLevel
+	for ; f != nil; f = up(f) {
 		name, tail, where := calledName(f), f.TailCall > 0, ""
-		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto == boot {
-			name = entry
+		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto == boot && (f.Fn.IsG || f.Fn.Proto.LineDefined != 0) {
+			name = entry // (boot calls the script's main chunk too)
 		}
 		switch {
 		case f.Fn.IsG:
@@ -97,32 +144,44 @@ func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, entry string) st
 		case isBuiltin(f.Fn.Proto.SourceName):
 			f = outermostBuiltin(f)
 			if f.Parent == nil {
-				continue // boot, or a task's trampoline: the bottom
+				// boot, or a task's trampoline: the bottom. A main
+				// chunk's caller is the host, as lua.c is in 5.1.
+				if n := len(levels); n > 0 && levels[n-1].kind == 0 && levels[n-1].where != "" && levels[n-1].f.Fn.Proto.LineDefined == 0 {
+					levels = append(levels, tbLevel{kind: 'C'})
+				}
+				continue
 			}
 			name, tail = calledName(f), f.TailCall > 0
 		default:
 			where = frameWhere(f)
 		}
-		n++
-		b.WriteString("\n\t")
-		if where == "" {
-			b.WriteString("[G]:")
-		} else {
-			b.WriteString(where)
-		}
-		switch {
-		case where != "" && f.Fn.Proto.LineDefined == 0:
-			b.WriteString(" in main chunk")
-		case name != "" && name != "?":
-			fmt.Fprintf(&b, " in function '%s'", name)
-		case where == "":
-			b.WriteString(" in a Go function")
-		default:
-			fmt.Fprintf(&b, " in function <%s:%d>", f.Fn.Proto.SourceName, f.Fn.Proto.LineDefined)
-		}
+		levels = append(levels, tbLevel{f: f, name: name, where: where})
 		if tail {
-			b.WriteString("\n\t(tail call): ?")
+			levels = append(levels, tbLevel{kind: 't'})
 		}
+	}
+	var b strings.Builder
+	b.WriteString("stack traceback:")
+	// Lua 5.1's db_errorfb, levels numbered from start.
+	exists := func(level int) bool { return level-start < len(levels) }
+	firstPart := true
+	for level := start; exists(level); {
+		l := levels[level-start]
+		level++
+		if level > tbLevels1 && firstPart {
+			if !exists(level + tbLevels2) {
+				level-- // no more than tbLevels2 more: keep going
+			} else {
+				b.WriteString("\n\t...")
+				for exists(level + tbLevels2) {
+					level++
+				}
+			}
+			firstPart = false
+			continue
+		}
+		b.WriteString("\n\t")
+		b.WriteString(l.String())
 	}
 	return b.String()
 }

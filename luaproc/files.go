@@ -3,13 +3,18 @@ package luaproc
 // Script files, compiled once per Runtime.
 //
 // LoadFile, process.spawn_file and require all come here. A file is
-// compiled at most once per Runtime, keyed by its resolved path (absolute,
-// symbolic links followed), so two names for one file share one Script;
-// concurrent first loads of a file wait for one compile. A second map
-// remembers the path as it was asked for, so that a process requiring a
-// module that is already compiled makes no system call at all: no stat,
-// no symlink walk. A failed compile is not kept: the next load tries
-// again (and counts again).
+// compiled at most once per version of it per Runtime, keyed by its
+// resolved path (absolute, symbolic links followed) and its version (the
+// file itself, its modification time and size, from one stat), so two
+// names for one file share one Script; concurrent first loads of a file
+// wait for one compile. A second map remembers the path as it was asked
+// for, so that a process loading a file the Runtime has compiled makes no
+// system call at all: no stat, no symlink walk. A load that asks for the
+// file as it is now (fresh: LoadFile, and a process's require of a file it
+// has loaded before, after package.loaded[name] = nil, as Lua reads the
+// file again then) costs one stat, and compiles the file again if it
+// changed. A failed compile is not kept: the next load tries again (and
+// counts again).
 //
 // Without fs permission a program may load only files inside its own
 // directory (see Runtime.loadInside); the check runs on the resolved
@@ -28,7 +33,7 @@ import (
 
 type scriptFiles struct {
 	mu      sync.Mutex
-	byName  map[string]*Script     // path as asked for → its script
+	byName  map[string]namedScript // path as asked for → its script
 	byReal  map[string]*compileJob // resolved path → its compile
 	realDir map[string]string      // directory → resolved (loadInside)
 	absDir  map[string]string      // directory → absolute (mayTouch)
@@ -38,31 +43,63 @@ type scriptFiles struct {
 	compiled atomic.Int64
 }
 
+// namedScript is a script with the stat of the file it was compiled from.
+type namedScript struct {
+	s  *Script
+	fi os.FileInfo
+}
+
 // compileJob is one file's compile; done closes when s or err is set.
 type compileJob struct {
 	done chan struct{}
+	fi   os.FileInfo // the version compiled
 	s    *Script
 	err  error
 }
 
+// sameVersion reports whether a and b are stats of one version of one
+// file: the same file (device and inode), modification time and size.
+func sameVersion(a, b os.FileInfo) bool {
+	return a != nil && b != nil && os.SameFile(a, b) && a.ModTime().Equal(b.ModTime()) && a.Size() == b.Size()
+}
+
 func newScriptFiles() *scriptFiles {
-	return &scriptFiles{byName: map[string]*Script{}, byReal: map[string]*compileJob{},
+	return &scriptFiles{byName: map[string]namedScript{}, byReal: map[string]*compileJob{},
 		realDir: map[string]string{}, absDir: map[string]string{}}
 }
 
-// cached returns the script loaded before under this path, if any.
-func (f *scriptFiles) cached(path string) *Script {
+// cached returns the script loaded last under this path, if any, with
+// the stat of the file it was compiled from.
+func (f *scriptFiles) cached(path string) (*Script, os.FileInfo) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.byName[path]
+	c := f.byName[path]
+	return c.s, c.fi
 }
 
-// load compiles the file at path once per resolved path. If inside is
-// not "", the file must lie in that directory (resolved: see resolved),
-// which is checked before the file is read.
-func (f *scriptFiles) load(path, inside string) (*Script, error) {
-	s := f.cached(path)
-	if s == nil {
+// load compiles the file at path once per resolved path and version. If
+// inside is not "", the file must lie in that directory (resolved: see
+// resolved), which is checked before the file is read. Unless fresh, a
+// file loaded under this path before is taken as it was then.
+func (f *scriptFiles) load(path, inside string, fresh bool) (*Script, error) {
+	if !fresh {
+		if s, _ := f.cached(path); s != nil {
+			if inside != "" && !within(s.real, inside) {
+				return nil, errOutside
+			}
+			return s, nil
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			pe.Op = "open" // as reading it says (CompileFile)
+		}
+		return nil, fmt.Errorf("cannot read script: %w", err)
+	}
+	s, sfi := f.cached(path)
+	if !sameVersion(sfi, fi) {
 		real, err := resolvePath(path)
 		if err != nil {
 			return nil, fmt.Errorf("load %s: %w", path, err)
@@ -70,11 +107,11 @@ func (f *scriptFiles) load(path, inside string) (*Script, error) {
 		if inside != "" && !within(real, inside) {
 			return nil, errOutside
 		}
-		if s, err = f.compileOnce(path, real); err != nil {
+		if s, err = f.compileOnce(path, real, fi); err != nil {
 			return nil, err
 		}
 		f.mu.Lock()
-		f.byName[path] = s
+		f.byName[path] = namedScript{s, fi}
 		f.mu.Unlock()
 	}
 	if inside != "" && !within(s.real, inside) {
@@ -85,15 +122,18 @@ func (f *scriptFiles) load(path, inside string) (*Script, error) {
 
 var errOutside = errors.New("outside")
 
-func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
+// compileOnce compiles version fi of the file at path (resolved: real),
+// once: a load of the same version waits for that compile, a load of
+// another version replaces it.
+func (f *scriptFiles) compileOnce(path, real string, fi os.FileInfo) (*Script, error) {
 	f.mu.Lock()
 	job := f.byReal[real]
-	if job != nil {
+	if job != nil && sameVersion(job.fi, fi) {
 		f.mu.Unlock()
 		<-job.done
 		return job.s, job.err
 	}
-	job = &compileJob{done: make(chan struct{})}
+	job = &compileJob{done: make(chan struct{}), fi: fi}
 	f.byReal[real] = job
 	f.mu.Unlock()
 
@@ -103,7 +143,9 @@ func (f *scriptFiles) compileOnce(path, real string) (*Script, error) {
 		job.s.real = real
 	} else {
 		f.mu.Lock()
-		delete(f.byReal, real) // the next load tries again
+		if f.byReal[real] == job {
+			delete(f.byReal, real) // the next load tries again
+		}
 		f.mu.Unlock()
 	}
 	close(job.done)
@@ -155,9 +197,9 @@ func (f *scriptFiles) absolute(dir string) (string, error) {
 // permission the file must lie inside progDir (the program's directory),
 // so that a sandboxed program can load its own scripts and modules but
 // no other file, not even through a symbolic link.
-func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
+func (rt *Runtime) loadInside(path, progDir string, fresh bool) (*Script, error) {
 	if rt.allowed["fs"] {
-		return rt.files.load(path, "")
+		return rt.files.load(path, "", fresh)
 	}
 	if !rt.mayTouch(path, progDir) {
 		return nil, outsideOrNoDir(path, progDir)
@@ -165,7 +207,7 @@ func (rt *Runtime) loadInside(path, progDir string) (*Script, error) {
 	dir, err := rt.files.resolved(progDir)
 	if err == nil {
 		var s *Script
-		if s, err = rt.files.load(path, dir); err == nil {
+		if s, err = rt.files.load(path, dir, fresh); err == nil {
 			return s, nil
 		}
 	}

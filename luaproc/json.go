@@ -3,6 +3,7 @@ package luaproc
 import (
 	lua "github.com/luarun/luarun/lua"
 	"strings"
+	"sync"
 
 	"github.com/luarun/luarun/payload"
 )
@@ -17,8 +18,12 @@ var jsonNull = &lua.LUserData{Value: "json.null", Metatable: lockedMT("json.null
 func lockedMT(name string) *lua.LTable {
 	mt := &lua.LTable{Metatable: lua.LNil}
 	mt.RawSetString("__metatable", lua.LString(name))
+	lockedMTs.Store(mt, true)
 	return mt
 }
+
+// lockedMTs holds every metatable lockedMT made (isLuarunMT).
+var lockedMTs sync.Map
 
 // jsonObjectMT marks tables that encode as objects even when empty
 // (json.object, and the empty objects json.decode makes). It is shared

@@ -11,7 +11,6 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmbracelet/log"
@@ -434,16 +433,9 @@ func logAt(level log.Level) lua.LGFunction {
 }
 
 // print writes its arguments as one line, in one write, so lines from
-// different processes never interleave.
+// different processes never interleave; each goes through the global
+// tostring, as in Lua 5.1 (lua.PrintLine).
 func (rt *Runtime) print(L *lua.LState) int {
-	var b strings.Builder
-	for i := 1; i <= L.GetTop(); i++ {
-		if i > 1 {
-			b.WriteByte('\t')
-		}
-		b.WriteString(L.ToStringMeta(L.Get(i)).String())
-	}
-	b.WriteByte('\n')
-	rt.writeOut(b.String())
+	rt.writeOut(lua.PrintLine(L))
 	return 0
 }

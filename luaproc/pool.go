@@ -59,6 +59,8 @@ func (rt *Runtime) reusedState() *pooledState {
 	for _, v := range typeSamples {
 		L.SetMetatable(v, lua.LNil)
 	}
+	L.G.Registry.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
+	L.G.Registry.RawSetString(debugHookKey, lua.LNil)
 	return ps
 }
 

@@ -56,6 +56,7 @@ type luaProcess struct {
 	progDir string
 	entry   string
 	input   payload.Payloads
+	main    *MainOptions // the luarun command's main process (StartMain); nil for any other
 	pid     scheduler.PID
 	ctx     context.Context
 	lctx    *luaCtx // the context of its coroutines
@@ -124,8 +125,10 @@ type luaProcess struct {
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
 
-	trace    string // traceback of the last error raised in the root task
-	errTrace string // traceback of xpcall(f, debug.traceback)'s error (debuglib.go)
+	trace     string       // traceback of the last error raised in the root task
+	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
+	xpRunning int          // xpcall handlers running where their error was raised
+	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open; lineBufs: the lines read ahead for each handle's
 	// lines iterator (fsfile.go).
@@ -239,12 +242,18 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.pid = scheduler.PIDFrom(ctx)
 	p.lctx = newLuaCtx(ctx, p)
 	reused := p.rt.setupState(p)
-	args := make([]lua.LValue, 0, 2+len(input))
-	args = append(args, p.L.NewFunctionFromProto(p.script.proto), lua.LString(method))
-	for _, v := range input {
-		args = append(args, toLuaValue(p.L, v))
+	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
+	var args []lua.LValue
+	if p.main != nil && len(p.main.Before) > 0 {
+		fn, args = p.mainBoot(chunk, method) // mainproc.go
+	} else {
+		args = make([]lua.LValue, 0, 2+len(input))
+		args = append(args, chunk, lua.LString(method))
+		for _, v := range input {
+			args = append(args, toLuaValue(p.L, v))
+		}
 	}
-	p.root = p.newTask(p.tpl.boot, args, reused)
+	p.root = p.newTask(fn, args, reused)
 	p.ready = append(p.ready, p.root)
 	return nil
 }
@@ -651,6 +660,10 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
+	}
+	if p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
+		p.xpBlocked = true
+		L.RaiseError("%s: cannot block in an xpcall handler before the stack unwinds", name)
 	}
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {

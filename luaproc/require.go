@@ -4,7 +4,7 @@ package luaproc
 //
 // # Where modules come from
 //
-// package.loaders holds three searchers, tried in order as Lua 5.1 does
+// package.loaders holds four searchers, tried in order as Lua 5.1 does
 // (a script may add its own):
 //
 //  1. package.preload[name];
@@ -14,10 +14,17 @@ package luaproc
 //     "<dir>/?.lua;<dir>/?/init.lua", <dir> being the program's directory
 //     (that of the script its first process ran); Options.LuaPath (the
 //     CLI's LUA_PATH) replaces it, ";;" in it standing for the default.
+//     Without fs permission a template outside the program's directory
+//     is skipped (not even a stat) and listed as not allowed;
+//  4. luarun's modules (process, json, fs...) and the application's Go
+//     modules (searchBuiltin): a program's own json.lua wins over
+//     luarun's json, as a file on the path would in Lua 5.1.
 //
-// Built-in modules (process, string, fs...) and the application's Go
-// modules are never searched for: package.loaded answers them, through a
-// shared metatable, with the same table as the global of that name.
+// Lua 5.1's libraries (string, table, math, os, io, coroutine, debug,
+// package, _G) are never searched for: package.loaded answers them,
+// through a shared metatable, with the same table as the global of that
+// name; so does it "luarun.<module>" for each of luarun's modules
+// (require("luarun.json") is luarun's json whatever the path holds).
 //
 // # Costs
 //
@@ -26,7 +33,9 @@ package luaproc
 // Runtime (files.go) and run once per process. A process requiring a
 // module another process already loaded makes no system call: the path
 // the template produced is found in the Runtime's cache (misses on
-// earlier templates still stat).
+// earlier templates still stat). A process requiring a file it has loaded
+// before (after package.loaded[name] = nil) reads it as it is now, as
+// Lua does: one stat, and a compile if it changed.
 //
 // # Loading, cycles and failures
 //
@@ -57,45 +66,22 @@ var loadingMarker = &lua.LUserData{Value: "luarun.loading", Metatable: lockedMT(
 
 // modules is a process's package table and the loads in progress.
 type modules struct {
-	pkg    *lua.LTable // the package global, as made (fields made on first read)
+	pkg    *lua.LTable // the package global: a view of the shared defaults (packageTemplate)
 	loaded *lua.LTable // package.loaded, as made (require keeps using it)
 	// loads: the modules loading, and those that failed (a few at most:
 	// a slice, searched by name).
 	loads []*moduleLoad
 	seq   int // orders loads, for the chain of a cycle
-	// set: the package fields require reads that have been made or
-	// assigned (packageIndex, packageNewIndex); one of them nil in the
-	// table is then the script's doing, not "not made yet".
-	set packageFields
+	// files: the module files this process has loaded (a few: a slice);
+	// loading one again (after package.loaded[name] = nil) reads it as it
+	// is now.
+	files []string
 }
 
-// packageFields is a set of the package fields require reads.
-type packageFields uint8
-
-const (
-	fieldPath packageFields = 1 << iota
-	fieldPreload
-	fieldLoaders
-)
-
-// fieldOf names the field key, if require reads it.
-func fieldOf(key lua.LString) packageFields {
-	switch key {
-	case "path":
-		return fieldPath
-	case "preload":
-		return fieldPreload
-	case "loaders":
-		return fieldLoaders
-	}
-	return 0
-}
-
-// packageField returns package[key] for require: the value, or nil with
-// removed true if the script set it to nil (else the default applies).
-func (m *modules) packageField(key lua.LString) (v lua.LValue, removed bool) {
-	v = m.pkg.RawGetString(string(key))
-	return v, v == lua.LNil && m.set&fieldOf(key) != 0
+// packageField returns package[key] as the script left it, for require
+// to read (a shared default is not copied into the process).
+func (m *modules) packageField(key string) lua.LValue {
+	return m.pkg.RawGetStringShared(key)
 }
 
 // find returns the load of name, or nil.
@@ -130,78 +116,36 @@ type moduleLoad struct {
 }
 
 // modules returns p's package state, making it on first use. The
-// package table starts empty: its fields are made when the script first
-// reads them (packageIndex), and until then require uses the defaults
-// without making them, so that a process that only requires pays for
-// package.loaded alone.
+// package table and package.loaded are views of shared tables
+// (lua/cow.go): a process that only requires pays for two empty tables,
+// and copies of preload or loaders only if it reads them.
 func (p *luaProcess) modules() *modules {
 	if p.mods == nil {
-		loaded := p.L.CreateTable(0, 0)
-		loaded.Metatable = p.tpl.loadedMT
-		pkg := p.L.CreateTable(0, 0)
-		pkg.Metatable = p.tpl.packageMT
-		p.mods = &modules{pkg: pkg, loaded: loaded}
+		views := &p.L.G.Views
+		p.mods = &modules{} // ViewFor(packageMarker) below asks for it
+		p.mods.loaded = views.View(p.tpl.loaded)
+		p.mods.pkg = views.View(p.tpl.packageMarker)
 	}
 	return p.mods
 }
 
-// packageNewIndex is the package table's __newindex (for a field not in
-// the table): it notes that the script set a field require reads.
-func packageNewIndex(L *lua.LState) int {
-	pkg := L.CheckTable(1)
-	switch key := L.Get(2).(type) {
-	case *lua.LNilType:
-		L.RaiseError("table index is nil")
-	case lua.LString:
-		procOf(L).modules().set |= fieldOf(key)
+// packageTemplate is the shared package table of programs in p's
+// directory: package.path's default is theirs.
+func (tpl *template) packageTemplate(p *luaProcess) *lua.LTable {
+	if t, ok := tpl.packages.Load(p.progDir); ok {
+		return t.(*lua.LTable)
 	}
-	pkg.RawSet(L.Get(2), L.Get(3))
-	return 0
-}
-
-// newLoaders returns a new table of the built-in searchers.
-func (tpl *template) newLoaders(L *lua.LState) *lua.LTable {
-	loaders := L.CreateTable(len(tpl.searchers), 0)
-	for _, s := range tpl.searchers {
-		loaders.Append(s)
-	}
-	return loaders
-}
-
-// packageIndex is the package table's __index: a field the script has not
-// set yet gets its default now, kept in the table from then on.
-func (tpl *template) packageIndex(L *lua.LState) int {
-	pkg := L.CheckTable(1)
-	key, _ := L.Get(2).(lua.LString)
-	p := procOf(L)
-	m := p.modules()
-	if f := fieldOf(key); f != 0 {
-		if m.set&f != 0 { // the script removed it
-			L.Push(lua.LNil)
-			return 1
-		}
-		m.set |= f
-	}
-	var v lua.LValue = lua.LNil
-	switch key {
-	case "path":
-		v = p.rt.modulePath(p.progDir)
-	case "cpath":
-		v = emptyString
-	case "config":
-		v = packageConfig
-	case "loaded":
-		v = p.modules().loaded
-	case "preload":
-		v = L.CreateTable(0, 0)
-	case "loaders":
-		v = tpl.newLoaders(L)
-	}
-	if v != lua.LNil {
-		pkg.RawSetString(string(key), v)
-	}
-	L.Push(v)
-	return 1
+	t := p.L.CreateTable(0, 8)
+	t.RawSetString("path", p.rt.modulePath(p.progDir))
+	t.RawSetString("cpath", emptyString)
+	t.RawSetString("config", packageConfig)
+	t.RawSetString("loaded", tpl.loaded)
+	t.RawSetString("preload", tpl.preload)
+	t.RawSetString("loaders", tpl.loaders)
+	t.RawSetString("seeall", tpl.seeall)
+	t.Share()
+	actual, _ := tpl.packages.LoadOrStore(p.progDir, t)
+	return actual.(*lua.LTable)
 }
 
 var (
@@ -227,21 +171,50 @@ func (rt *Runtime) modulePath(progDir string) lua.LValue {
 	return v.(lua.LValue)
 }
 
-// loadedIndex is package.loaded's __index: a built-in or application
-// module is loaded from the start, as the state's view of it — the same
-// table as the global of that name unless the script replaced the global
-// (lua/cow.go keeps one view of a shared table per state).
-func (tpl *template) loadedIndex(L *lua.LState) int {
-	name, ok := L.Get(2).(lua.LString)
-	if name == "_G" {
-		L.Push(L.G.Global)
-		return 1
+// stdLibs are the modules Lua 5.1 has in package.loaded from the start
+// (besides _G and package): require answers them before any searcher.
+// luarun's own modules and the application's Go modules are found by the
+// last searcher instead (searchBuiltin), after the files on package.path,
+// so that a program's own json.lua wins over luarun's json; they stay
+// reachable as globals and as require("luarun.<name>").
+var stdLibs = map[string]bool{
+	lua.StringLibName: true, lua.TabLibName: true, lua.MathLibName: true, lua.CoroutineLibName: true,
+	lua.OsLibName: true, lua.IoLibName: true, lua.DebugLibName: true,
+}
+
+// luarunPrefix names luarun's modules whatever package.path holds:
+// require("luarun.json") is luarun's json.
+const luarunPrefix = "luarun."
+
+// moduleView is this state's table of built-in module name (its view of
+// the shared module, package or io made for the state), or nil when name
+// is not one.
+func (tpl *template) moduleView(L *lua.LState, name string) lua.LValue {
+	if !tpl.isBuiltinModule(name) {
+		return lua.LNil
 	}
-	if !ok || !tpl.isBuiltinModule(string(name)) {
-		L.Push(lua.LNil)
-		return 1
+	return L.G.Views.View(tpl.globals.RawGetString(name).(*lua.LTable))
+}
+
+// searchBuiltin is package.loaders[4]: luarun's modules and the
+// application's Go modules, found after the files on package.path. It
+// answers its loader (loadBuiltin), or nothing for another name (5.1's
+// list of what was tried stays as 5.1 writes it).
+func (p *luaProcess) searchBuiltin(L *lua.LState) int {
+	name := L.CheckString(1)
+	if !p.tpl.isBuiltinModule(name) || stdLibs[name] {
+		return 0
 	}
-	L.Push(L.G.Views.View(tpl.globals.RawGetString(string(name)).(*lua.LTable)))
+	L.Push(p.tpl.builtinLoader)
+	L.Push(lua.LString(name))
+	return 2
+}
+
+// loadBuiltin is the loader searchBuiltin answers: the module's table
+// (the global while it is the module), which require keeps in
+// package.loaded.
+func (p *luaProcess) loadBuiltin(L *lua.LState) int {
+	L.Push(p.tpl.moduleView(L, L.CheckString(1)))
 	return 1
 }
 
@@ -250,12 +223,7 @@ func (tpl *template) loadedIndex(L *lua.LState) int {
 func (p *luaProcess) requireTables(L *lua.LState) int {
 	m := p.modules()
 	L.Push(m.loaded)
-	switch loaders, removed := m.packageField("loaders"); {
-	case loaders == lua.LNil && !removed:
-		L.Push(p.tpl.loaders) // the default, which the script has not read
-	default:
-		L.Push(loaders) // require.lua checks it is a table
-	}
+	L.Push(m.packageField("loaders")) // require.lua checks it is a table
 	return 2
 }
 
@@ -441,14 +409,11 @@ func (p *luaProcess) failTaskLoads(t *task) {
 func (p *luaProcess) searchPreload(L *lua.LState) int {
 	name := L.CheckString(1)
 	var v lua.LValue = lua.LNil
-	preload, removed := p.modules().packageField("preload")
-	switch preload := preload.(type) {
+	switch preload := p.modules().packageField("preload").(type) {
 	case *lua.LTable:
-		v = L.GetField(preload, name)
-	case *lua.LNilType:
-		if removed {
-			raiseAt(L, "'package.preload' must be a table")
-		} // else not made yet: empty
+		if preload != p.tpl.preload { // the shared default is empty
+			v = L.GetField(preload, name)
+		}
 	default:
 		raiseAt(L, "'package.preload' must be a table")
 	}
@@ -482,15 +447,9 @@ func (p *luaProcess) searchApp(L *lua.LState) int {
 func (p *luaProcess) searchFiles(L *lua.LState) int {
 	name := L.CheckString(1)
 	var path string
-	v, removed := p.modules().packageField("path")
-	switch v := v.(type) {
+	switch v := p.modules().packageField("path").(type) {
 	case lua.LString:
 		path = string(v)
-	case *lua.LNilType:
-		if removed {
-			raiseAt(L, "'package.path' must be a string")
-		}
-		path = string(p.rt.modulePath(p.progDir).(lua.LString)) // not read yet: the default
 	default:
 		raiseAt(L, "'package.path' must be a string")
 	}
@@ -503,23 +462,29 @@ func (p *luaProcess) searchFiles(L *lua.LState) int {
 			continue
 		}
 		cand := strings.ReplaceAll(tmpl, "?", file)
-		if p.rt.files.cached(cand) == nil {
+		m := p.modules()
+		again := slices.Contains(m.files, cand)
+		if s, _ := p.rt.files.cached(cand); s == nil || again {
 			if !p.rt.mayTouch(cand, p.progDir) {
-				// not even a stat: see mayTouch
-				raiseAt(L, fmt.Sprintf("module '%s': %v", name, outsideOrNoDir(cand, p.progDir)))
+				// not even a stat (see mayTouch): skipped, and listed
+				tried.WriteString("\n\tnot allowed: " + outsideOrNoDir(cand, p.progDir).Error())
+				continue
 			}
 			if !isFile(cand) {
 				tried.WriteString("\n\tno file '" + cand + "'")
 				continue
 			}
 		}
-		s, err := p.rt.loadInside(cand, p.progDir)
+		s, err := p.rt.loadInside(cand, p.progDir, again)
 		if err != nil {
 			var se *SyntaxError
 			if errors.As(err, &se) {
 				L.Error(lua.LString(se.Error()), 0) // file:line: message
 			}
 			raiseAt(L, fmt.Sprintf("module '%s': %v", name, err))
+		}
+		if !again {
+			m.files = append(m.files, cand)
 		}
 		L.Push(p.L.NewFunctionFromProto(s.proto))
 		L.Push(lua.LString(cand))

@@ -81,7 +81,8 @@ function main() return try("lib.inside"), try("secret"), try("link") end`,
 	require.NoError(t, err)
 	require.Len(t, res, 3)
 	assert.Equal(t, "inside", res[0])
-	assert.Contains(t, res[1], "module 'secret': "+outside+"/secret.lua: it is outside the program's directory "+dir+
+	assert.Contains(t, res[1], "module 'secret' not found:\n\tno field package.preload['secret']\n\tno file '"+dir+"/secret.lua'"+
+		"\n\tno file '"+dir+"/secret/init.lua'\n\tnot allowed: "+outside+"/secret.lua: it is outside the program's directory "+dir+
 		", and fs is not allowed (run without --sandbox or with --allow fs)")
 	assert.Contains(t, res[2], "module 'link': "+dir+"/link.lua: it is outside the program's directory")
 	for _, r := range res[1:] {

@@ -192,7 +192,7 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	if errors.As(err, &se) {
 		entry = se.entry
 		for _, line := range strings.Split(se.Traceback, "\n\t")[1:] {
-			if !strings.HasPrefix(line, "[G]") { // the script's own frame
+			if !strings.HasPrefix(line, "[C]") { // the script's own frame
 				where, _, _ = strings.Cut(line, "\n")
 				break
 			}

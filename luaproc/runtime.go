@@ -170,7 +170,7 @@ func New(opts Options) *Runtime {
 // file (by any path that resolves to it) return the same Script. A
 // syntax error is a *SyntaxError.
 func (rt *Runtime) LoadFile(path string) (*Script, error) {
-	return rt.files.load(path, "")
+	return rt.files.load(path, "", true)
 }
 
 // LoadString compiles src; name appears in errors and tracebacks.
@@ -185,11 +185,11 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		cand := filepath.Join(dir, path)
-		if rt.files.cached(cand) != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
+		if s, _ := rt.files.cached(cand); s != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
 			path = cand
 		}
 	}
-	return rt.loadInside(path, progDir)
+	return rt.loadInside(path, progDir, false)
 }
 
 func (rt *Runtime) newProcess(s *Script) *luaProcess {

@@ -46,11 +46,18 @@ func (e *SyntaxError) Error() string {
 
 // Compile compiles src under name (used in error messages and tracebacks).
 // A UTF-8 byte order mark at the start is skipped (as Lua 5.2 does;
-// Windows editors write one), and a first line starting with "#!" is
-// ignored, so scripts can be executable.
+// Windows editors write one), and a first line starting with "#" is
+// ignored, as lua does, so scripts can be executable.
+//
+// A binary chunk (its first byte "\27", after a "#" line if any: what
+// string.dump makes) is loaded as lua5.1 loads one; its functions keep
+// the chunk name and lines they were compiled with.
 func Compile(name, src string) (*Script, error) {
 	src = strings.TrimPrefix(src, "\xef\xbb\xbf")
-	if strings.HasPrefix(src, "#!") {
+	if s, ok, err := undumpScript(name, src); ok {
+		return s, err
+	}
+	if strings.HasPrefix(src, "#") {
 		if i := strings.IndexByte(src, '\n'); i >= 0 {
 			src = "--" + src[i:] // keep the line count
 		} else {
@@ -82,6 +89,28 @@ var scriptSources sync.Map
 func isScriptSource(source string) bool {
 	_, ok := scriptSources.Load(source)
 	return ok
+}
+
+// undumpScript loads src if it is a binary chunk (ok), after a "#" line
+// if it has one.
+func undumpScript(name, src string) (s *Script, ok bool, err error) {
+	if strings.HasPrefix(src, "#") {
+		if i := strings.IndexByte(src, '\n'); i >= 0 && lua.IsBinaryChunk([]byte(src[i+1:])) {
+			src = src[i+1:]
+		}
+	}
+	if !lua.IsBinaryChunk([]byte(src)) {
+		return nil, false, nil
+	}
+	proto, err := lua.Undump([]byte(src), "@"+name)
+	if err != nil {
+		var ue *lua.UndumpError
+		if errors.As(err, &ue) {
+			return nil, true, &SyntaxError{File: name, Message: ue.Msg + " in precompiled chunk"}
+		}
+		return nil, true, &SyntaxError{File: name, Message: err.Error()}
+	}
+	return &Script{name: name, proto: proto}, true, nil
 }
 
 // noArgTable stops gopher-lua from making an "arg" table each time the

@@ -39,6 +39,7 @@ package luaproc
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	lua "github.com/luarun/luarun/lua"
 
@@ -84,11 +85,15 @@ type template struct {
 	rawResume                          lua.LGFunction   // gopher-lua's coroutine.resume
 	rawCreate                          lua.LGFunction   // gopher-lua's coroutine.create (coCreate)
 	supervise                          *lua.LFunction   // a supervisor process's entry (supervisor.lua)
-	loadedMT                           *lua.LTable      // package.loaded's metatable: built-in modules are loaded
 	searchers                          []*lua.LFunction // package.loaders' initial contents (require.go)
-	loaders                            *lua.LTable      // the searchers, for require while package.loaders is not made
-	packageMT                          *lua.LTable      // the package table's metatable: fields made on first read
+	loaders                            *lua.LTable      // shared: package.loaders' default, the searchers
+	loaded                             *lua.LTable      // shared: package.loaded's default (_G, package, the libraries, luarun.<module>)
+	preload                            *lua.LTable      // shared: package.preload's default, empty
+	packages                           sync.Map         // program directory -> its shared package table (packageTemplate)
 	fileMT                             *lua.LTable      // fs.open handles' metatable (fsfile.go)
+
+	builtinLoader *lua.LFunction // the loader of package.loaders[4] (require.go)
+	seeall        *lua.LFunction // package.seeall (module.go)
 }
 
 // tableLibs are the libraries whose tables each state copies.
@@ -104,7 +109,7 @@ var tableLibs = []struct {
 }
 
 // removedGlobals are base functions luarun does not offer.
-var removedGlobals = []string{"module", "_printregs", "_GOPHER_LUA_VERSION"}
+var removedGlobals = []string{"_printregs", "_GOPHER_LUA_VERSION"}
 
 func (rt *Runtime) template() *template {
 	rt.tplMu.Lock()
@@ -134,6 +139,7 @@ func (rt *Runtime) buildTemplate() *template {
 	fn := func(f lua.LGFunction) *lua.LFunction { return L.NewFunction(f) }
 	g.RawSetString("print", fn(rt.print))
 	g.RawSetString("error", fn(luaError))
+	g.RawSetString("module", fn(bind((*luaProcess).module))) // module.go
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))
@@ -148,8 +154,17 @@ func (rt *Runtime) buildTemplate() *template {
 		fn(bind((*luaProcess).searchPreload)),
 		fn(bind((*luaProcess).searchApp)),
 		fn(bind((*luaProcess).searchFiles)),
+		fn(bind((*luaProcess).searchBuiltin)),
 	}
-	tpl.loaders = tpl.newLoaders(L) // only require.lua reads it: never written
+	tpl.builtinLoader = fn(bind((*luaProcess).loadBuiltin))
+	tpl.seeall = fn(packageSeeall)
+	tpl.loaders = L.CreateTable(len(tpl.searchers), 0)
+	for _, s := range tpl.searchers {
+		tpl.loaders.Append(s)
+	}
+	tpl.loaders.Share()
+	tpl.preload = L.CreateTable(0, 0)
+	tpl.preload.Share()
 	g.RawSetString("getfenv", fn(wrapGetfenv(g, L.GetGlobal("getfenv").(*lua.LFunction).GFunction)))
 	g.RawSetString("setfenv", fn(wrapSetfenv(g, L.GetGlobal("setfenv").(*lua.LFunction).GFunction)))
 	if !rt.allowed["fs"] {
@@ -203,10 +218,9 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Push(fn(bind((*luaProcess).resolve)))
 	L.Push(fn(bind((*luaProcess).pstart)))
 	L.Push(fn(bind((*luaProcess).presume)))
-	L.Push(debugT.RawGetString("traceback"))
-	L.Push(fn(bind((*luaProcess).armTrace)))
-	L.Push(fn(bind((*luaProcess).tracedFailure)))
-	L.Call(15, 3)
+	L.Push(fn(bind((*luaProcess).armHandler)))  // debuglib.go
+	L.Push(fn(bind((*luaProcess).takeHandled))) // debuglib.go
+	L.Call(14, 3)
 	tpl.boot = L.Get(-3).(*lua.LFunction)
 	tpl.trampoline = L.Get(-2).(*lua.LFunction)
 	tpl.counted = L.Get(-1).(*lua.LFunction)
@@ -219,13 +233,7 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.stringMT = L.CreateTable(0, 2) // every state's until it has its own string table
 	tpl.stringMT.RawSetString("__index", tpl.globals.RawGetString(lua.StringLibName))
 	tpl.stringMT.Share()
-	tpl.loadedMT = L.CreateTable(0, 2)
-	tpl.loadedMT.RawSetString("__index", fn(tpl.loadedIndex))
-	tpl.loadedMT.RawSetString("__metatable", lua.LString("locked"))
-	tpl.packageMT = L.CreateTable(0, 3)
-	tpl.packageMT.RawSetString("__index", fn(tpl.packageIndex))
-	tpl.packageMT.RawSetString("__newindex", fn(packageNewIndex))
-	tpl.packageMT.RawSetString("__metatable", lua.LString("locked"))
+	tpl.loaded = tpl.sharedLoaded(L)
 	return tpl
 }
 
@@ -278,6 +286,26 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 	return globals
 }
 
+// sharedLoaded makes the shared package.loaded every state's is a view
+// of: _G, package and Lua 5.1's libraries (require finds them before any
+// searcher), and luarun.<name> for each module, luarun's, the
+// application's and Lua's. luarun's modules are not there under their own names: a file
+// on package.path comes first (searchBuiltin).
+func (tpl *template) sharedLoaded(L *lua.LState) *lua.LTable {
+	loaded := L.CreateTable(0, 32)
+	tpl.globals.ForEach(func(k, v lua.LValue) {
+		name, _ := k.(lua.LString)
+		if name == "_G" || name == "package" || stdLibs[string(name)] {
+			loaded.RawSetString(string(name), v)
+		}
+		if tpl.isBuiltinModule(string(name)) {
+			loaded.RawSetString(luarunPrefix+string(name), v)
+		}
+	})
+	loaded.Share()
+	return loaded
+}
+
 // shareDeep marks t and the tables in it shared (lua/cow.go).
 func shareDeep(t *lua.LTable) {
 	if t.IsShared() {
@@ -301,14 +329,11 @@ func shareDeep(t *lua.LTable) {
 // ViewFor is the state's value for the shared markers (lua.ViewMaker):
 // its package table, its io library (opened in the state now: io keeps
 // per-state files), its arg table. Any other shared table gets a view.
-func (tpl *template) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
-	p, _ := set.Owner.(*luaProcess)
-	if p == nil {
-		return nil
-	}
+func (p *luaProcess) ViewFor(set *lua.ViewSet, shared *lua.LTable) *lua.LTable {
+	tpl := p.tpl
 	switch shared {
 	case tpl.packageMarker:
-		return p.modules().pkg
+		return set.View(tpl.packageTemplate(p))
 	case tpl.argMarker:
 		return p.argTable()
 	case tpl.ioMarker:
@@ -343,8 +368,8 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	}
 	p.L, p.tpl = L, tpl
 	views := &L.G.Views
-	views.Maker, views.Owner = tpl, p
-	views.Bind(L.G.Global, tpl.globals)
+	views.Maker = p
+	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
 }
@@ -468,9 +493,10 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 }
 
 // argTable is the global arg table as the standalone lua makes it: arg[0]
-// the script, arg[1..n] the process's arguments.
+// the script, arg[1..n] the process's arguments; for the luarun command's
+// main process, also the command line before the script at arg[-n..-1].
 //
-// It is made when the process first reads arg (globalValue): most never
+// It is made when the process first reads arg (ViewFor): most never
 // do, and the table was a sixth of an idle process's memory. A process
 // that sets arg to nil before reading it reads the arguments afterwards.
 func (p *luaProcess) argTable() *lua.LTable {
@@ -478,6 +504,9 @@ func (p *luaProcess) argTable() *lua.LTable {
 	t.RawSetInt(0, lua.LString(p.script.name))
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
+	}
+	if p.main != nil {
+		p.setMainArgs(t) // mainproc.go
 	}
 	return t
 }

@@ -21,7 +21,7 @@
 -- first: nodes to wait for [1], limit [3000000], workers per node [2],
 -- range size [30000].
 
-local supervisor = require("supervisor")
+local supervisor = require("luarun.supervisor") -- not scripts/supervisor.lua, the example next to this one
 
 local function is_prime(n)
   if n < 2 then return false end

@@ -317,7 +317,7 @@ func TestCheck(t *testing.T) {
 func TestStdinShebangArgsAndStats(t *testing.T) {
 	r := runLuarun(t, "#!/usr/bin/env luarun\nlocal a, b = ...\nprint(a, b, arg[0], #arg)\n", "-", "a", "b")
 	assert.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "a\tb\tstdin\t2\n", r.stdout)
+	assert.Equal(t, "a\tb\t-\t2\n", r.stdout) // arg[0] is "-", as in lua
 
 	r = runLuarun(t, "", "--stats", "scripts/hello.lua")
 	assert.Equal(t, 0, r.code, r.stderr)

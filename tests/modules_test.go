@@ -91,7 +91,8 @@ func TestRequireErrors(t *testing.T) {
 
 	r = runLuarunIn(t, "..", []string{"LUA_PATH=" + outside + "/?.lua"}, "", "--sandbox", filepath.Join(prog, "secret.lua"))
 	assert.Equal(t, 1, r.code)
-	assert.Contains(t, r.stderr, "module 'secret': "+outside+"/secret.lua: it is outside the program's directory "+prog+
+	assert.Contains(t, r.stderr, "module 'secret' not found:\n\tno field package.preload['secret']\n\tnot allowed: "+
+		outside+"/secret.lua: it is outside the program's directory "+prog+
 		", and fs is not allowed (run without --sandbox or with --allow fs)")
 	assert.NotContains(t, r.stderr, "secret line")
 }

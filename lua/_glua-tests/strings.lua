@@ -2,7 +2,7 @@
 local ok, msg = pcall(function()
   string.dump()
 end)
-assert(not ok and string.find(msg, "GopherLua does not support the string.dump"))
+assert(not ok and string.find(msg, "function expected, got no value", 1, true)) -- luarun: string.dump is 5.1's
 assert(string.find("","aaa") == nil)
 assert(string.gsub("hello world", "(%w+)", "%1 %1 %c") == "hello hello %c world world %c")
 

@@ -23,6 +23,10 @@ type LocalAssignStmt struct {
 
 	Names []string
 	Exprs []Expr
+	// Func: the statement is `local function name body`, whose name is
+	// in scope in the body (in `local name = function body` it is not)
+	// (luarun)
+	Func bool
 }
 
 type FuncCallStmt struct {

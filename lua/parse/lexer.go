@@ -20,6 +20,10 @@ type Error struct {
 	Pos     ast.Position
 	Message string
 	Token   string
+	// Line is the line of the error, also at the end of the source (where
+	// Pos.Line is EOF): the source's last line, as Lua 5.1 reports it
+	// (luarun).
+	Line int
 }
 
 func (e *Error) Error() string {
@@ -46,6 +50,11 @@ func isDigit(ch int) bool {
 type Scanner struct {
 	Pos    ast.Position
 	reader *bufio.Reader
+	buf    bytes.Buffer
+	// eofLine is the line the source ended on (luarun)
+	eofLine int
+	// longSep is the level of the last long string, [==[ is 2 (luarun)
+	longSep int
 }
 
 func NewScanner(reader io.Reader, source string) *Scanner {
@@ -59,9 +68,21 @@ func NewScanner(reader io.Reader, source string) *Scanner {
 	}
 }
 
-func (sc *Scanner) Error(tok string, msg string) *Error { return &Error{sc.Pos, msg, tok} }
+func (sc *Scanner) Error(tok string, msg string) *Error {
+	return &Error{Pos: sc.Pos, Message: msg, Token: tok, Line: sc.line(sc.Pos)}
+}
 
-func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error { return &Error{tok.Pos, msg, tok.Str} }
+func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error {
+	return &Error{Pos: tok.Pos, Message: msg, Token: tokenText(tok), Line: sc.line(tok.Pos)}
+}
+
+// line is pos's line, or the last line when pos is the end of the source.
+func (sc *Scanner) line(pos ast.Position) int {
+	if pos.Line == EOF {
+		return sc.eofLine
+	}
+	return pos.Line
+}
 
 func (sc *Scanner) readNext() int {
 	ch, err := sc.reader.ReadByte()
@@ -90,6 +111,9 @@ func (sc *Scanner) Next() int {
 		sc.Newline(ch)
 		ch = int('\n')
 	case EOF:
+		if sc.Pos.Line != EOF {
+			sc.eofLine = sc.Pos.Line
+		}
 		sc.Pos.Line = EOF
 		sc.Pos.Column = 0
 	default:
@@ -255,6 +279,7 @@ func (sc *Scanner) countSep(ch int) (int, int) {
 func (sc *Scanner) scanMultilineString(ch int, buf *bytes.Buffer) error {
 	var count1, count2 int
 	count1, ch = sc.countSep(ch)
+	sc.longSep = count1
 	if ch != '[' {
 		return sc.Error(string(rune(ch)), "invalid multiline string")
 	}
@@ -287,7 +312,11 @@ var reservedWords = map[string]int{
 	"end": TEnd, "false": TFalse, "for": TFor, "function": TFunction,
 	"if": TIf, "in": TIn, "local": TLocal, "nil": TNil, "not": TNot, "or": TOr,
 	"return": TReturn, "repeat": TRepeat, "then": TThen, "true": TTrue,
-	"until": TUntil, "while": TWhile, "goto": TGoto}
+	"until": TUntil, "while": TWhile}
+
+// luarun: "goto" is a name, as in Lua 5.1 (gopher-lua reserved it for
+// its goto statement, a 5.2 feature, so 5.1 code using goto as a name
+// or field did not parse).
 
 func (sc *Scanner) Scan(lexer *Lexer) (ast.Token, error) {
 redo:
@@ -307,8 +336,11 @@ redo:
 		lexer.PNewLine = false
 	}
 
-	var _buf bytes.Buffer
-	buf := &_buf
+	// one buffer for every token (a token's text is copied out of it by
+	// buf.String): a fresh one per token was a third of the lexer's
+	// allocations (luarun)
+	buf := &sc.buf
+	buf.Reset()
 	tok.Pos = sc.Pos
 
 	switch {
@@ -345,11 +377,14 @@ redo:
 			tok.Type = TString
 			err = sc.scanString(ch, buf)
 			tok.Str = buf.String()
+			tok.Raw = string(rune(ch)) + tok.Str + string(rune(ch))
 		case '[':
 			if c := sc.Peek(); c == '[' || c == '=' {
 				tok.Type = TString
 				err = sc.scanMultilineString(sc.Next(), buf)
 				tok.Str = buf.String()
+				sep := strings.Repeat("=", sc.longSep)
+				tok.Raw = "[" + sep + "[" + tok.Str + "]" + sep + "]"
 			} else {
 				tok.Type = ch
 				tok.Str = string(rune(ch))
@@ -441,13 +476,24 @@ type Lexer struct {
 	PNewLine      bool
 	Token         ast.Token
 	PrevTokenType int
+	// luarun: the nesting 5.1's recursive parser would be in (levels):
+	// open brackets and blocks, each with the chain of right-associative
+	// operators ('..', '^') its enclosing level had
+	chains   []int
+	chainSum int // the sum of chains
+	chain    int // '..' and '^' in a row at this level
 }
 
 func (lx *Lexer) Lex(lval *yySymType) int {
 	lx.PrevTokenType = lx.Token.Type
+	lastLine := lx.scanner.Pos.Line // where the token before ended
 	tok, err := lx.scanner.Scan(lx)
 	if err != nil {
 		panic(err)
+	}
+	tok.NewLine = tok.Pos.Line != lastLine
+	if tok.Type >= 0 {
+		lx.countLevels(tok)
 	}
 	if tok.Type < 0 {
 		return 0
@@ -457,16 +503,60 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 	return int(tok.Type)
 }
 
+// maxSyntaxLevels is Lua 5.1's LUAI_MAXCCALLS, the deepest its parser
+// recurses.
+const maxSyntaxLevels = 200
+
+// countLevels follows the nesting tok makes and raises 5.1's "chunk has
+// too many syntax levels" past maxSyntaxLevels (luarun: gopher-lua's
+// parser is not recursive and had no limit). A level is an open bracket
+// or block (do, if, function, repeat: closed by end or until) or a '..'
+// or '^' in a chain of them, which 5.1's subexpr nests.
+func (lx *Lexer) countLevels(tok ast.Token) {
+	switch tok.Type {
+	case '(', '{', '[', TDo, TIf, TFunction, TRepeat:
+		lx.chains = append(lx.chains, lx.chain)
+		lx.chainSum += lx.chain
+		lx.chain = 0
+	case ')', '}', ']', TEnd, TUntil:
+		if n := len(lx.chains); n > 0 {
+			lx.chain = lx.chains[n-1]
+			lx.chainSum -= lx.chain
+			lx.chains = lx.chains[:n-1]
+		}
+	case T2Comma, '^':
+		lx.chain++
+	case ',', ';', '=', '<', '>', TEqeq, TNeq, TLte, TGte:
+		lx.chain = 0
+	default:
+		if tok.Type >= TAnd && tok.Type <= TGoto { // other reserved words
+			lx.chain = 0
+		}
+	}
+	if len(lx.chains)+lx.chainSum+lx.chain > maxSyntaxLevels {
+		panic(&Error{Pos: tok.Pos, Message: "chunk has too many syntax levels", Line: lx.scanner.line(tok.Pos)})
+	}
+}
+
 func (lx *Lexer) Error(message string) {
-	panic(lx.scanner.Error(lx.Token.Str, message))
+	panic(lx.scanner.Error(tokenText(lx.Token), message))
 }
 
 func (lx *Lexer) TokenError(tok ast.Token, message string) {
 	panic(lx.scanner.TokenError(tok, message))
 }
 
+// tokenText is tok as a syntax error quotes it: a string as written
+// (5.1's txtToken), anything else as its text.
+func tokenText(tok ast.Token) string {
+	if tok.Raw != "" {
+		return tok.Raw
+	}
+	return tok.Str
+}
+
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
-	lexer := &Lexer{NewScanner(reader, name), nil, false, ast.Token{Str: ""}, TNil}
+	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil}
 	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {

@@ -132,7 +132,7 @@ const yyEofCode = 1
 const yyErrCode = 2
 const yyInitialStackSize = 16
 
-//line parser.go.y:525
+//line parser.go.y:527
 
 func TokenName(c int) string {
 	if c >= TAnd && c-TAnd < len(yyToknames) {
@@ -148,7 +148,7 @@ var yyExca = [...]int8{
 	-1, 1,
 	1, -1,
 	-2, 0,
-	-1, 19,
+	-1, 18,
 	48, 33,
 	49, 33,
 	-2, 70,
@@ -163,27 +163,27 @@ const yyPrivate = 57344
 const yyLast = 616
 
 var yyAct = [...]uint8{
-	26, 92, 52, 25, 47, 88, 158, 58, 142, 118,
-	141, 167, 54, 69, 56, 55, 35, 139, 41, 42,
-	49, 160, 34, 67, 63, 137, 50, 64, 112, 113,
-	69, 109, 51, 48, 46, 45, 147, 85, 86, 87,
-	115, 110, 24, 95, 43, 44, 99, 96, 78, 136,
-	50, 171, 143, 103, 69, 108, 51, 84, 79, 80,
-	81, 82, 83, 89, 84, 111, 110, 41, 42, 49,
+	26, 92, 52, 25, 47, 88, 69, 58, 142, 158,
+	141, 54, 147, 56, 55, 35, 34, 139, 41, 42,
+	49, 118, 67, 63, 50, 51, 167, 137, 69, 64,
+	112, 113, 109, 48, 46, 45, 160, 85, 86, 87,
+	115, 110, 171, 95, 78, 143, 99, 96, 108, 50,
+	51, 136, 24, 103, 79, 80, 81, 82, 83, 23,
+	84, 43, 44, 84, 22, 111, 89, 110, 21, 69,
 	119, 120, 121, 122, 123, 124, 125, 126, 127, 128,
 	129, 130, 131, 132, 133, 134, 81, 82, 83, 170,
-	84, 153, 155, 33, 154, 144, 9, 138, 40, 23,
-	153, 19, 62, 22, 114, 101, 146, 149, 148, 151,
-	150, 71, 100, 152, 66, 50, 65, 61, 50, 157,
-	156, 51, 57, 64, 51, 70, 116, 106, 192, 21,
-	173, 174, 172, 76, 77, 75, 74, 78, 98, 159,
-	189, 95, 161, 97, 162, 72, 73, 79, 80, 81,
-	82, 83, 68, 84, 184, 183, 177, 169, 164, 104,
-	140, 168, 117, 53, 1, 91, 135, 175, 32, 20,
-	176, 8, 178, 60, 59, 180, 179, 3, 165, 28,
-	4, 39, 2, 187, 186, 27, 37, 0, 188, 0,
+	84, 153, 155, 33, 154, 144, 8, 138, 40, 153,
+	62, 18, 41, 42, 49, 114, 146, 149, 148, 151,
+	150, 71, 101, 152, 50, 51, 100, 50, 51, 157,
+	156, 64, 66, 65, 61, 70, 57, 116, 106, 192,
+	20, 189, 184, 76, 77, 75, 74, 78, 98, 159,
+	183, 95, 161, 97, 162, 72, 73, 79, 80, 81,
+	82, 83, 68, 84, 173, 174, 172, 177, 169, 164,
+	104, 168, 117, 53, 1, 140, 91, 175, 135, 32,
+	176, 19, 178, 7, 60, 180, 179, 59, 3, 28,
+	165, 39, 4, 187, 186, 27, 37, 2, 188, 0,
 	0, 29, 0, 191, 71, 0, 0, 0, 0, 0,
-	31, 0, 93, 30, 41, 42, 22, 0, 70, 0,
+	31, 0, 93, 30, 41, 42, 21, 0, 70, 0,
 	36, 0, 0, 0, 0, 0, 76, 77, 75, 74,
 	78, 94, 0, 38, 71, 90, 0, 0, 72, 73,
 	79, 80, 81, 82, 83, 0, 84, 0, 70, 0,
@@ -191,13 +191,13 @@ var yyAct = [...]uint8{
 	78, 0, 0, 0, 0, 0, 0, 0, 72, 73,
 	79, 80, 81, 82, 83, 28, 84, 39, 0, 0,
 	0, 27, 37, 145, 0, 0, 0, 29, 0, 0,
-	0, 0, 0, 0, 0, 0, 31, 0, 23, 30,
-	41, 42, 22, 28, 0, 39, 36, 0, 0, 27,
+	0, 0, 0, 0, 0, 0, 31, 0, 22, 30,
+	41, 42, 21, 28, 0, 39, 36, 0, 0, 27,
 	37, 0, 0, 0, 0, 29, 0, 0, 0, 38,
 	102, 0, 0, 0, 31, 0, 93, 30, 41, 42,
-	22, 28, 0, 39, 36, 0, 0, 27, 37, 0,
+	21, 28, 0, 39, 36, 0, 0, 27, 37, 0,
 	0, 0, 0, 29, 0, 94, 71, 38, 181, 0,
-	0, 0, 31, 0, 23, 30, 41, 42, 22, 0,
+	0, 0, 31, 0, 22, 30, 41, 42, 21, 0,
 	70, 0, 36, 0, 0, 0, 0, 0, 76, 77,
 	75, 74, 78, 71, 0, 38, 0, 0, 0, 0,
 	72, 73, 79, 80, 81, 82, 83, 70, 84, 0,
@@ -214,46 +214,46 @@ var yyAct = [...]uint8{
 	79, 80, 81, 82, 83, 70, 84, 0, 0, 0,
 	0, 0, 0, 76, 77, 75, 74, 78, 71, 0,
 	0, 0, 0, 0, 0, 72, 73, 79, 80, 81,
-	82, 83, 70, 84, 0, 0, 0, 0, 0, 0,
+	82, 83, 70, 84, 0, 0, 0, 0, 0, 71,
 	76, 77, 75, 74, 78, 0, 0, 0, 0, 0,
 	0, 0, 72, 73, 79, 80, 81, 82, 83, 0,
-	84, 7, 10, 0, 0, 0, 0, 14, 15, 13,
-	0, 16, 71, 0, 0, 6, 12, 0, 0, 0,
-	11, 18, 0, 0, 0, 0, 0, 0, 17, 23,
-	0, 0, 0, 22, 76, 77, 75, 74, 78, 0,
-	0, 0, 0, 5, 0, 0, 72, 73, 79, 80,
-	81, 82, 83, 0, 84, 76, 77, 75, 74, 78,
-	0, 0, 0, 0, 0, 0, 0, 72, 73, 79,
-	80, 81, 82, 83, 0, 84,
+	84, 76, 77, 75, 74, 78, 0, 0, 0, 0,
+	0, 0, 0, 72, 73, 79, 80, 81, 82, 83,
+	0, 84, 76, 77, 75, 74, 78, 0, 0, 0,
+	0, 0, 0, 0, 72, 73, 79, 80, 81, 82,
+	83, 0, 84, 6, 9, 0, 0, 0, 0, 13,
+	14, 12, 0, 15, 0, 0, 0, 5, 11, 0,
+	0, 0, 10, 17, 0, 0, 0, 0, 0, 0,
+	16, 22, 0, 0, 0, 21,
 }
 
 var yyPact = [...]int16{
-	-1000, -1000, 536, -5, -1000, -1000, 311, -1000, -4, -17,
-	-1000, 311, -1000, 311, 89, 84, 90, 83, 81, -1000,
-	-1000, -1000, 311, -1000, -1000, -36, 494, -1000, -1000, -1000,
-	-1000, -1000, -1000, -17, -1000, -1000, 311, 311, 311, 26,
-	-1000, -1000, 169, 311, 66, 311, 79, -1000, 72, 255,
-	-1000, -1000, 150, -1000, 467, 104, 440, 7, 17, 26,
-	-22, -1000, 71, -8, -1000, 94, -1000, 107, -46, 311,
+	-1000, -1000, 578, 12, 5, 311, -1000, 13, -17, -1000,
+	311, -1000, 311, 93, 91, 88, 90, 89, -1000, -1000,
+	-1000, 311, -1000, -1000, -1000, -21, 494, -1000, -1000, -1000,
+	-1000, -1000, -1000, -17, -1000, -1000, 311, 311, 311, 29,
+	-1000, -1000, 169, 311, 31, 311, 83, -1000, 79, 255,
+	-1000, -1000, 151, -1000, 467, 105, 440, 0, 18, 29,
+	-20, -1000, 72, -8, -1000, 95, -1000, 107, -34, 311,
 	311, 311, 311, 311, 311, 311, 311, 311, 311, 311,
-	311, 311, 311, 311, 311, 11, 11, 11, -1000, -6,
-	-1000, -39, -1000, 4, 311, 494, -36, -1000, -17, 220,
-	-1000, 32, -1000, -19, -1000, -1000, 311, -1000, 311, 311,
-	67, -1000, 61, 59, 26, 311, -1000, -1000, -1000, 494,
-	548, 569, 18, 18, 18, 18, 18, 18, 18, 44,
-	44, 11, 11, 11, 11, -49, -1000, -1000, -28, -1000,
-	283, -1000, -1000, 311, 190, -1000, -1000, -1000, 149, 494,
-	-1000, 359, 5, -1000, -1000, -1000, -1000, -36, -1000, 148,
-	58, -1000, 494, 3, -1000, 123, 311, -1000, 147, -1000,
-	-1000, 311, -1000, -1000, 311, 332, 146, -1000, 494, 145,
-	413, -1000, 311, -1000, -1000, -1000, 131, 386, -1000, -1000,
-	-1000, 119, -1000,
+	311, 311, 311, 311, 311, 17, 17, 17, -1000, -4,
+	-1000, -39, -1000, -3, 311, 494, -21, -1000, -17, 220,
+	-1000, 67, -1000, -43, -1000, -1000, 311, -1000, 311, 311,
+	66, -1000, 61, 59, 29, 311, -1000, -1000, -1000, 494,
+	515, 536, 14, 14, 14, 14, 14, 14, 14, 44,
+	44, 17, 17, 17, 17, -46, -1000, -1000, -13, -1000,
+	283, -1000, -1000, 311, 190, -1000, -1000, -1000, 150, 494,
+	-1000, 359, 20, -1000, -1000, -1000, -1000, -21, -1000, 149,
+	58, -1000, 494, -6, -1000, 147, 311, -1000, 148, -1000,
+	-1000, 311, -1000, -1000, 311, 332, 131, -1000, 494, 123,
+	413, -1000, 311, -1000, -1000, -1000, 122, 386, -1000, -1000,
+	-1000, 120, -1000,
 }
 
 var yyPgo = [...]uint8{
-	0, 163, 182, 2, 180, 178, 177, 174, 173, 171,
-	98, 7, 3, 0, 22, 93, 129, 169, 4, 168,
-	5, 166, 16, 165, 1, 160,
+	0, 163, 187, 2, 182, 180, 178, 177, 174, 173,
+	98, 7, 3, 0, 16, 93, 130, 171, 4, 169,
+	5, 168, 15, 166, 1, 165,
 }
 
 var yyR1 = [...]int8{
@@ -270,7 +270,7 @@ var yyR1 = [...]int8{
 }
 
 var yyR2 = [...]int8{
-	0, 1, 2, 3, 0, 2, 2, 1, 3, 1,
+	0, 1, 2, 3, 0, 2, 3, 1, 3, 1,
 	3, 5, 4, 6, 8, 9, 11, 7, 3, 4,
 	4, 2, 3, 2, 0, 5, 1, 2, 1, 1,
 	3, 1, 3, 1, 3, 1, 4, 3, 1, 3,
@@ -283,9 +283,9 @@ var yyR2 = [...]int8{
 }
 
 var yyChk = [...]int16{
-	-1000, -1, -2, -6, -4, 47, 19, 5, -9, -15,
-	6, 24, 20, 13, 11, 12, 15, 32, 25, -10,
-	-17, -16, 37, 33, 47, -12, -13, 16, 10, 22,
+	-1000, -1, -2, -6, -4, 19, 5, -9, -15, 6,
+	24, 20, 13, 11, 12, 15, 32, 25, -10, -17,
+	-16, 37, 33, 47, 47, -12, -13, 16, 10, 22,
 	34, 31, -19, -15, -14, -22, 41, 17, 54, 12,
 	-10, 35, 36, 48, 49, 52, 51, -18, 50, 37,
 	-22, -14, -3, -1, -13, -3, -13, 33, -11, -7,
@@ -306,9 +306,9 @@ var yyChk = [...]int16{
 }
 
 var yyDef = [...]int8{
-	4, -2, 1, 2, 5, 6, 26, 28, 0, 9,
-	4, 0, 4, 0, 0, 0, 0, 0, 0, -2,
-	71, 72, 0, 35, 3, 27, 40, 42, 43, 44,
+	4, -2, 1, 2, 5, 26, 28, 0, 9, 4,
+	0, 4, 0, 0, 0, 0, 0, 0, -2, 71,
+	72, 0, 35, 3, 6, 27, 40, 42, 43, 44,
 	45, 46, 47, 48, 49, 50, 0, 0, 0, 0,
 	70, 69, 0, 0, 0, 0, 0, 75, 0, 0,
 	79, 80, 0, 7, 0, 0, 0, 38, 0, 0,
@@ -732,27 +732,28 @@ yydefault:
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
 		}
 	case 6:
-		yyDollar = yyS[yypt-2 : yypt+1]
+		yyDollar = yyS[yypt-3 : yypt+1]
 //line parser.go.y:99
 		{
-			yyVAL.stmts = yyDollar[1].stmts
+			/* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
+			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
 		}
 	case 7:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:104
+//line parser.go.y:105
 		{
 			yyVAL.stmts = yyDollar[1].stmts
 		}
 	case 8:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:109
+//line parser.go.y:110
 		{
 			yyVAL.stmt = &ast.AssignStmt{Lhs: yyDollar[1].exprlist, Rhs: yyDollar[3].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].exprlist[0].Line())
 		}
 	case 9:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:114
+//line parser.go.y:115
 		{
 			if _, ok := yyDollar[1].expr.(*ast.FuncCallExpr); !ok {
 				yylex.(*Lexer).Error("parse error")
@@ -763,7 +764,7 @@ yydefault:
 		}
 	case 10:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:122
+//line parser.go.y:123
 		{
 			yyVAL.stmt = &ast.DoBlockStmt{Stmts: yyDollar[2].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -771,7 +772,7 @@ yydefault:
 		}
 	case 11:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:127
+//line parser.go.y:128
 		{
 			yyVAL.stmt = &ast.WhileStmt{Condition: yyDollar[2].expr, Stmts: yyDollar[4].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -779,7 +780,7 @@ yydefault:
 		}
 	case 12:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:132
+//line parser.go.y:133
 		{
 			yyVAL.stmt = &ast.RepeatStmt{Condition: yyDollar[4].expr, Stmts: yyDollar[2].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -787,7 +788,7 @@ yydefault:
 		}
 	case 13:
 		yyDollar = yyS[yypt-6 : yypt+1]
-//line parser.go.y:137
+//line parser.go.y:138
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts}
 			cur := yyVAL.stmt
@@ -800,7 +801,7 @@ yydefault:
 		}
 	case 14:
 		yyDollar = yyS[yypt-8 : yypt+1]
-//line parser.go.y:147
+//line parser.go.y:148
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts}
 			cur := yyVAL.stmt
@@ -814,7 +815,7 @@ yydefault:
 		}
 	case 15:
 		yyDollar = yyS[yypt-9 : yypt+1]
-//line parser.go.y:158
+//line parser.go.y:159
 		{
 			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[2].token.Str, Init: yyDollar[4].expr, Limit: yyDollar[6].expr, Stmts: yyDollar[8].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -822,7 +823,7 @@ yydefault:
 		}
 	case 16:
 		yyDollar = yyS[yypt-11 : yypt+1]
-//line parser.go.y:163
+//line parser.go.y:164
 		{
 			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[2].token.Str, Init: yyDollar[4].expr, Limit: yyDollar[6].expr, Step: yyDollar[8].expr, Stmts: yyDollar[10].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -830,15 +831,16 @@ yydefault:
 		}
 	case 17:
 		yyDollar = yyS[yypt-7 : yypt+1]
-//line parser.go.y:168
+//line parser.go.y:169
 		{
 			yyVAL.stmt = &ast.GenericForStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist, Stmts: yyDollar[6].stmts}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+			/* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
+			yyVAL.stmt.SetLine(yyDollar[4].exprlist[0].Line())
 			yyVAL.stmt.SetLastLine(yyDollar[7].token.Pos.Line)
 		}
 	case 18:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:173
+//line parser.go.y:175
 		{
 			yyVAL.stmt = &ast.FuncDefStmt{Name: yyDollar[2].funcname, Func: yyDollar[3].funcexpr}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -846,96 +848,96 @@ yydefault:
 		}
 	case 19:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:178
+//line parser.go.y:180
 		{
-			yyVAL.stmt = &ast.LocalAssignStmt{Names: []string{yyDollar[3].token.Str}, Exprs: []ast.Expr{yyDollar[4].funcexpr}}
+			yyVAL.stmt = &ast.LocalAssignStmt{Names: []string{yyDollar[3].token.Str}, Exprs: []ast.Expr{yyDollar[4].funcexpr}, Func: true}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[4].funcexpr.LastLine())
 		}
 	case 20:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:183
+//line parser.go.y:185
 		{
 			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 21:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:187
+//line parser.go.y:189
 		{
 			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: []ast.Expr{}}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 22:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:191
+//line parser.go.y:193
 		{
 			yyVAL.stmt = &ast.LabelStmt{Name: yyDollar[2].token.Str}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 23:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:195
+//line parser.go.y:197
 		{
 			yyVAL.stmt = &ast.GotoStmt{Label: yyDollar[2].token.Str}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 24:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:201
+//line parser.go.y:203
 		{
 			yyVAL.stmts = []ast.Stmt{}
 		}
 	case 25:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:204
+//line parser.go.y:206
 		{
 			yyVAL.stmts = append(yyDollar[1].stmts, &ast.IfStmt{Condition: yyDollar[3].expr, Then: yyDollar[5].stmts})
 			yyVAL.stmts[len(yyVAL.stmts)-1].SetLine(yyDollar[2].token.Pos.Line)
 		}
 	case 26:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:210
+//line parser.go.y:212
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: nil}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 27:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:214
+//line parser.go.y:216
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: yyDollar[2].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 28:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:218
+//line parser.go.y:220
 		{
 			yyVAL.stmt = &ast.BreakStmt{}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 29:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:224
+//line parser.go.y:226
 		{
 			yyVAL.funcname = yyDollar[1].funcname
 		}
 	case 30:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:227
+//line parser.go.y:229
 		{
 			yyVAL.funcname = &ast.FuncName{Func: nil, Receiver: yyDollar[1].funcname.Func, Method: yyDollar[3].token.Str}
 		}
 	case 31:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:232
+//line parser.go.y:234
 		{
 			yyVAL.funcname = &ast.FuncName{Func: &ast.IdentExpr{Value: yyDollar[1].token.Str}}
 			yyVAL.funcname.Func.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 32:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:236
+//line parser.go.y:238
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -945,33 +947,33 @@ yydefault:
 		}
 	case 33:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:245
+//line parser.go.y:247
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 34:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:248
+//line parser.go.y:250
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
 	case 35:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:253
+//line parser.go.y:255
 		{
 			yyVAL.expr = &ast.IdentExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 36:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:257
+//line parser.go.y:259
 		{
 			yyVAL.expr = &ast.AttrGetExpr{Object: yyDollar[1].expr, Key: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 37:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:261
+//line parser.go.y:263
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -980,241 +982,241 @@ yydefault:
 		}
 	case 38:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:269
+//line parser.go.y:271
 		{
 			yyVAL.namelist = []string{yyDollar[1].token.Str}
 		}
 	case 39:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:272
+//line parser.go.y:274
 		{
 			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
 		}
 	case 40:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:277
+//line parser.go.y:279
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 41:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:280
+//line parser.go.y:282
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
 	case 42:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:285
+//line parser.go.y:287
 		{
 			yyVAL.expr = &ast.NilExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 43:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:289
+//line parser.go.y:291
 		{
 			yyVAL.expr = &ast.FalseExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 44:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:293
+//line parser.go.y:295
 		{
 			yyVAL.expr = &ast.TrueExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 45:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:297
+//line parser.go.y:299
 		{
 			yyVAL.expr = &ast.NumberExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 46:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:301
+//line parser.go.y:303
 		{
 			yyVAL.expr = &ast.Comma3Expr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 47:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:305
+//line parser.go.y:307
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 48:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:308
+//line parser.go.y:310
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 49:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:311
+//line parser.go.y:313
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 50:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:314
+//line parser.go.y:316
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 51:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:317
+//line parser.go.y:319
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "or", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 52:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:321
+//line parser.go.y:323
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "and", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 53:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:325
+//line parser.go.y:327
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 54:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:329
+//line parser.go.y:331
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 55:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:333
+//line parser.go.y:335
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 56:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:337
+//line parser.go.y:339
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 57:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:341
+//line parser.go.y:343
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "==", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 58:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:345
+//line parser.go.y:347
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "~=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 59:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:349
+//line parser.go.y:351
 		{
 			yyVAL.expr = &ast.StringConcatOpExpr{Lhs: yyDollar[1].expr, Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 60:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:353
+//line parser.go.y:355
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "+", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 61:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:357
+//line parser.go.y:359
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "-", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 62:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:361
+//line parser.go.y:363
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "*", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 63:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:365
+//line parser.go.y:367
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "/", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 64:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:369
+//line parser.go.y:371
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "%", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 65:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:373
+//line parser.go.y:375
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "^", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 66:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:377
+//line parser.go.y:379
 		{
 			yyVAL.expr = &ast.UnaryMinusOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 		}
 	case 67:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:381
+//line parser.go.y:383
 		{
 			yyVAL.expr = &ast.UnaryNotOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 		}
 	case 68:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:385
+//line parser.go.y:387
 		{
 			yyVAL.expr = &ast.UnaryLenOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 		}
 	case 69:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:391
+//line parser.go.y:393
 		{
 			yyVAL.expr = &ast.StringExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 70:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:397
+//line parser.go.y:399
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 71:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:400
+//line parser.go.y:402
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 72:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:403
+//line parser.go.y:405
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 73:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:406
+//line parser.go.y:408
 		{
 			if ex, ok := yyDollar[2].expr.(*ast.Comma3Expr); ok {
 				ex.AdjustRet = true
@@ -1224,58 +1226,58 @@ yydefault:
 		}
 	case 74:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:415
+//line parser.go.y:417
 		{
 			yyDollar[2].expr.(*ast.FuncCallExpr).AdjustRet = true
 			yyVAL.expr = yyDollar[2].expr
 		}
 	case 75:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:421
+//line parser.go.y:423
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Func: yyDollar[1].expr, Args: yyDollar[2].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 76:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:425
+//line parser.go.y:427
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Method: yyDollar[3].token.Str, Receiver: yyDollar[1].expr, Args: yyDollar[4].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 		}
 	case 77:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:431
+//line parser.go.y:433
 		{
-			if yylex.(*Lexer).PNewLine {
+			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = []ast.Expr{}
 		}
 	case 78:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:437
+//line parser.go.y:439
 		{
-			if yylex.(*Lexer).PNewLine {
+			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = yyDollar[2].exprlist
 		}
 	case 79:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:443
+//line parser.go.y:445
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 80:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:446
+//line parser.go.y:448
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 81:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:451
+//line parser.go.y:453
 		{
 			yyVAL.expr = &ast.FunctionExpr{ParList: yyDollar[2].funcexpr.ParList, Stmts: yyDollar[2].funcexpr.Stmts}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1283,7 +1285,7 @@ yydefault:
 		}
 	case 82:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:458
+//line parser.go.y:460
 		{
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: yyDollar[2].parlist, Stmts: yyDollar[4].stmts}
 			yyVAL.funcexpr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1291,7 +1293,7 @@ yydefault:
 		}
 	case 83:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:463
+//line parser.go.y:465
 		{
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: false, Names: []string{}}, Stmts: yyDollar[3].stmts}
 			yyVAL.funcexpr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1299,84 +1301,84 @@ yydefault:
 		}
 	case 84:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:470
+//line parser.go.y:472
 		{
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
 		}
 	case 85:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:473
+//line parser.go.y:475
 		{
 			yyVAL.parlist = &ast.ParList{HasVargs: false, Names: []string{}}
 			yyVAL.parlist.Names = append(yyVAL.parlist.Names, yyDollar[1].namelist...)
 		}
 	case 86:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:477
+//line parser.go.y:479
 		{
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
 			yyVAL.parlist.Names = append(yyVAL.parlist.Names, yyDollar[1].namelist...)
 		}
 	case 87:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:484
+//line parser.go.y:486
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: []*ast.Field{}}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 88:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:488
+//line parser.go.y:490
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: yyDollar[2].fieldlist}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 89:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:495
+//line parser.go.y:497
 		{
 			yyVAL.fieldlist = []*ast.Field{yyDollar[1].field}
 		}
 	case 90:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:498
+//line parser.go.y:500
 		{
 			yyVAL.fieldlist = append(yyDollar[1].fieldlist, yyDollar[3].field)
 		}
 	case 91:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:501
+//line parser.go.y:503
 		{
 			yyVAL.fieldlist = yyDollar[1].fieldlist
 		}
 	case 92:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:506
+//line parser.go.y:508
 		{
 			yyVAL.field = &ast.Field{Key: &ast.StringExpr{Value: yyDollar[1].token.Str}, Value: yyDollar[3].expr}
 			yyVAL.field.Key.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 93:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:510
+//line parser.go.y:512
 		{
 			yyVAL.field = &ast.Field{Key: yyDollar[2].expr, Value: yyDollar[5].expr}
 		}
 	case 94:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:513
+//line parser.go.y:515
 		{
 			yyVAL.field = &ast.Field{Value: yyDollar[1].expr}
 		}
 	case 95:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:518
+//line parser.go.y:520
 		{
 			yyVAL.fieldsep = ","
 		}
 	case 96:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:521
+//line parser.go.y:523
 		{
 			yyVAL.fieldsep = ";"
 		}

@@ -96,8 +96,9 @@ chunk1:
         chunk1 stat {
             $$ = append($1, $2)
         } | 
-        chunk1 ';' {
-            $$ = $1
+        chunk1 stat ';' {
+            /* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
+            $$ = append($1, $2)
         }
 
 block: 
@@ -167,7 +168,8 @@ stat:
         } |
         TFor namelist TIn exprlist TDo block TEnd {
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
-            $$.SetLine($1.Pos.Line)
+            /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
+            $$.SetLine($4[0].Line())
             $$.SetLastLine($7.Pos.Line)
         } |
         TFunction funcname funcbody {
@@ -176,7 +178,7 @@ stat:
             $$.SetLastLine($3.LastLine())
         } |
         TLocal TFunction TIdent funcbody {
-            $$ = &ast.LocalAssignStmt{Names:[]string{$3.Str}, Exprs: []ast.Expr{$4}}
+            $$ = &ast.LocalAssignStmt{Names:[]string{$3.Str}, Exprs: []ast.Expr{$4}, Func: true}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($4.LastLine())
         } | 
@@ -429,13 +431,13 @@ functioncall:
 
 args:
         '(' ')' {
-            if yylex.(*Lexer).PNewLine {
+            if $1.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
             $$ = []ast.Expr{}
         } |
         '(' exprlist ')' {
-            if yylex.(*Lexer).PNewLine {
+            if $1.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
                yylex.(*Lexer).TokenError($1, "ambiguous syntax (function call x new statement)")
             }
             $$ = $2

@@ -17,7 +17,7 @@
 -- process.all's Go half, the tables to fill, boot's Go helpers, and
 -- pcall's (pstart, presume).
 local CMD, raw_create, raw_yield, raw_status, resume, all_go, coroutine_t, process_t, arm, resolve, pstart, presume,
-  debug_traceback, arm_trace, traced_failure = ...
+  arm_handler, take_handled = ...
 local error, type, getmetatable = error, type, getmetatable
 
 -- pass forwards the CMD yields of co to whoever resumed us, until co
@@ -106,8 +106,12 @@ end
 
 local protected = pcall
 
-local function traced_trampoline(f, ...)
-  arm_trace()
+-- xpcall's coroutine starts here: arm_handler makes an error raised in
+-- it call the handler where it is raised, before the stack unwinds (as
+-- Lua 5.1 does), so that xpcall(f, debug.traceback) shows the frames
+-- that failed.
+local function handled_trampoline(handler, f, ...)
+  arm_handler(handler)
   return same(f(...)) -- not a tail call: f keeps a caller in tracebacks
 end
 
@@ -119,8 +123,17 @@ local function handled(ok, ...)
   return false, "error in error handling"
 end
 
+-- failed is xpcall's failure of co: what the handler made of the error
+-- where it was raised, or (an error that was not raised in co's code: a
+-- refused nesting, a Go call stack overflow) the handler called now.
+local function failed(co, handler, ...)
+  local ran, ok, v = take_handled(co)
+  if ran then return handled(ok, v) end
+  return handled(protected(handler, ...))
+end
+
 local function xpcall_step(co, handler, st, ...)
-  if st == 0 then return handled(protected(handler, ...)) end
+  if st == 0 then return failed(co, handler, ...) end
   if st == 1 then return true, ... end
   return xpcall_step(co, handler, presume(co, raw_yield(...)))
 end
@@ -133,13 +146,7 @@ xpcall = function(f, handler, ...)
   if handler == nil then error("bad argument #2 to 'xpcall' (value expected)", 2) end
   local fn = callable(f)
   if fn == nil then return handled(protected(handler, "attempt to call a " .. type(f) .. " value")) end
-  if handler == debug_traceback then
-    -- the everyday xpcall(f, debug.traceback): the traceback is taken
-    -- where the error is raised (Lua 5.1 runs the handler there; luarun
-    -- runs it once the protected coroutine has unwound)
-    return xpcall_start(traced_failure, pstart(traced_trampoline, fn, ...))
-  end
-  return xpcall_start(handler, pstart(fn, ...))
+  return xpcall_start(handler, pstart(handled_trampoline, handler, fn, ...))
 end
 
 local function all_check(ok, ...)

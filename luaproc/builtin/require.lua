@@ -43,10 +43,10 @@ local function require(name)
     return require(name) -- it has loaded, or failed, in another task
   end
   if type(loaders) ~= "table" then raise("'package.loaders' must be a table") end
-  local loader, extra
+  local loader
   local tried = ""
   for i = 1, #loaders do
-    loader, extra = loaders[i](name)
+    loader = loaders[i](name)
     if type(loader) == "function" then break end
     if type(loader) == "string" then
       tried = tried == "" and loader or tried .. loader
@@ -56,7 +56,7 @@ local function require(name)
   if loader == nil then raise("module '" .. name .. "' not found:" .. tried) end
   begin(name)
   loaded[name] = LOADING
-  local result = loader(name, extra)
+  local result = loader(name) -- as in Lua 5.1 (5.2 passes extra too): module(...) takes it all
   if result ~= nil then loaded[name] = result end
   if loaded[name] == LOADING then loaded[name] = true end
   finish(name)

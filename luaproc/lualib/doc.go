@@ -5,7 +5,7 @@
 // Install replaces them in a state's string and table libraries:
 // string.find, match, gmatch, gsub, format, upper, lower; table.concat;
 // math.random and math.randomseed (a generator per state); and the base
-// functions collectgarbage and gcinfo.
+// function gcinfo.
 package lualib
 
 import lua "github.com/luarun/luarun/lua"
@@ -31,6 +31,5 @@ func Install(L *lua.LState) {
 	m := L.GetGlobal(lua.MathLibName).(*lua.LTable)
 	m.RawSetString("random", L.NewFunction(mathRandom))
 	m.RawSetString("randomseed", L.NewFunction(mathRandomseed))
-	L.SetGlobal("collectgarbage", L.NewFunction(baseCollectGarbage))
 	L.SetGlobal("gcinfo", L.NewFunction(baseGcinfo)) // 5.1's, missing from gopher-lua
 }

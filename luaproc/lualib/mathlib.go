@@ -67,5 +67,5 @@ func mathRandomseed(L *lua.LState) int {
 // another process.
 func Reset(L *lua.LState) {
 	L.G.Registry.RawSetString(randomKey, lua.LNil)
-	L.G.Registry.RawSetString(gcTuningKey, lua.LNil)
+	L.G.Registry.RawSetString(lua.GCStateKey, lua.LNil)
 }

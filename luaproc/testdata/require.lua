@@ -10,7 +10,7 @@ function T.test_dotted_names_and_init_lua()
   local u = require("req.util")
   eq(u.double(21), 42)
   eq(u.name, "req.util")
-  eq(u.path, "testdata/req/util.lua")
+  eq(u.path, nil) -- Lua 5.1 passes the loader the name only
   local pkg = require("req.pkg")
   eq(pkg.name, "req.pkg")
   eq(pkg.sub, "sub of req.pkg.sub")
@@ -133,7 +133,8 @@ function T.test_built_in_modules_are_loaded()
   eq(require("string"), string)
   eq(require("package"), package)
   eq(package.loaded._G, _G)
-  eq(package.loaded.time, time)
+  eq(package.loaded.string, string)
+  eq(package.loaded["luarun.time"], time)
   eq(package.loaded.nosuch, nil)
 end
 
