@@ -1538,6 +1538,7 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 			sv = string(slv)
 		}
 		context.Proto.stringConstants = append(context.Proto.stringConstants, sv)
+		context.Proto.stringHashes = append(context.Proto.stringHashes, strHash(sv))
 	}
 	patchCode(context)
 } // }}}

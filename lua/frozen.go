@@ -17,8 +17,8 @@ package lua
 func (tb *LTable) Freeze() bool {
 	for i := range tb.node {
 		n := &tb.node[i]
-		if n.kind == nodeStr && n.val != LNil {
-			tb.frozen = true
+		if _, ok := n.key.(LString); ok && n.val != LNil {
+			tb.flags |= flagFrozen
 			return true
 		}
 	}
@@ -27,4 +27,4 @@ func (tb *LTable) Freeze() bool {
 
 // IsFrozen reports whether Freeze marked the table and no string key was
 // written since.
-func (tb *LTable) IsFrozen() bool { return tb.frozen }
+func (tb *LTable) IsFrozen() bool { return tb.flags&flagFrozen != 0 }

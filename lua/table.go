@@ -3,6 +3,7 @@ package lua
 import (
 	"math"
 	"math/bits"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -27,8 +28,11 @@ import (
 //     next rehash, so that a traversal that clears keys goes on.
 //
 // next visits the array part in order, then the nodes in index order; #t
-// is luaH_getn. String keys are kept unboxed (tnode.skey): setting a field
-// boxes nothing, and Next boxes a string key once, in its node.
+// is luaH_getn, answered without a search while the array part's slots
+// in use are all its first ones (LTable.border). A node holds its key as
+// an LValue, a string key boxed once, when it is inserted (the VM passes
+// its constant's box: setting a field boxes nothing); next returns the
+// node's key and writes nothing.
 
 // maxBits is 5.1's MAXBITS: the array part has at most 2^maxBits slots,
 // the hash part at most 2^maxBits nodes.
@@ -47,25 +51,28 @@ const smallStrings = 8
 // a table filled field by field grows to that many keys in one slice.
 const minNodeCap = 4
 
+// minArrayCap is the capacity an array part grown by a rehash gets at
+// least (the old table's first array): 100 appends allocate 3 arrays.
+const minArrayCap = 32
+
 // scanNodes is the largest hash part whose string keys are looked up by
 // comparing them all instead of by hash (the same node is found: a key has
 // one node).
 const scanNodes = 8
 
-// Kinds of a node's key.
+// LTable.flags: the low bits are lastfree, the others marks.
 const (
-	nodeFree  = 0 // never used: the key is nil (getfreepos may take it)
-	nodeStr   = 1 // a string key, in skey
-	nodeOther = 2 // any other key, in key
+	flagShared   = 1 << 31 // Share's mark (cow.go)
+	flagFrozen   = 1 << 30 // Freeze's mark (frozen.go)
+	lastfreeMask = 1<<30 - 1
 )
 
-// tnode is a node of a table's hash part.
+// tnode is a node of a table's hash part (40 bytes).
 type tnode struct {
-	val  LValue // LNil once the key's value is removed; nil while nodeFree
-	key  LValue // the key when not a string; a string key's box once made
-	skey string // a string key
+	key  LValue // nil while the node was never used; a removed key stays
+	val  LValue // LNil once the key's value is removed; nil while free
 	next int32  // 1 + the index of the next node of the chain, 0 at its end
-	kind uint8
+	hash uint32 // a string key's strHash (0 for other keys)
 }
 
 type lValueArraySorter struct {
@@ -117,14 +124,12 @@ func newLTable(acap int, hcap int) *LTable {
 	}
 	tb.Metatable = LNil
 	if tb.node != nil {
-		tb.lastfree = int32(len(tb.node))
+		tb.flags = uint32(len(tb.node))
 		return tb
 	}
 	if acap > 0 {
 		tb.array = make([]LValue, acap)
-		for i := range tb.array {
-			tb.array[i] = LNil
-		}
+		fillNil(tb.array)
 	}
 	if hcap > 0 {
 		tb.setNodeVector(hcap)
@@ -133,7 +138,8 @@ func newLTable(acap int, hcap int) *LTable {
 }
 
 // A table made for up to 4 keys (a record: {x = 1, y = 2}) has its hash
-// part in the same allocation.
+// part in the same allocation (the header and 1, 2 or 4 nodes: 120, 160,
+// 240 bytes).
 type tableNodes1 struct {
 	LTable
 	nodes [1]tnode
@@ -197,9 +203,11 @@ func (tb *LTable) numPos(n float64) int {
 	return int((uint32(b) + uint32(b>>32)) % uint32((len(tb.node)-1)|1))
 }
 
-// keyPos is the main position of a key that is not a string.
+// keyPos is the main position of a key (mainposition).
 func (tb *LTable) keyPos(key LValue) int {
 	switch k := key.(type) {
+	case LString:
+		return tb.strPos(string(k))
 	case LNumber:
 		return tb.numPos(float64(k))
 	case LBool:
@@ -207,11 +215,9 @@ func (tb *LTable) keyPos(key LValue) int {
 			return 1 & (len(tb.node) - 1)
 		}
 		return 0
-	case LString:
-		return tb.strPos(string(k))
 	}
 	var p uintptr
-	switch k := key.(type) {
+	switch key.(type) {
 	case *LTable, *LFunction, *LUserData, *LState, LChannel:
 		// an object: its address (the interface's data word, the pointer
 		// itself for these types), as 5.1's hashpointer
@@ -219,35 +225,39 @@ func (tb *LTable) keyPos(key LValue) int {
 	default:
 		// a value of a type from outside the package: equal values may
 		// be boxed apart, so one chain for them all
-		_ = k
 	}
 	return int(uint32(p) % uint32((len(tb.node)-1)|1))
-}
-
-// nodePos is the main position of node n's key.
-func (tb *LTable) nodePos(n *tnode) int {
-	if n.kind == nodeStr {
-		return tb.strPos(n.skey)
-	}
-	return tb.keyPos(n.key)
 }
 
 // findStr returns the node of string key, -1 if it has none. A key whose
 // value was removed still has its node.
 func (tb *LTable) findStr(key string) int {
 	if len(tb.node) <= scanNodes {
+		// a small hash part: comparing its keys is faster than hashing
 		for i := range tb.node {
-			if n := &tb.node[i]; n.skey == key && n.kind == nodeStr {
+			if k, ok := tb.node[i].key.(LString); ok && string(k) == key {
 				return i
 			}
 		}
 		return -1
 	}
-	i := tb.strPos(key)
+	return tb.findStrH(key, strHash(key))
+}
+
+// findStrH is findStr of a key whose strHash is h (a constant's, which
+// the compiler hashed): its main position, and the nodes of its chain
+// whose hash is h.
+func (tb *LTable) findStrH(key string, h uint32) int {
+	if len(tb.node) == 0 {
+		return -1
+	}
+	i := int(h & uint32(len(tb.node)-1))
 	for {
 		n := &tb.node[i]
-		if n.kind == nodeStr && n.skey == key {
-			return i
+		if n.hash == h {
+			if k, ok := n.key.(LString); ok && string(k) == key {
+				return i
+			}
 		}
 		if n.next == 0 {
 			return -1
@@ -256,8 +266,16 @@ func (tb *LTable) findStr(key string) int {
 	}
 }
 
-// findKey returns the node of a key that is not a string, -1 if it has
-// none.
+// nodePos is the main position of node n's key.
+func (tb *LTable) nodePos(n *tnode) int {
+	if _, ok := n.key.(LString); ok {
+		return int(n.hash & uint32(len(tb.node)-1))
+	}
+	return tb.keyPos(n.key)
+}
+
+// findKey returns the node of a key that is neither a string nor a
+// number, -1 if it has none.
 func (tb *LTable) findKey(key LValue) int {
 	if len(tb.node) == 0 {
 		return -1
@@ -265,7 +283,7 @@ func (tb *LTable) findKey(key LValue) int {
 	i := tb.keyPos(key)
 	for {
 		n := &tb.node[i]
-		if n.kind == nodeOther && n.key == key {
+		if n.key == key {
 			return i
 		}
 		if n.next == 0 {
@@ -283,10 +301,8 @@ func (tb *LTable) findNum(f float64) int {
 	i := tb.numPos(f)
 	for {
 		n := &tb.node[i]
-		if n.kind == nodeOther {
-			if k, ok := n.key.(LNumber); ok && float64(k) == f {
-				return i
-			}
+		if k, ok := n.key.(LNumber); ok && float64(k) == f {
+			return i
 		}
 		if n.next == 0 {
 			return -1
@@ -313,7 +329,7 @@ func arrayIndex(key LValue) int {
 func (tb *LTable) setNodeVector(size int) {
 	if size == 0 {
 		tb.node = nil
-		tb.lastfree = 0
+		tb.setLastfree(0)
 		return
 	}
 	lsize := ceilLog2(size)
@@ -321,10 +337,16 @@ func (tb *LTable) setNodeVector(size int) {
 		panic("table overflow")
 	}
 	tb.node = make([]tnode, 1<<lsize)
-	tb.lastfree = int32(len(tb.node))
+	tb.setLastfree(len(tb.node))
 }
 
-// setArraySize grows or shrinks the array part to n slots, new ones LNil.
+// setLastfree sets the bound getFreePos scans down from.
+func (tb *LTable) setLastfree(n int) {
+	tb.flags = tb.flags&^lastfreeMask | uint32(n)
+}
+
+// setArraySize grows or shrinks the array part to n slots, new ones LNil;
+// a new array has room for minArrayCap slots at least.
 func (tb *LTable) setArraySize(n int) {
 	old := tb.array
 	if n <= cap(old) {
@@ -332,57 +354,137 @@ func (tb *LTable) setArraySize(n int) {
 			clear(old[n:])
 		}
 		arr := old[:n]
-		for i := len(old); i < n; i++ {
-			arr[i] = LNil
-		}
+		fillNil(arr[min(len(old), n):])
 		tb.array = arr
 		return
 	}
 	c := n
-	if c < 4 {
-		c = 4
+	if c < minArrayCap {
+		c = minArrayCap
 	}
 	arr := make([]LValue, n, c)
 	copy(arr, old)
-	for i := len(old); i < n; i++ {
-		arr[i] = LNil
-	}
+	fillNil(arr[len(old):])
 	tb.array = arr
+}
+
+// nilSlots is LNil in every slot, for fillNil to copy.
+var nilSlots = func() (a [64]LValue) {
+	for i := range a {
+		a[i] = LNil
+	}
+	return
+}()
+
+// fillNil sets every slot of a to LNil (copied in blocks: one write
+// barrier check per block).
+func fillNil(a []LValue) {
+	for len(a) > 0 {
+		a = a[copy(a, nilSlots[:]):]
+	}
+}
+
+// setArray sets the array part's slot i to v, keeping tb.border known
+// where it stays so.
+func (tb *LTable) setArray(i int, v LValue) {
+	tb.array[i] = v
+	b := int(tb.border)
+	if b < 0 {
+		return
+	}
+	if v == LNil {
+		if i < b {
+			if i == b-1 {
+				tb.border--
+			} else {
+				tb.border = -1
+			}
+		}
+	} else if i >= b {
+		if i == b {
+			tb.border++
+		} else {
+			tb.border = -1
+		}
+	}
+}
+
+// findBorder sets tb.border from the array part (after a resize), whose
+// slots before from are known to be in use.
+func (tb *LTable) findBorder(from int) {
+	a := tb.array
+	b := max(from, 0)
+	for b < len(a) && a[b] != LNil {
+		b++
+	}
+	for i := b; i < len(a); i++ {
+		if a[i] != LNil {
+			tb.border = -1
+			return
+		}
+	}
+	tb.border = int32(b)
 }
 
 // getFreePos returns a never used node, scanning down from lastfree, or
 // -1 when there is none left.
 func (tb *LTable) getFreePos() int {
-	for tb.lastfree > 0 {
-		tb.lastfree--
-		if tb.node[tb.lastfree].kind == nodeFree {
-			return int(tb.lastfree)
+	lf := int(tb.flags & lastfreeMask)
+	for lf > 0 {
+		lf--
+		if tb.node[lf].key == nil {
+			tb.setLastfree(lf)
+			return lf
 		}
 	}
+	tb.setLastfree(0)
 	return -1
 }
 
+// isFull reports whether a new key whose main position is mp would make
+// newKey rehash: mp is taken and getFreePos would find no free node.
+func (tb *LTable) isFull(mp int) bool {
+	if v := tb.node[mp].val; v == nil || v == LNil {
+		return false
+	}
+	for lf := int(tb.flags & lastfreeMask); lf > 0; {
+		lf--
+		if tb.node[lf].key == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // newKey inserts a key tb does not have, with its value (luaH_newkey).
-// kind, skey and key are the key as a node holds it. When the hash part is
-// full the table is rehashed and the key set again (it may go to the array
-// part then).
-func (tb *LTable) newKey(kind uint8, skey string, key LValue, value LValue) {
+// When the hash part is full the table is rehashed and the key set again
+// (it may go to the array part then).
+func (tb *LTable) newKey(key LValue, h uint32, value LValue) {
 	if len(tb.node) == 0 {
-		tb.rehash(kind, key)
-		tb.setAgain(kind, skey, key, value)
+		if len(tb.array) == 0 && arrayIndex(key) == 0 {
+			// the first key of an empty table, not an array index: the
+			// rehash would count nothing and make one node (with room
+			// for a second: the old table's first slice)
+			tb.node = make([]tnode, 1, 2)
+			tb.setLastfree(1)
+			tb.node[0] = tnode{key: key, val: value, hash: h}
+			return
+		}
+		tb.rehash(key)
+		tb.setAgain(key, h, value)
 		return
 	}
 	var mp int
-	if kind == nodeStr {
-		mp = tb.strPos(skey)
+	if _, ok := key.(LString); ok {
+		mp = int(h & uint32(len(tb.node)-1))
 	} else {
 		mp = tb.keyPos(key)
 	}
 	if v := tb.node[mp].val; v != nil && v != LNil { // main position taken
 		f := tb.getFreePos()
 		if f < 0 {
-			tb.rehash(kind, key)
-			tb.setAgain(kind, skey, key, value)
+			tb.rehash(key)
+			tb.setAgain(key, h, value)
 			return
 		}
 		other := tb.nodePos(&tb.node[mp])
@@ -403,14 +505,14 @@ func (tb *LTable) newKey(kind uint8, skey string, key LValue, value LValue) {
 		}
 	}
 	n := &tb.node[mp]
-	n.kind, n.skey, n.key, n.val = kind, skey, key, value
+	n.key, n.val, n.hash = key, value, h
 }
 
 // setAgain sets a key after a rehash (luaH_set): an integer key may go to
-// the array part now.
-func (tb *LTable) setAgain(kind uint8, skey string, key LValue, value LValue) {
-	if kind == nodeStr {
-		tb.setStr(skey, key, value)
+// the array part now. h is a string key's hash.
+func (tb *LTable) setAgain(key LValue, h uint32, value LValue) {
+	if _, ok := key.(LString); ok {
+		tb.newKey(key, h, value) // not in tb: the caller looked
 	} else {
 		tb.setKey(key, value)
 	}
@@ -419,12 +521,8 @@ func (tb *LTable) setAgain(kind uint8, skey string, key LValue, value LValue) {
 // rehash resizes the table for its keys and one more, ek (5.1's rehash):
 // the array part becomes the largest power of two n with more than n/2
 // of the keys 1..n in use, the hash part takes the other keys.
-func (tb *LTable) rehash(ekind uint8, ek LValue) {
-	k := 0
-	if ekind == nodeOther {
-		k = arrayIndex(ek)
-	}
-	tb.rehashFor(k)
+func (tb *LTable) rehash(ek LValue) {
+	tb.rehashFor(arrayIndex(ek))
 }
 
 // rehashFor is rehash for an extra key whose array index is k (0: none).
@@ -435,11 +533,9 @@ func (tb *LTable) rehashFor(k int) {
 	for i := range tb.node {
 		n := &tb.node[i]
 		if v := n.val; v != nil && v != LNil {
-			if n.kind == nodeOther {
-				if k := arrayIndex(n.key); k > 0 {
-					nums[ceilLog2(k)]++
-					nasize++
-				}
+			if k := arrayIndex(n.key); k > 0 {
+				nums[ceilLog2(k)]++
+				nasize++
 			}
 			total++
 		}
@@ -456,6 +552,19 @@ func (tb *LTable) rehashFor(k int) {
 // numUseArray counts the array part's keys in use into nums by slices of
 // powers of two, and returns their number.
 func (tb *LTable) numUseArray(nums *[maxBits + 1]int) int {
+	if b := int(tb.border); b >= 0 {
+		// the slots 1..b: no need to look at them
+		ause := 0
+		for lg, ttlg := 0, 1; lg <= maxBits && ause < b; lg, ttlg = lg+1, ttlg*2 {
+			lim := ttlg
+			if lim > b {
+				lim = b
+			}
+			nums[lg] += lim - ause
+			ause = lim
+		}
+		return ause
+	}
 	ause := 0
 	i := 1
 	for lg, ttlg := 0, 1; lg <= maxBits; lg, ttlg = lg+1, ttlg*2 {
@@ -517,13 +626,13 @@ func (tb *LTable) resize(nasize, nhsize int) {
 		oldnode = buf[:len(oldnode)]
 		tb.node = tb.node[:1<<ceilLog2(nhsize)]
 		clear(tb.node)
-		tb.lastfree = int32(len(tb.node))
+		tb.setLastfree(len(tb.node))
 	} else {
 		if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
 			// the first keys of a table made empty: room to grow to
 			// minNodeCap keys without another allocation
 			tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
-			tb.lastfree = int32(len(tb.node))
+			tb.setLastfree(len(tb.node))
 		} else {
 			tb.setNodeVector(nhsize)
 		}
@@ -531,6 +640,7 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if nasize < oldasize {
 		old := tb.array
 		tb.array = old[:nasize]
+		tb.border = -1
 		for i := nasize; i < oldasize; i++ {
 			if v := old[i]; v != LNil {
 				tb.setKey(LNumber(i+1), v)
@@ -541,16 +651,22 @@ func (tb *LTable) resize(nasize, nhsize int) {
 			tb.array = nil
 		}
 	}
+	from := int(tb.border) // the slots before it are in use still
+	if from > len(tb.array) {
+		from = len(tb.array)
+	}
+	tb.border = -1 // the old nodes' integer keys may go to the array part
 	for i := len(oldnode) - 1; i >= 0; i-- {
 		n := &oldnode[i]
 		if v := n.val; v != nil && v != LNil {
-			if n.kind == nodeStr {
-				tb.newKey(nodeStr, n.skey, n.key, v)
+			if _, ok := n.key.(LString); ok {
+				tb.newKey(n.key, n.hash, v)
 			} else {
 				tb.setKey(n.key, v)
 			}
 		}
 	}
+	tb.findBorder(from)
 }
 
 // setListSize readies tb for OP_SETLIST's keys up to last: 5.1 grows the
@@ -565,8 +681,18 @@ func (tb *LTable) setListSize(last int) {
 // Len returns length of this LTable without using __len: a border, as
 // 5.1's luaH_getn finds it.
 func (tb *LTable) Len() int {
-	tb.materialize()
+	if tb.cow != nil {
+		tb.materialize()
+	}
 	j := len(tb.array)
+	if b := int(tb.border); b >= 0 {
+		// the slots in use are the first b: luaH_getn's binary search
+		// would find b, the only border in the array part
+		if b < j || len(tb.node) == 0 {
+			return b
+		}
+		return tb.unboundSearch(j)
+	}
 	if j > 0 && tb.array[j-1] == LNil {
 		// a border in the array part: binary search
 		i := 0
@@ -658,7 +784,7 @@ func (tb *LTable) MaxN() int {
 	}
 	for i := range tb.node {
 		n := &tb.node[i]
-		if v := n.val; v != nil && v != LNil && n.kind == nodeOther {
+		if v := n.val; v != nil && v != LNil {
 			if k, ok := n.key.(LNumber); ok && float64(k) > max {
 				max = float64(k)
 			}
@@ -695,6 +821,7 @@ func (tb *LTable) Remove(pos int) LValue {
 func (tb *LTable) sortValues() []LValue {
 	n := tb.Len()
 	if n <= len(tb.array) {
+		tb.border = -1 // found again by sorted
 		return tb.array[:n]
 	}
 	vals := make([]LValue, n)
@@ -706,8 +833,9 @@ func (tb *LTable) sortValues() []LValue {
 
 // sorted writes back what sortValues returned, once sorted.
 func (tb *LTable) sorted(vals []LValue) {
-	if len(vals) > 0 && len(tb.array) >= len(vals) && &tb.array[0] == &vals[0] {
-		return // sorted in place
+	if len(vals) == 0 || len(tb.array) >= len(vals) && &tb.array[0] == &vals[0] {
+		tb.findBorder(0) // sorted in place
+		return
 	}
 	for i, v := range vals {
 		tb.RawSetInt(i+1, v)
@@ -718,13 +846,12 @@ func (tb *LTable) sorted(vals []LValue) {
 // It is recommended to use `RawSetString` or `RawSetInt` for performance
 // if you already know the given LValue is a string or number.
 func (tb *LTable) RawSet(key LValue, value LValue) {
+	tb.beforeWrite(value)
 	if s, ok := key.(LString); ok {
-		tb.beforeWrite(value)
-		tb.frozen = false
+		tb.flags &^= flagFrozen
 		tb.setStr(string(s), key, value)
 		return
 	}
-	tb.beforeWrite(value)
 	tb.setKey(key, value)
 }
 
@@ -735,7 +862,7 @@ func (tb *LTable) setKey(key LValue, value LValue) {
 		f := float64(k)
 		if f >= 1 && f <= float64(len(tb.array)) {
 			if i := int(f); float64(i) == f {
-				tb.array[i-1] = value
+				tb.setArray(i-1, value)
 				return
 			}
 		}
@@ -744,6 +871,10 @@ func (tb *LTable) setKey(key LValue, value LValue) {
 		}
 		if i := tb.findNum(f); i >= 0 {
 			tb.node[i].val = value
+			return
+		}
+		if i := int(f); float64(i) == f && i == len(tb.array)+1 && tb.appendSlot(i) {
+			tb.setArray(i-1, value)
 			return
 		}
 	case LString:
@@ -757,26 +888,60 @@ func (tb *LTable) setKey(key LValue, value LValue) {
 			return
 		}
 	}
-	tb.newKey(nodeOther, "", key, value)
+	tb.newKey(key, 0, value)
 }
 
-// setStr sets a string key; boxed is its box, when the caller has one.
+// appendSlot readies the array part for key k = len(array)+1, a new key,
+// when the table is a list (its array part's slots all in use, no hash
+// part): the rehash 5.1 makes then grows the array part to the next power
+// of two, which this does without counting the keys. It reports whether
+// it did.
+func (tb *LTable) appendSlot(k int) bool {
+	if len(tb.node) != 0 || int(tb.border) != len(tb.array) || k > 1<<maxBits {
+		return false
+	}
+	tb.setArraySize(1 << ceilLog2(k))
+	return true
+}
+
+// setStr sets a string key; boxed is its box, or nil when the caller has
+// none (the key is boxed if it is new).
 func (tb *LTable) setStr(key string, boxed LValue, value LValue) {
 	if i := tb.findStr(key); i >= 0 {
 		tb.node[i].val = value
 		return
 	}
-	tb.newKey(nodeStr, key, boxed, value)
+	h := strHash(key)
+	if boxed == nil {
+		boxed = boxKey(key, h)
+	}
+	tb.newKey(boxed, h, value)
+}
+
+// setStrH is setStr of a key whose strHash is h.
+func (tb *LTable) setStrH(key string, h uint32, boxed LValue, value LValue) {
+	if i := tb.findStrH(key, h); i >= 0 {
+		tb.node[i].val = value
+		return
+	}
+	if boxed == nil {
+		boxed = boxKey(key, h)
+	}
+	tb.newKey(boxed, h, value)
 }
 
 // RawSetInt sets a given LValue at a position `key` without the __newindex metamethod.
 func (tb *LTable) RawSetInt(key int, value LValue) {
 	tb.beforeWrite(value)
 	if uint(key-1) < uint(len(tb.array)) {
-		tb.array[key-1] = value
+		tb.setArray(key-1, value)
 		return
 	}
 	if len(tb.node) == 0 {
+		if key == len(tb.array)+1 && tb.appendSlot(key) {
+			tb.setArray(key-1, value)
+			return
+		}
 		// no room: rehash first (an array grows here), boxing no key
 		tb.rehashFor(key)
 		tb.setInt(key, value)
@@ -788,22 +953,80 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 // setInt is RawSetInt past the array part, or after a rehash.
 func (tb *LTable) setInt(key int, value LValue) {
 	if uint(key-1) < uint(len(tb.array)) {
-		tb.array[key-1] = value
+		tb.setArray(key-1, value)
 		return
 	}
 	if i := tb.findNum(float64(key)); i >= 0 {
 		tb.node[i].val = value
 		return
 	}
-	tb.newKey(nodeOther, "", LNumber(key), value)
+	if tb.isFull(tb.numPos(float64(key))) {
+		// newKey would rehash: do it before boxing the key, which may
+		// go to the array part
+		tb.rehashFor(key)
+		tb.setInt(key, value)
+		return
+	}
+	tb.newKey(LNumber(key), 0, value)
 }
 
 // RawSetString sets a given LValue to a given string index without the __newindex metamethod.
 func (tb *LTable) RawSetString(key string, value LValue) {
 	tb.beforeWrite(value)
-	tb.frozen = false
+	tb.flags &^= flagFrozen
 	tb.setStr(key, nil, value)
 }
+
+// rawSetStringK is RawSetString with the key's hash and box (a
+// constant's).
+func (tb *LTable) rawSetStringK(key string, h uint32, boxed LValue, value LValue) {
+	tb.beforeWrite(value)
+	tb.flags &^= flagFrozen
+	tb.setStrH(key, h, boxed, value)
+}
+
+// setExistingString sets key's value when tb itself has it with a value
+// (not through a view's base), and reports whether it did: a field
+// assignment's common case, in one lookup.
+func (tb *LTable) setExistingString(key string, h uint32, value LValue) bool {
+	if tb.flags&flagShared != 0 || value == LNil {
+		return false
+	}
+	i := tb.findStrH(key, h)
+	if i < 0 || tb.node[i].val == LNil {
+		return false
+	}
+	tb.node[i].val = value
+	tb.flags &^= flagFrozen
+	return true
+}
+
+// setStrExisting sets key, whose strHash is h, in a table neither shared
+// nor a view, when the key has a value there — or, if absent is true,
+// also when it has none; it reports whether it did.
+func (tb *LTable) setStrExisting(key string, h uint32, boxed LValue, value LValue, absent bool) bool {
+	i := tb.findStrH(key, h)
+	if i >= 0 && (absent || tb.node[i].val != LNil) {
+		tb.node[i].val = value
+		tb.flags &^= flagFrozen
+		return true
+	}
+	if !absent {
+		return false
+	}
+	tb.flags &^= flagFrozen
+	if boxed == nil {
+		boxed = boxKey(key, h)
+	}
+	tb.newKey(boxed, h, value)
+	return true
+}
+
+// The hashes of the metamethods' names the VM looks up most.
+var (
+	hashIndex    = strHash("__index")
+	hashNewindex = strHash("__newindex")
+)
 
 // RawSetH sets a given LValue to a given index without the __newindex metamethod.
 func (tb *LTable) RawSetH(key LValue, value LValue) {
@@ -869,31 +1092,22 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	if len(tb.node) <= scanNodes {
-		// a small hash part: comparing every key is faster than
-		// hashing the one looked for
-		for i := range tb.node {
-			if n := &tb.node[i]; n.skey == key && n.kind == nodeStr {
-				if v := n.val; v != LNil || tb.cow == nil {
-					return v
-				}
-				break
-			}
+	if i := tb.findStr(key); i >= 0 {
+		if v := tb.node[i].val; v != LNil || tb.cow == nil {
+			return v
 		}
-	} else {
-		i := tb.strPos(key)
-		for {
-			n := &tb.node[i]
-			if n.kind == nodeStr && n.skey == key {
-				if v := n.val; v != LNil || tb.cow == nil {
-					return v
-				}
-				break
-			}
-			if n.next == 0 {
-				break
-			}
-			i = int(n.next) - 1
+	}
+	if tb.cow != nil {
+		return tb.cowGetString(key)
+	}
+	return LNil
+}
+
+// rawGetStringH is RawGetString of a key whose strHash is h.
+func (tb *LTable) rawGetStringH(key string, h uint32) LValue {
+	if i := tb.findStrH(key, h); i >= 0 {
+		if v := tb.node[i].val; v != LNil || tb.cow == nil {
+			return v
 		}
 	}
 	if tb.cow != nil {
@@ -917,11 +1131,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 	for i := range node {
 		n := &node[i]
 		if v := n.val; v != nil && v != LNil {
-			k := n.key
-			if k == nil {
-				k = LString(n.skey)
-			}
-			cb(k, v)
+			cb(n.key, v)
 		}
 	}
 }
@@ -930,9 +1140,7 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 //
 // luarun: luaH_next: the array part, then the nodes in index order. A key
 // that is not in the table ends the traversal (5.1 raises "invalid key to
-// 'next'"). Next boxes a string key in its node the first time it returns
-// it, so a table other goroutines read at the same time must not be
-// walked with Next (ForEach only reads).
+// 'next'"). Next writes nothing: the node's key is returned as it is.
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	tb.materialize()
 	i := tb.findIndex(key)
@@ -947,9 +1155,6 @@ func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	for i -= len(tb.array); i < len(tb.node); i++ {
 		n := &tb.node[i]
 		if v := n.val; v != nil && v != LNil {
-			if n.key == nil {
-				n.key = LString(n.skey)
-			}
 			return n.key, v
 		}
 	}
@@ -985,10 +1190,40 @@ func (tb *LTable) findIndex(key LValue) int {
 // beforeWrite readies tb for a write of value: a shared table is never
 // written, and a view forgets its base before a key is removed (cow.go).
 func (tb *LTable) beforeWrite(value LValue) {
-	if tb.shared {
+	if tb.flags&flagShared != 0 {
 		sharedWrite()
 	}
 	if value == LNil && tb.cow != nil {
 		tb.materialize()
 	}
+}
+
+// keyBoxes holds the boxes of string keys set by Go code (RawSetString,
+// SetField: a library's "type", "id"...), found by their strHash, so that
+// a table filled from Go does not box the same key again and again (the
+// VM passes its constants' boxes). A slot holds the box's data word, the
+// pointer to the string header an LString in an LValue is.
+var keyBoxes [1024]atomic.Pointer[string]
+
+// maxBoxedKey is the longest key keyBoxes keeps.
+const maxBoxedKey = 32
+
+// lstringTab is an LString LValue's type word.
+var lstringTab = (*[2]unsafe.Pointer)(unsafe.Pointer(&[]LValue{LString("x")}[0]))[0]
+
+// boxKey returns key as an LValue; h is its strHash.
+func boxKey(key string, h uint32) LValue {
+	if len(key) > maxBoxedKey {
+		return LString(key)
+	}
+	slot := &keyBoxes[h&uint32(len(keyBoxes)-1)]
+	if p := slot.Load(); p != nil && *p == key {
+		var v LValue
+		w := (*[2]unsafe.Pointer)(unsafe.Pointer(&v))
+		w[0], w[1] = lstringTab, unsafe.Pointer(p)
+		return v
+	}
+	v := LValue(LString(key))
+	slot.Store((*string)((*[2]unsafe.Pointer)(unsafe.Pointer(&v))[1]))
+	return v
 }

@@ -1,7 +1,11 @@
 package lua
 
 import (
+	"fmt"
+	"math/rand"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -149,4 +153,48 @@ local t = {} t.x = 1 t.y = 2 t.z = 3 t[1] = 5 t[2] = 3 t[3] = 4 t[4] = 1
 table.sort(t) print(#t, t[1], t[2], t[3], t[4])
 local u = {5, 2, 8, 1, 9, 3} table.sort(u, function(a, b) return a > b end) print(table.concat(u, " "))`,
 	})
+}
+
+// TestTableRandomOpsAs51 runs sequences of writes, removals, appends and
+// borders, made here from fixed seeds, in lua5.1 and here: the borders and
+// traversal orders printed must be the same (the array part's border kept
+// by LTable.border, the append fast path and rehash sizes against 5.1's).
+func TestTableRandomOpsAs51(t *testing.T) {
+	cases := map[string]string{}
+	for seed := int64(1); seed <= 12; seed++ {
+		rnd := rand.New(rand.NewSource(seed))
+		var b strings.Builder
+		for tbl := 0; tbl < 8; tbl++ {
+			if rnd.Intn(3) == 0 {
+				b.WriteString("local s, t = '', {x = 1, 1, 2, 3}\n")
+			} else {
+				b.WriteString("local s, t = '', {}\n")
+			}
+			span := 4 + rnd.Intn(60)
+			for op := 0; op < 150; op++ {
+				k := 1 + rnd.Intn(span)
+				switch r := rnd.Intn(20); {
+				case r < 6:
+					b.WriteString("t[#t + 1] = " + strconv.Itoa(op) + "\n")
+				case r < 10:
+					fmt.Fprintf(&b, "t[%d] = %d\n", k, op)
+				case r < 13:
+					fmt.Fprintf(&b, "t[%d] = nil\n", k)
+				case r < 15:
+					fmt.Fprintf(&b, "t[\"k%d\"] = %d\n", k%12, op)
+				case r < 16:
+					fmt.Fprintf(&b, "t[\"k%d\"] = nil\n", k%12)
+				case r < 17:
+					b.WriteString("table.remove(t)\n")
+				case r < 18:
+					fmt.Fprintf(&b, "t[%d.5] = %d t[%v] = true\n", k, op, rnd.Intn(2) == 0)
+				default:
+					b.WriteString("s = s .. #t .. ' '\n")
+				}
+			}
+			b.WriteString("print(s) show(t)\n")
+		}
+		cases["seed "+strconv.FormatInt(seed, 10)] = "do\n" + b.String() + "end"
+	}
+	compareWith51(t, cases)
 }

@@ -148,3 +148,23 @@ func BenchmarkTableGoNewFill(b *testing.B) {
 		tb.RawSetInt(1, LTrue)
 	}
 }
+
+// BenchmarkTableObjects: per op, an object made as setmetatable({}, C)
+// with two fields set, and three method calls through __index (two of
+// which write fields).
+func BenchmarkTableObjects(b *testing.B) {
+	benchLua(b, `local Point = {}
+Point.__index = Point
+function Point.new(x, y) local self = setmetatable({}, Point) self.x = x self.y = y return self end
+function Point:add(o) return Point.new(self.x + o.x, self.y + o.y) end
+function Point:len2() return self.x * self.x + self.y * self.y end
+function Point:scale(k) self.x = self.x * k self.y = self.y * k return self end
+function run(n) local acc, s = Point.new(0, 0), 0
+  for i = 1, n do
+    local p = Point.new(i, 1)
+    acc = acc:add(p)
+    s = s + p:len2() + acc:scale(0.5):len2()
+  end
+  return s
+end`)
+}

@@ -2,6 +2,7 @@ package lua
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -314,5 +315,26 @@ func TestTableForEachAddingKeys(t *testing.T) {
 	})
 	if n != smallStrings {
 		t.Fatalf("ForEach gave %d pairs, want %d", n, smallStrings)
+	}
+}
+
+// TestBoxKey: a key boxed again from keyBoxes is the same LString, equal
+// to a fresh box, and usable as a key of another table.
+func TestBoxKey(t *testing.T) {
+	k := string([]byte("type"))
+	a := boxKey(k, strHash(k))
+	b := boxKey(string([]byte("type")), strHash(k))
+	if a != b || a != LValue(LString("type")) || b.(LString) != "type" {
+		t.Fatalf("boxes %v %v", a, b)
+	}
+	tb := newLTable(0, 0)
+	tb.RawSetString("type", LNumber(1))
+	tb.RawSet(LString("type"), LNumber(2))
+	if tb.RawGetString("type") != LNumber(2) || tb.RawGet(b) != LNumber(2) {
+		t.Fatal("lookups")
+	}
+	long := strings.Repeat("k", maxBoxedKey+1)
+	if boxKey(long, strHash(long)) != LValue(LString(long)) {
+		t.Fatal("long key")
 	}
 }

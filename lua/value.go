@@ -207,12 +207,14 @@ type LTable struct {
 
 	// luarun: Lua 5.1's layout (table.go): the array part holds the keys
 	// 1..len(array) (LNil where absent), node the hash part (0 or a power
-	// of two nodes), lastfree bounds the free nodes getFreePos looks for.
-	array    []LValue
-	node     []tnode
-	lastfree int32
-	shared   bool // luarun: marked by Share, never written again (cow.go)
-	frozen   bool // luarun: Freeze's mark, cleared by a string write (frozen.go)
+	// of two nodes). flags holds getFreePos's bound (5.1's lastfree) in
+	// its low bits, and the Share and Freeze marks (flagShared,
+	// flagFrozen). border is -1 or the count of the array part's first
+	// slots in use when all the others are empty (#t without a search).
+	array  []LValue
+	node   []tnode
+	flags  uint32
+	border int32
 	// luarun: non-nil while the table is a copy-on-write view of a shared
 	// table (cow.go).
 	cow *cowLink
