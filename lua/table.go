@@ -527,6 +527,26 @@ func (tb *LTable) rehash(ek LValue) {
 
 // rehashFor is rehash for an extra key whose array index is k (0: none).
 func (tb *LTable) rehashFor(k int) {
+	if len(tb.array) == 0 && k == 0 && len(tb.node) <= minNodeCap {
+		// a small table of other keys (a record growing field by
+		// field): unless one of its keys is an array index, the array
+		// part stays empty and the hash part takes them all
+		live := 0
+		for i := range tb.node {
+			n := &tb.node[i]
+			if v := n.val; v != nil && v != LNil {
+				if _, ok := n.key.(LString); !ok && arrayIndex(n.key) > 0 {
+					live = -1
+					break
+				}
+				live++
+			}
+		}
+		if live >= 0 {
+			tb.resize(0, live+1)
+			return
+		}
+	}
 	var nums [maxBits + 1]int // nums[i]: the keys in (2^(i-1), 2^i]
 	nasize := tb.numUseArray(&nums)
 	total := nasize
@@ -618,25 +638,25 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if nasize > oldasize {
 		tb.setArraySize(nasize)
 	}
-	var buf [minNodeCap]tnode
 	if nhsize > 0 && len(oldnode) <= minNodeCap && 1<<ceilLog2(nhsize) <= cap(oldnode) {
-		// a small hash part grows in its own memory: the old nodes wait
-		// in buf
-		copy(buf[:], oldnode)
-		oldnode = buf[:len(oldnode)]
-		tb.node = tb.node[:1<<ceilLog2(nhsize)]
-		clear(tb.node)
+		// a small hash part grows in its own memory
+		tb.resizeSmall(nasize, oldasize, nhsize)
+		return
+	}
+	if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
+		// the first keys of a table made empty: room to grow to
+		// minNodeCap keys without another allocation
+		tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
 		tb.setLastfree(len(tb.node))
 	} else {
-		if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
-			// the first keys of a table made empty: room to grow to
-			// minNodeCap keys without another allocation
-			tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
-			tb.setLastfree(len(tb.node))
-		} else {
-			tb.setNodeVector(nhsize)
-		}
+		tb.setNodeVector(nhsize)
 	}
+	tb.moveKeys(nasize, oldasize, oldnode)
+}
+
+// moveKeys ends a resize: the keys of the array part's old slots past
+// nasize, then those of oldnode, go where they now go.
+func (tb *LTable) moveKeys(nasize, oldasize int, oldnode []tnode) {
 	if nasize < oldasize {
 		old := tb.array
 		tb.array = old[:nasize]
@@ -667,6 +687,17 @@ func (tb *LTable) resize(nasize, nhsize int) {
 		}
 	}
 	tb.findBorder(from)
+}
+
+// resizeSmall is resize of a hash part of up to minNodeCap nodes whose
+// memory has room for nhsize keys: the old nodes wait in buf.
+func (tb *LTable) resizeSmall(nasize, oldasize, nhsize int) {
+	var buf [minNodeCap]tnode
+	oldnode := buf[:copy(buf[:], tb.node)]
+	tb.node = tb.node[:1<<ceilLog2(nhsize)]
+	clear(tb.node)
+	tb.setLastfree(len(tb.node))
+	tb.moveKeys(nasize, oldasize, oldnode)
 }
 
 // setListSize readies tb for OP_SETLIST's keys up to last: 5.1 grows the
@@ -1092,7 +1123,14 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	if i := tb.findStr(key); i >= 0 {
+	var i int
+	if len(key) <= 8 {
+		// a short key: hashed faster than the small hash part is scanned
+		i = tb.findStrH(key, strHash(key))
+	} else {
+		i = tb.findStr(key)
+	}
+	if i >= 0 {
 		if v := tb.node[i].val; v != LNil || tb.cow == nil {
 			return v
 		}
