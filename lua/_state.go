@@ -736,6 +736,9 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 			return name
 		}
 	}
+	if no <= 0 { // luarun: 5.1's findlocal counts from 1
+		return ""
+	}
 	var top int
 	if ls.currentFrame == frame {
 		top = ls.reg.Top()
@@ -1706,6 +1709,15 @@ func (ls *LState) GetLocalAt(idx, no int) (string, LValue) {
 // MinimizeStackMemory unset gets no room (its stack cannot grow).
 func (ls *LState) ExtendCallStack(n int) (restore func()) {
 	return ls.stack.Extend(n)
+}
+
+// SetLocalAt is SetLocal of the frame at index idx of ls's call stack
+// (luarun: as GetLocalAt).
+func (ls *LState) SetLocalAt(idx, no int, lv LValue) string {
+	if idx < 0 || idx >= ls.stack.Sp() {
+		return ""
+	}
+	return ls.SetLocal(&Debug{frame: ls.stack.At(idx)}, no, lv)
 }
 
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {

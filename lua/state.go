@@ -836,6 +836,9 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 			return name
 		}
 	}
+	if no <= 0 { // luarun: 5.1's findlocal counts from 1
+		return ""
+	}
 	var top int
 	if ls.currentFrame == frame {
 		top = ls.reg.Top()

@@ -242,7 +242,7 @@ func debugSetlocal(L *lua.LState) int {
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if opaqueFrame(f) {
+	if hiddenLocals(f, level) {
 		return 0
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
@@ -395,16 +395,25 @@ func debugGetlocal(L *lua.LState) int {
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if opaqueFrame(f) {
+	if hiddenLocals(f, level) {
 		return 0
 	}
 	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {
-		return 0
+		L.Push(lua.LNil) // as 5.1: nil, not nothing
+		return 1
 	}
 	L.Push(lua.LString(name))
 	L.Push(v)
 	return 2
+}
+
+// hiddenLocals reports whether the frame at level keeps its slots from
+// getlocal and setlocal: luarun's own code does, except level 0, the
+// debug function itself, whose slots are its arguments ("(*temporary)"
+// in Lua 5.1); another Go function's slots may hold what it works with.
+func hiddenLocals(f *callFrame, level int) bool {
+	return opaqueFrame(f) && !(level == 0 && f.Fn.IsG)
 }
 
 // scriptFunction reads argument n as a Lua function of the script's own

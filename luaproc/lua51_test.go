@@ -314,3 +314,25 @@ return seen[math.abs] == true`, "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{true}, res)
 }
+
+// TestGetlocalTemporariesAs51: debug.getlocal answers 5.1's
+// "(*temporary)" slots (its own arguments at level 0, a caller's pending
+// values) and nil, not nothing, past them; setlocal writes a temporary
+// (db.lua). The expected values are lua5.1's.
+func TestGetlocalTemporariesAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "tmp.lua", `
+local n1, v1 = debug.getlocal(0, 1)
+local n2, v2 = debug.getlocal(0, 2)
+local none3, none0 = select("#", debug.getlocal(0, 3)), debug.getlocal(0, 0)
+local seen
+function f()
+  seen = select(2, debug.getlocal(2, 3))
+  debug.setlocal(2, 3, 10)
+  return 20
+end
+function g(a, b) return (a + 1) + f() end
+return n1, v1, n2, v2, none3, none0, g(0, 0), seen`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"(*temporary)", int64(0), "(*temporary)", int64(2), int64(1), nil, int64(30), int64(1)}, res)
+}
