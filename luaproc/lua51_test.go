@@ -336,3 +336,25 @@ return n1, v1, n2, v2, none3, none0, g(0, 0), seen`, "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"(*temporary)", int64(0), "(*temporary)", int64(2), int64(1), nil, int64(30), int64(1)}, res)
 }
+
+// TestGetlocalAtFirstInstructionAs51: a line hook at a function's first
+// instruction sees its parameters and vararg arg table as locals (the
+// lookup took a local as active only after its first instruction; 5.1's
+// luaF_getlocalname takes startpc <= pc). lua5.1 prints self, a, b, arg.
+func TestGetlocalAtFirstInstructionAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "first.lua", `
+local names = {}
+local a = {}
+function a:f(a, b, ...) local c = 13 end
+debug.sethook(function()
+  debug.sethook(function()
+    debug.sethook(nil)
+    for i = 1, 4 do names[i] = (debug.getlocal(2, i)) end
+  end, "l")
+end, "c")
+a:f(1, 2, 3)
+return table.concat(names, ",")`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"self,a,b,arg"}, res)
+}
