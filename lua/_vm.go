@@ -31,7 +31,8 @@ func mainLoop(L *LState, baseframe *callFrame) {
 }
 
 // mainLoopWithInterrupt is mainLoop with L.interrupt checked before every
-// instruction: one atomic load. (luarun's fork.)
+// instruction: one atomic load. The check also sends the debug hook's
+// events (hook.go) while a hook is set. (luarun's fork.)
 func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 	var inst uint32
 	var cf *callFrame
@@ -52,10 +53,7 @@ func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
 		if in.Flag.Load() != 0 {
-			if err := in.Check(L); err != nil {
-				L.RaiseError("%s", err.Error())
-				return
-			}
+			interrupted(L, in, cf) // hook.go
 		}
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
 			return
@@ -137,7 +135,13 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
+	if L.hook != nil {
+		hookGo(L, HookEventCall)
+	}
 	gfnret := frame.Fn.GFunction(L)
+	if L.hook != nil && gfnret >= 0 {
+		hookGo(L, HookEventReturn)
+	}
 	if tailcall {
 		L.currentFrame = L.RemoveCallerFrame()
 	}

@@ -93,6 +93,25 @@ func shouldmove(ec *expcontext, reg int) bool {
 	return ec.ctype == ecLocal && ec.reg != regNotDefined && ec.reg != reg
 }
 
+// bodyEnd is line, a statement's BodyEnd or ThenEnd, or the statement's
+// last line where it has none (one the compiler made) (luarun).
+func bodyEnd(line int, stmt ast.Stmt) int {
+	if line > 0 {
+		return line
+	}
+	return eline(stmt)
+}
+
+// blockLines is the lines of a block: its statement's first, and end
+// (the line of the block's last token, where Lua 5.1 closes its
+// upvalues) (luarun).
+func blockLines(stmt ast.Stmt, end int) ast.PositionHolder {
+	n := &ast.Node{}
+	n.SetLine(sline(stmt))
+	n.SetLastLine(end)
+	return n
+}
+
 func sline(pos ast.PositionHolder) int {
 	return pos.Line()
 }
@@ -182,6 +201,13 @@ type codeStore struct { // {{{
 	// (SETLIST's block number), or -1: Last does not show it, so that no
 	// peephole takes it for a MOVE and pops it (luarun)
 	dataPc int
+	// lastTarget is the last pc a jump may land on (set by labels), or
+	// -1: Lua 5.1's lasttarget, below which AddLoadNil may join or drop
+	// a LOADNIL (luarun)
+	lastTarget int
+	// nilTop is the highest register a dropped LOADNIL would have set,
+	// or -1: the frame still holds it (patchCode) (luarun)
+	nilTop int
 }
 
 func (cd *codeStore) Add(inst uint32, line int) {
@@ -242,13 +268,33 @@ func (cd *codeStore) PropagateMV(top int, save *int, reg *int, inc int) {
 	*reg = *reg + inc
 }
 
-func (cd *codeStore) AddLoadNil(a, b, line int) {
-	// this method used to merge multiple consecutive LOADNIL instructions
-	// of consecutive registers into a single LOADNIL instruction, but it
-	// caused issues when the merged instructions were JMP targets, and so
-	// generated invalid code; so the merging functionality has been removed.
-	// It is safe to merge the LOADNIL instructions under certain conditions,
-	// but additional logic / complexity would be needed here.
+// AddLoadNil sets registers a..b to nil, as Lua 5.1's luaK_nil (luarun):
+// unless a jump may land here, nothing is emitted at the start of a
+// function for registers above its nactvar locals (a frame's registers
+// start nil), and a LOADNIL right before that the range meets or
+// overlaps grows to cover it. (gopher-lua had dropped its merging, which
+// ignored jump targets; the line hook and tracebacks see 5.1's lines
+// only without the extra instructions.)
+func (cd *codeStore) AddLoadNil(a, b, nactvar, line int) {
+	if cd.pc > cd.lastTarget {
+		if cd.pc == 0 {
+			if a >= nactvar {
+				cd.nilTop = max(cd.nilTop, b)
+				return
+			}
+		} else if cd.pc-1 != cd.dataPc {
+			prev := cd.codes[cd.pc-1]
+			if opGetOpCode(prev) == OP_LOADNIL {
+				pfrom, pto := opGetArgA(prev), opGetArgB(prev)
+				if pfrom <= a && a <= pto+1 {
+					if b > pto {
+						cd.SetB(cd.pc-1, b)
+					}
+					return
+				}
+			}
+		}
+	}
 	cd.AddABC(OP_LOADNIL, a, b, 0, line)
 }
 
@@ -434,7 +480,7 @@ type funcContext struct {
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 	fc := &funcContext{
 		Proto:           newFunctionProto(sourcename),
-		Code:            &codeStore{make([]uint32, 0, 32), make([]int, 0, 32), 0, -1},
+		Code:            &codeStore{make([]uint32, 0, 32), make([]int, 0, 32), 0, -1, -1, -1},
 		Parent:          parent,
 		Upvalues:        newVarNamePool(0),
 		Block:           newCodeBlock(newVarNamePool(0), labelNoJump, nil, nil, 0),
@@ -532,6 +578,13 @@ func (fc *funcContext) NewLabel() int {
 
 func (fc *funcContext) SetLabelPc(label int, pc int) {
 	fc.labelPc[label] = pc
+	fc.Code.lastTarget = max(fc.Code.lastTarget, pc+1) // (luarun)
+}
+
+// nactvar is the number of registers active locals hold (Lua 5.1's
+// fs->nactvar) (luarun).
+func (fc *funcContext) nactvar() int {
+	return fc.Block.LocalVars.LastIndex()
 }
 
 func (fc *funcContext) GetLabelPc(label int) int {
@@ -726,13 +779,15 @@ func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
 	context.line = sline(stmt)
 	switch st := stmt.(type) {
 	case *ast.AssignStmt:
-		compileAssignStmt(context, st)
+		// (stored on the line of the last expression's last token, as
+		// 5.1 stores after the explist) (luarun)
+		compileAssignStmt(context, st, eline(st.Rhs[len(st.Rhs)-1]))
 	case *ast.LocalAssignStmt:
 		compileLocalAssignStmt(context, st)
 	case *ast.FuncCallStmt:
 		compileFuncCallExpr(context, context.RegTop(), st.Expr.(*ast.FuncCallExpr), ecnone(-1))
 	case *ast.DoBlockStmt:
-		context.EnterBlock(labelNoJump, st)
+		context.EnterBlock(labelNoJump, blockLines(st, bodyEnd(st.BodyEnd, st)))
 		compileChunk(context, st.Stmts, false)
 		context.LeaveBlock()
 	case *ast.WhileStmt:
@@ -775,7 +830,7 @@ type assignTarget struct {
 // targets assigned, last to first. gopher-lua assigned each target as
 // soon as its expression was evaluated, so `a, b = b, a` gave `b, b`
 // (luarun).
-func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
+func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt, storeLine int) { // {{{
 	code := context.Code
 	reg := context.RegTop()
 	nvars, nexps := len(stmt.Lhs), len(stmt.Rhs)
@@ -844,9 +899,9 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 			compileExpr(context, reg, stmt.Rhs[i], ecnone(0))
 			reg++
 		}
-		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg)
+		compileAssignLast(context, &targets[nvars-1], stmt.Lhs[nvars-1], stmt.Rhs[nexps-1], reg, storeLine)
 		for i := nvars - 2; i >= 0; i-- {
-			storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+			storeAssignTarget(context, &targets[i], base+i, storeLine)
 		}
 		return
 	}
@@ -873,10 +928,10 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 		}
 	}
 	if filled < nvars {
-		code.AddLoadNil(base+filled, base+nvars-1, sline(stmt.Lhs[filled]))
+		code.AddLoadNil(base+filled, base+nvars-1, context.nactvar(), sline(stmt.Lhs[filled]))
 	}
 	for i := nvars - 1; i >= 0; i-- {
-		storeAssignTarget(context, &targets[i], base+i, sline(stmt.Lhs[i]))
+		storeAssignTarget(context, &targets[i], base+i, storeLine)
 	}
 } // }}}
 
@@ -884,14 +939,14 @@ func compileAssignStmt(context *funcContext, stmt *ast.AssignStmt) { // {{{
 // many expressions as targets straight into the last target, as Lua 5.1
 // stores it (the other expressions are already in registers); reg is the
 // first free register.
-func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int) { // {{{
+func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, expr ast.Expr, reg int, line int) { // {{{
 	switch tg.kind {
 	case ecLocal:
 		if _, ok := expr.(*ast.Comma3Expr); ok {
 			// VARARG sets the top of the registers after the values it
 			// copies, dropping those above: it must write at the top
 			compileExpr(context, reg, expr, ecnone(0))
-			storeAssignTarget(context, tg, reg, sline(lhs))
+			storeAssignTarget(context, tg, reg, line)
 			return
 		}
 		// every other kind of expression compiled for a local leaves its
@@ -900,10 +955,10 @@ func compileAssignLast(context *funcContext, tg *assignTarget, lhs ast.Expr, exp
 	case ecTable:
 		valrk := reg
 		compileExprWithKMVPropagation(context, expr, &reg, &valrk)
-		storeAssignTarget(context, tg, valrk, sline(lhs))
+		storeAssignTarget(context, tg, valrk, line)
 	default:
 		compileExpr(context, reg, expr, ecnone(0))
-		storeAssignTarget(context, tg, reg, sline(lhs))
+		storeAssignTarget(context, tg, reg, line)
 	}
 } // }}}
 
@@ -954,7 +1009,7 @@ func compileRegAssignment(context *funcContext, names []string, exprs []ast.Expr
 	// extra left names
 	if lennames > namesassigned {
 		restleft := lennames - namesassigned - 1
-		context.Code.AddLoadNil(reg, reg+restleft, line)
+		context.Code.AddLoadNil(reg, reg+restleft, context.nactvar(), line)
 		reg += restleft
 	}
 
@@ -992,12 +1047,17 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 	reg := context.RegTop()
 	a := reg
 	lastisvaarg := false
+	// (on the line of the last token of the explist, as 5.1's) (luarun)
+	line := sline(stmt)
+	if lenexprs > 0 {
+		line = eline(stmt.Exprs[lenexprs-1])
+	}
 
 	if lenexprs == 1 {
 		switch ex := stmt.Exprs[0].(type) {
 		case *ast.IdentExpr:
 			if idx := context.FindLocalVar(ex.Value); idx > -1 {
-				code.AddABC(OP_RETURN, idx, 2, 0, sline(stmt))
+				code.AddABC(OP_RETURN, idx, 2, 0, line)
 				return
 			}
 		case *ast.FuncCallExpr:
@@ -1007,7 +1067,7 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 				reg += compileExpr(context, reg, ex, ecnone(-2))
 				code.SetOpCode(code.LastPC(), OP_TAILCALL)
 			}
-			code.AddABC(OP_RETURN, a, 0, 0, sline(stmt))
+			code.AddABC(OP_RETURN, a, 0, 0, line)
 			return
 		}
 	}
@@ -1024,7 +1084,7 @@ func compileReturnStmt(context *funcContext, stmt *ast.ReturnStmt) { // {{{
 	if lastisvaarg {
 		count = 0
 	}
-	context.Code.AddABC(OP_RETURN, a, count, 0, sline(stmt))
+	context.Code.AddABC(OP_RETURN, a, count, 0, line)
 } // }}}
 
 func compileIfStmt(context *funcContext, stmt *ast.IfStmt) { // {{{
@@ -1036,7 +1096,8 @@ func compileIfStmt(context *funcContext, stmt *ast.IfStmt) { // {{{
 	context.SetLabelPc(thenlabel, context.Code.LastPC())
 	compileBlock(context, stmt.Then)
 	if len(stmt.Else) > 0 {
-		context.Code.AddASbx(OP_JMP, 0, endlabel, sline(stmt))
+		// (on the line of the then part's last token, as 5.1's) (luarun)
+		context.Code.AddASbx(OP_JMP, 0, endlabel, bodyEnd(stmt.ThenEnd, stmt))
 	}
 	context.SetLabelPc(elselabel, context.Code.LastPC())
 	if len(stmt.Else) > 0 {
@@ -1102,10 +1163,13 @@ func compileWhileStmt(context *funcContext, stmt *ast.WhileStmt) { // {{{
 	context.SetLabelPc(condlabel, context.Code.LastPC())
 	compileBranchCondition(context, context.RegTop(), stmt.Condition, thenlabel, elselabel, false)
 	context.SetLabelPc(thenlabel, context.Code.LastPC())
-	context.EnterBlock(elselabel, stmt)
+	// (the jump back on the line of the body's last token, as 5.1's)
+	// (luarun)
+	end := bodyEnd(stmt.BodyEnd, stmt)
+	context.EnterBlock(elselabel, blockLines(stmt, end))
 	compileChunk(context, stmt.Stmts, false)
 	context.CloseUpvalues()
-	context.Code.AddASbx(OP_JMP, 0, condlabel, eline(stmt))
+	context.Code.AddASbx(OP_JMP, 0, condlabel, end)
 	context.LeaveBlock()
 	context.SetLabelPc(elselabel, context.Code.LastPC())
 } // }}}
@@ -1160,7 +1224,8 @@ func compileFuncDefStmt(context *funcContext, stmt *ast.FuncDefStmt) { // {{{
 		astmt := &ast.AssignStmt{Lhs: []ast.Expr{stmt.Name.Func}, Rhs: []ast.Expr{stmt.Func}}
 		astmt.SetLine(sline(stmt.Func))
 		astmt.SetLastLine(eline(stmt.Func))
-		compileAssignStmt(context, astmt)
+		// (stored on the line of `function`, 5.1's fixline) (luarun)
+		compileAssignStmt(context, astmt, sline(stmt))
 	}
 } // }}}
 
@@ -1169,7 +1234,7 @@ func compileNumberForStmt(context *funcContext, stmt *ast.NumberForStmt) { // {{
 	endlabel := context.NewLabel()
 	ec := &expcontext{}
 
-	context.EnterBlock(endlabel, stmt)
+	context.EnterBlock(endlabel, blockLines(stmt, bodyEnd(stmt.BodyEnd, stmt)))
 	reg := context.RegTop()
 	rindex := context.RegisterLocalVar("(for index)")
 	ecupdate(ec, ecLocal, rindex, 0)
@@ -1232,10 +1297,12 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 		compileGenericForStmtTFor(context, stmt)
 		return
 	}
-	line, last := sline(stmt), eline(stmt)
+	// (every instruction of the loop's own on the line of its explist, as
+	// 5.1's TFORLOOP; the body's end is BodyEnd) (luarun)
+	line := sline(stmt)
 	at := func(n ast.PositionHolder) {
 		n.SetLine(line)
-		n.SetLastLine(last)
+		n.SetLastLine(line)
 	}
 	ident := func(name string) *ast.IdentExpr {
 		e := &ast.IdentExpr{Value: name}
@@ -1251,9 +1318,11 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	brk := &ast.BreakStmt{}
 	stop := &ast.IfStmt{Condition: isNil, Then: []ast.Stmt{brk}}
 	advance := &ast.AssignStmt{Lhs: []ast.Expr{ident(control)}, Rhs: []ast.Expr{ident(stmt.Names[0])}}
-	body := &ast.DoBlockStmt{Stmts: stmt.Stmts}
+	body := &ast.DoBlockStmt{Stmts: stmt.Stmts, BodyEnd: stmt.BodyEnd}
 	cond := &ast.TrueExpr{}
-	loop := &ast.WhileStmt{Condition: cond, Stmts: []ast.Stmt{step, stop, advance, body}}
+	// (the jump back on the body's last line, as 5.1's TFORLOOP jumps
+	// back without a line of its own) (luarun)
+	loop := &ast.WhileStmt{Condition: cond, Stmts: []ast.Stmt{step, stop, advance, body}, BodyEnd: stmt.BodyEnd}
 	init := &ast.LocalAssignStmt{Names: []string{gen, state, control}, Exprs: stmt.Exprs}
 	block := &ast.DoBlockStmt{Stmts: []ast.Stmt{init, loop}}
 	for _, n := range []ast.PositionHolder{step, brk, stop, advance, body, cond, loop, init, block, isNil.Rhs} {
@@ -1287,7 +1356,7 @@ func compileGenericForStmtTFor(context *funcContext, stmt *ast.GenericForStmt) {
 	fllabel := context.NewLabel()
 	nnames := len(stmt.Names)
 
-	context.EnterBlock(endlabel, stmt)
+	context.EnterBlock(endlabel, blockLines(stmt, bodyEnd(stmt.BodyEnd, stmt)))
 	rgen := context.RegisterLocalVar("(for generator)")
 	context.RegisterLocalVar("(for state)")
 	context.RegisterLocalVar("(for control)")
@@ -1344,7 +1413,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 
 	switch ex := expr.(type) {
 	case *ast.StringExpr:
-		code.AddABx(OP_LOADK, sreg, context.ConstIndex(LString(ex.Value)), sline(ex))
+		code.AddABx(OP_LOADK, sreg, context.ConstIndex(LString(ex.Value)), eline(ex)) // (luarun: a long string's last line)
 		return sused
 	case *ast.NumberExpr:
 		num, err := parseNumber(ex.Value)
@@ -1357,7 +1426,7 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		code.AddABx(OP_LOADK, sreg, context.ConstIndex(ex.Value), sline(ex))
 		return sused
 	case *ast.NilExpr:
-		code.AddLoadNil(sreg, sreg, sline(ex))
+		code.AddLoadNil(sreg, sreg, context.nactvar(), sline(ex))
 		return sused
 	case *ast.FalseExpr:
 		code.AddABC(OP_LOADBOOL, sreg, 0, 0, sline(ex))
@@ -1423,18 +1492,20 @@ func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) i
 		compileFunctionExpr(childcontext, ex, ec)
 		protono := len(context.Proto.FunctionPrototypes)
 		context.Proto.FunctionPrototypes = append(context.Proto.FunctionPrototypes, childcontext.Proto)
-		code.AddABx(OP_CLOSURE, sreg, protono, sline(ex))
+		// (on the line of the body's `end`, where 5.1 emits it, after
+		// the body) (luarun)
+		code.AddABx(OP_CLOSURE, sreg, protono, eline(ex))
 		for _, upvalue := range childcontext.Upvalues.List() {
 			localidx, block := context.FindLocalVarAndBlock(upvalue.Name)
 			if localidx > -1 {
-				code.AddABC(OP_MOVE, 0, localidx, 0, sline(ex))
+				code.AddABC(OP_MOVE, 0, localidx, 0, eline(ex))
 				block.RefUpvalue = true
 			} else {
 				upvalueidx := context.Upvalues.Find(upvalue.Name)
 				if upvalueidx < 0 {
 					upvalueidx = context.upvalueIndex(upvalue.Name)
 				}
-				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, sline(ex))
+				code.AddABC(OP_GETUPVAL, 0, upvalueidx, 0, eline(ex))
 			}
 		}
 		return sused
@@ -1514,11 +1585,12 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 		context.RegisterLocalVar(name)
 	}
 	if funcexpr.ParList.HasVargs {
-		if CompatVarArg {
+		// (the main chunk has no arg table, as in 5.1: it had one in
+		// register 0, which AddLoadNil takes for nil at the start)
+		// (luarun)
+		if CompatVarArg && context.Parent != nil {
 			context.Proto.IsVarArg = VarArgHasArg | VarArgNeedsArg
-			if context.Parent != nil {
-				context.RegisterLocalVar("arg")
-			}
+			context.RegisterLocalVar("arg")
 		}
 		context.Proto.IsVarArg |= VarArgIsVarArg
 	}
@@ -1652,7 +1724,9 @@ func compileArithmeticOpExpr(context *funcContext, reg int, expr *ast.Arithmetic
 	case "^":
 		op = OP_POW
 	}
-	context.Code.AddABC(op, a, b, c, sline(expr))
+	// (an operation on the line its right operand ends on, as 5.1
+	// emits it there) (luarun)
+	context.Code.AddABC(op, a, b, c, eline(expr))
 } // }}}
 
 func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringConcatOpExpr, ec *expcontext) { // {{{
@@ -1673,7 +1747,7 @@ func compileStringConcatOpExpr(context *funcContext, reg int, expr *ast.StringCo
 	for pc := code.LastPC(); pc != 0 && opGetOpCode(code.At(pc)) == OP_CONCAT; pc-- {
 		code.Pop()
 	}
-	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, sline(expr))
+	code.AddABC(OP_CONCAT, a, basereg, basereg+crange, eline(expr)) // (luarun: eline)
 } // }}}
 
 func compileUnaryOpExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) { // {{{
@@ -1711,7 +1785,7 @@ func compileUnaryOpExpr(context *funcContext, reg int, expr ast.Expr, ec *expcon
 	a := savereg(ec, reg)
 	b := reg
 	compileExprWithMVPropagation(context, operandexpr, &reg, &b)
-	code.AddABC(opcode, a, b, 0, sline(expr))
+	code.AddABC(opcode, a, b, 0, eline(expr)) // (luarun: eline)
 } // }}}
 
 func compileRelationalOpExprAux(context *funcContext, reg int, expr *ast.RelationalOpExpr, flip int, label int) { // {{{
@@ -1720,21 +1794,22 @@ func compileRelationalOpExprAux(context *funcContext, reg int, expr *ast.Relatio
 	compileExprWithKMVPropagation(context, expr.Lhs, &reg, &b)
 	c := reg
 	compileExprWithKMVPropagation(context, expr.Rhs, &reg, &c)
+	// (on the line the right operand ends on, as 5.1's) (luarun)
 	switch expr.Operator {
 	case "<":
-		code.AddABC(OP_LT, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_LT, 0^flip, b, c, eline(expr))
 	case ">":
-		code.AddABC(OP_LT, 0^flip, c, b, sline(expr))
+		code.AddABC(OP_LT, 0^flip, c, b, eline(expr))
 	case "<=":
-		code.AddABC(OP_LE, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_LE, 0^flip, b, c, eline(expr))
 	case ">=":
-		code.AddABC(OP_LE, 0^flip, c, b, sline(expr))
+		code.AddABC(OP_LE, 0^flip, c, b, eline(expr))
 	case "==":
-		code.AddABC(OP_EQ, 0^flip, b, c, sline(expr))
+		code.AddABC(OP_EQ, 0^flip, b, c, eline(expr))
 	case "~=":
-		code.AddABC(OP_EQ, 1^flip, b, c, sline(expr))
+		code.AddABC(OP_EQ, 1^flip, b, c, eline(expr))
 	}
-	code.AddASbx(OP_JMP, 0, label, sline(expr))
+	code.AddASbx(OP_JMP, 0, label, eline(expr))
 } // }}}
 
 func compileRelationalOpExpr(context *funcContext, reg int, expr *ast.RelationalOpExpr, ec *expcontext) { // {{{
@@ -1742,9 +1817,9 @@ func compileRelationalOpExpr(context *funcContext, reg int, expr *ast.Relational
 	code := context.Code
 	jumplabel := context.NewLabel()
 	compileRelationalOpExprAux(context, reg, expr, 1, jumplabel)
-	code.AddABC(OP_LOADBOOL, a, 0, 1, sline(expr))
+	code.AddABC(OP_LOADBOOL, a, 0, 1, eline(expr))
 	context.SetLabelPc(jumplabel, code.LastPC())
-	code.AddABC(OP_LOADBOOL, a, 1, 0, sline(expr))
+	code.AddABC(OP_LOADBOOL, a, 1, 0, eline(expr))
 } // }}}
 
 func compileLogicalOpExpr(context *funcContext, reg int, expr *ast.LogicalOpExpr, ec *expcontext) { // {{{
@@ -1977,6 +2052,7 @@ func patchCode(context *funcContext) { // {{{
 	moven := 0
 	dataword := false
 	code := context.Code.List()
+	lines := context.Code.PosList()
 	for pc := 0; pc < len(code); pc++ {
 		inst := code[pc]
 		curop := opGetOpCode(inst)
@@ -2040,20 +2116,29 @@ func patchCode(context *funcContext) { // {{{
 		}
 
 		// bulk move optimization(reducing op dipatch costs)
-		if curop == OP_MOVE {
-			moven++
-		} else {
+		flushMoven := func() {
 			if moven > 1 {
 				context.Code.SetOpCode(pc-moven, OP_MOVEN)
 				context.Code.SetC(pc-moven, intMin(moven-1, opMaxArgsC))
 			}
 			moven = 0
 		}
+		if curop == OP_MOVE && moven > 0 && lines[pc] != lines[pc-moven] {
+			// a MOVEN is one instruction to a line hook: a run of
+			// MOVEs ends where the line changes (luarun)
+			flushMoven()
+		}
+		if curop == OP_MOVE {
+			moven++
+		} else {
+			flushMoven()
+		}
 		if dataword {
 			pc++
 			dataword = false
 		}
 	}
+	maxreg = max(maxreg, context.Code.nilTop) // (luarun: AddLoadNil)
 	maxreg++
 	if maxreg > maxRegisters {
 		raiseCompileError(context, context.line, "function or expression too complex")
@@ -2074,9 +2159,12 @@ func Compile(chunk []ast.Stmt, name string) (proto *FunctionProto, err error) { 
 	err = nil
 	parlist := &ast.ParList{HasVargs: true, Names: []string{}}
 	funcexpr := &ast.FunctionExpr{ParList: parlist, Stmts: chunk}
+	// the final RETURN is on the line of the chunk's last token (the
+	// parser's LastLine of its last statement), 1 for an empty chunk, as
+	// 5.1's close_func puts it (luarun: it was the line after)
+	funcexpr.SetLastLine(1)
 	if len(chunk) > 0 {
-		funcexpr.SetLastLine(sline(chunk[0]))
-		funcexpr.SetLastLine(eline(chunk[len(chunk)-1]) + 1)
+		funcexpr.SetLastLine(eline(chunk[len(chunk)-1]))
 	}
 	context := newFuncContext(name, nil)
 	compileFunctionExpr(context, funcexpr, ecnone(0))

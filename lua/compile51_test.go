@@ -8,28 +8,15 @@ import (
 	"time"
 )
 
-// runPrinting runs src in a fresh state and returns what it printed, print
-// writing to a buffer; a compile or runtime error fails the test.
+// runPrinting runs src in a fresh state and returns what it printed; a
+// compile or runtime error fails the test.
 func runPrinting(t *testing.T, src string) string {
 	t.Helper()
-	L := NewState()
-	defer L.Close()
-	var out strings.Builder
-	L.SetGlobal("print", L.NewFunction(func(L *LState) int {
-		top := L.GetTop()
-		for i := 1; i <= top; i++ {
-			if i > 1 {
-				out.WriteByte('\t')
-			}
-			out.WriteString(L.ToStringMeta(L.Get(i)).String())
-		}
-		out.WriteByte('\n')
-		return 0
-	}))
-	if err := L.DoString(src); err != nil {
-		t.Fatalf("%v\nprinted so far:\n%s", err, out.String())
+	out, err := runCapturing(src)
+	if err != nil {
+		t.Fatalf("%v\nprinted so far:\n%s", err, out)
 	}
-	return out.String()
+	return out
 }
 
 // checkLua51 runs src and compares its output with want, which is what

@@ -36,6 +36,9 @@ func coCreate(L *LState) int {
 }
 
 func coYield(L *LState) int {
+	if L.InHook() { // luarun: a hook runs in a nested VM loop (hook.go)
+		L.RaiseError("attempt to yield across metamethod/C-call boundary")
+	}
 	return -1
 }
 

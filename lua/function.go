@@ -189,7 +189,7 @@ func (fn *LFunction) LocalName(regno, pc int) (string, bool) {
 		return "", false
 	}
 	p := fn.Proto
-	for i := 0; i < len(p.DbgLocals) && p.DbgLocals[i].StartPc < pc; i++ {
+	for i := 0; i < len(p.DbgLocals) && p.DbgLocals[i].StartPc <= pc; i++ { // luarun: <=, as 5.1 (a parameter is a local at pc 0)
 		if pc < p.DbgLocals[i].EndPc {
 			regno--
 			if regno == 0 {

@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// run51 runs src in a fresh state and returns what it printed (print
-// writes through tostring, as 5.1's does) or the error it raised.
-func run51(t *testing.T, src string) string {
-	t.Helper()
+// runCapturing runs src in a fresh state and returns what it printed
+// (print writes through tostring, as 5.1's does) and the error it
+// raised, if any.
+func runCapturing(src string) (string, error) {
 	L := NewState()
 	defer L.Close()
 	var out bytes.Buffer
@@ -17,14 +17,21 @@ func run51(t *testing.T, src string) string {
 		out.WriteString(PrintLine(L))
 		return 0
 	}))
-	if err := L.DoString(src); err != nil {
-		if ae, ok := err.(*ApiError); ok {
-			out.WriteString("error: " + ae.Object.String())
-		} else {
-			out.WriteString("error: " + err.Error())
-		}
+	err := L.DoString(src)
+	return out.String(), err
+}
+
+// run51 runs src in a fresh state and returns what it printed, then the
+// error it raised.
+func run51(t *testing.T, src string) string {
+	t.Helper()
+	out, err := runCapturing(src)
+	if ae, ok := err.(*ApiError); ok {
+		out += "error: " + ae.Object.String()
+	} else if err != nil {
+		out += "error: " + err.Error()
 	}
-	return out.String()
+	return out
 }
 
 func check51(t *testing.T, cases [][2]string) {

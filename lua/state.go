@@ -836,6 +836,9 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 			return name
 		}
 	}
+	if no <= 0 { // luarun: 5.1's findlocal counts from 1
+		return ""
+	}
 	var top int
 	if ls.currentFrame == frame {
 		top = ls.reg.Top()
@@ -2477,10 +2480,14 @@ func (ls *LState) SetContext(ctx context.Context) {
 // goroutine; it is read before every instruction by the goroutine running
 // the state, which calls Check when it is not zero: a non-nil error is
 // raised there, as a done context's error is. Check may clear the bits it
-// has answered. (luarun's fork.)
+// has answered. Bit InterruptHook is SetHook's: Check is called only for
+// the others (and may be nil when only hooks use the interrupt).
+// (luarun's fork.)
 type Interrupt struct {
 	Flag  atomic.Uint32
 	Check func(L *LState) error
+
+	hooks atomic.Int32 // threads with an active hook (hook.go)
 }
 
 // SetInterrupt makes ls (and the threads made from it afterwards) check
@@ -2541,3 +2548,14 @@ func (ls *LState) RemoveCallerFrame() *callFrame {
 /* }}} */
 
 //
+
+// CallFrame is a frame of a state's call stack (luarun: exported for the
+// embedder's debug library, which walks frames by their Parent links).
+type CallFrame = callFrame
+
+// CurrentFrame returns the frame ls is executing (or suspended in), or
+// nil (luarun).
+func (ls *LState) CurrentFrame() *CallFrame { return ls.currentFrame }
+
+// Frame returns the frame dbg describes (luarun).
+func (dbg *Debug) Frame() *CallFrame { return dbg.frame }

@@ -29,16 +29,25 @@ func tableForeach(L *LState) int {
 	tbl := L.CheckTable(1)
 	fn := L.CheckFunction(2)
 	for k, v := tbl.Next(LNil); k != LNil; k, v = tbl.Next(k) {
-		L.Push(fn)
-		L.Push(k)
-		L.Push(v)
-		L.Call(2, 1)
-		if L.Get(-1) != LNil {
+		if foreachCall(L, fn, k, v) {
 			return 1
 		}
-		L.Pop(1)
 	}
 	return 0
+}
+
+// foreachCall calls fn(k, v) for table.foreach(i) and reports whether it
+// returned something other than nil, which it leaves on the stack.
+func foreachCall(L *LState, fn *LFunction, k, v LValue) bool {
+	L.Push(fn)
+	L.Push(k)
+	L.Push(v)
+	L.Call(2, 1)
+	if L.Get(-1) != LNil {
+		return true
+	}
+	L.Pop(1)
+	return false
 }
 
 // tableForeachi is Lua 5.1's table.foreachi(t, f): f(i, t[i]) (raw) for i
@@ -49,14 +58,9 @@ func tableForeachi(L *LState) int {
 	fn := L.CheckFunction(2)
 	n := tbl.Len()
 	for i := 1; i <= n; i++ {
-		L.Push(fn)
-		L.Push(LNumber(i))
-		L.Push(tbl.RawGetInt(i))
-		L.Call(2, 1)
-		if L.Get(-1) != LNil {
+		if foreachCall(L, fn, LNumber(i), tbl.RawGetInt(i)) {
 			return 1
 		}
-		L.Pop(1)
 	}
 	return 0
 }

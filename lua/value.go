@@ -258,21 +258,30 @@ type LState struct {
 	Dead   bool
 	// Tagged is the embedder's mark, gopher-lua never reads it (luarun:
 	// the coroutine runs one of its process's tasks).
-	Tagged  bool
+	Tagged bool
+
+	// luarun: the small fields together, so that a state (two per luarun
+	// process) stays 192 bytes
+	wrapped      bool
+	hasErrorFunc bool
+	stop         int32
+
 	Options Options
 
-	stop         int32
 	reg          *registry
 	stack        callFrameStack
 	alloc        *allocator
 	currentFrame *callFrame
-	wrapped      bool
 	uvcache      *Upvalue
-	hasErrorFunc bool
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
 	interrupt    *Interrupt
+
+	// debug hooks (hook.go; luarun's fork): the hook, and its per-thread
+	// state, made with the thread's first hook
+	hook *Hook
+	ht   *hookThread
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

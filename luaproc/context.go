@@ -205,6 +205,7 @@ func (p *luaProcess) releaseThread(co *lua.LState) {
 		return // suspended: pcall_step will resume it
 	}
 	delete(p.pthreads, co)
+	co.SetHook(nil)
 	if currentFrame(co) == nil && len(p.freeThreads) < maxFreeThreads {
 		co.Dead, co.Parent = false, nil
 		co.SetTop(0)
@@ -251,6 +252,7 @@ func (p *luaProcess) pushResume(L, co *lua.LState, fn *lua.LFunction, args []lua
 		L.Push(lua.LString(scriptWhere(L) + " " + nestError))
 		return 2
 	}
+	co.InheritHook(L) // co runs L's code: L's hook (debuglib.go)
 	st, err, vals := L.Resume(co, fn, args...)
 	undo()
 	switch {

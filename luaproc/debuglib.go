@@ -17,7 +17,7 @@ package luaproc
 // process's own state (reset when a state is recycled): the first
 // debug.getmetatable("") gives the process a string metatable of its own
 // (__index its string table), which it may change as Lua 5.1 allows.
-// sethook records a hook that gethook answers; luarun never calls it.
+// sethook's hooks are called as Lua 5.1 calls them (debugSethook).
 
 import (
 	lua "github.com/luarun/luarun/lua"
@@ -93,9 +93,6 @@ func debugGetmetatable(L *lua.LState) int {
 // debug.getregistry answers (pool.go clears it).
 const debugRegistryKey = "luarun.debug-registry"
 
-// debugHookKey holds, in the state's registry, what debug.sethook set.
-const debugHookKey = "luarun.debug-hook"
-
 // debugGetregistry is debug.getregistry(): a table of the process's own,
 // the same one on every call (Lua libraries keep their data there).
 func debugGetregistry(L *lua.LState) int {
@@ -109,39 +106,123 @@ func debugGetregistry(L *lua.LState) int {
 	return 1
 }
 
-// debugSethook is debug.sethook([thread,] [hook, mask [, count]]): it
-// records the hook for gethook. luarun never calls a hook (gopher-lua
-// has none).
+// debugSethook is debug.sethook([thread,] [hook, mask [, count]]): hook
+// is called as Lua 5.1 calls it (lua/hook.go), with the event ("call",
+// "return", "tail return", "line", "count") and, for "line", the line.
+// A hook is a coroutine's: thread's, or the running coroutine's, as the
+// script sees it (coroutine.running: the task's for the process's own
+// code). The coroutines pcall and xpcall run their function in share the
+// hook of the coroutine that called them: sethook sets it on each of them
+// from the running one down to that coroutine (hookChain), and pstart and
+// presume hand it to the coroutine they resume (lua.InheritHook). luarun's
+// built-in code is hidden from hooks as from getinfo (hookHidden).
 func debugSethook(L *lua.LState) int {
-	_, n := threadArg(L)
-	reg := L.G.Registry
-	if L.Get(n) == lua.LNil {
-		reg.RawSetString(debugHookKey, lua.LNil)
+	th, n := threadArg(L)
+	var h *lua.Hook
+	if fn := L.Get(n); fn != lua.LNil {
+		L.CheckFunction(n)
+		mask, count := L.CheckString(n+1), L.OptInt(n+2, 0)
+		h = &lua.Hook{Func: luaHook(fn), Count: count, Value: fn}
+		for _, c := range mask {
+			switch c {
+			case 'c':
+				h.Mask |= lua.HookCall
+			case 'r':
+				h.Mask |= lua.HookReturn
+			case 'l':
+				h.Mask |= lua.HookLine
+			}
+		}
+	}
+	if th != L {
+		th.SetHook(h)
 		return 0
 	}
-	fn := L.CheckFunction(n)
-	mask := L.CheckString(n + 1)
-	count := L.OptInt(n+2, 0)
-	t := L.CreateTable(3, 0)
-	t.RawSetInt(1, fn)
-	t.RawSetInt(2, lua.LString(mask))
-	t.RawSetInt(3, lua.LNumber(count))
-	reg.RawSetString(debugHookKey, t)
+	for _, t := range hookChain(L) {
+		t.SetHook(h)
+	}
 	return 0
 }
 
-// debugGethook is debug.gethook([thread]): the hook, its mask and count,
-// as sethook set them (nil, "", 0 without one).
+// hookChain is the running coroutine L and, when L is one pcall or
+// xpcall made, the coroutines that called it, up to the script's (or
+// task's) coroutine: they share one hook.
+func hookChain(L *lua.LState) []*lua.LState {
+	p := procOf(L)
+	chain := []*lua.LState{L}
+	for th := L; p != nil && p.pthreads[th] && th.Parent != nil; th = th.Parent {
+		chain = append(chain, th.Parent)
+	}
+	return chain
+}
+
+// luaHook is the Go side of the Lua hook fn: it calls fn(event, line)
+// unless the event is luarun's own code's (hookHidden).
+func luaHook(fn lua.LValue) func(*lua.LState, lua.HookEvent, int) {
+	return func(L *lua.LState, ev lua.HookEvent, line int) {
+		if hookHidden(L, ev) {
+			return
+		}
+		L.Push(fn)
+		L.Push(lua.LString(ev.String()))
+		if line >= 0 {
+			L.Push(lua.LNumber(line))
+		} else {
+			L.Push(lua.LNil)
+		}
+		L.Call(2, 0)
+	}
+}
+
+// hookHidden says whether an event of the function running in L is
+// luarun's built-in code's, which scripts see as Go functions (frameAt):
+// such a run of frames gets one call and one return event, those of its
+// outermost frame, and no line, count or tail return events.
+func hookHidden(L *lua.LState, ev lua.HookEvent) bool {
+	f := currentFrame(L)
+	if f == nil {
+		return true
+	}
+	if !opaqueFrame(f) {
+		return false
+	}
+	if ev != lua.HookEventCall && ev != lua.HookEventReturn {
+		return true
+	}
+	caller := f.Parent
+	if caller == nil {
+		if p := procOf(L); p != nil && p.pthreads[L] && L.Parent != nil {
+			caller = currentFrame(L.Parent)
+		}
+	}
+	return caller != nil && opaqueFrame(caller)
+}
+
+// debugGethook is debug.gethook([thread]): the hook, its mask ("c", "r",
+// "l" in that order) and count, as Lua 5.1 answers them (nil, "", 0
+// without one).
 func debugGethook(L *lua.LState) int {
-	if t, ok := L.G.Registry.RawGetString(debugHookKey).(*lua.LTable); ok {
-		L.Push(t.RawGetInt(1))
-		L.Push(t.RawGetInt(2))
-		L.Push(t.RawGetInt(3))
+	th, _ := threadArg(L)
+	h := th.GetHook()
+	if h == nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(""))
+		L.Push(lua.LNumber(0))
 		return 3
 	}
-	L.Push(lua.LNil)
-	L.Push(lua.LString(""))
-	L.Push(lua.LNumber(0))
+	mask := ""
+	if h.Mask&lua.HookCall != 0 {
+		mask += "c"
+	}
+	if h.Mask&lua.HookReturn != 0 {
+		mask += "r"
+	}
+	if h.Mask&lua.HookLine != 0 {
+		mask += "l"
+	}
+	L.Push(h.Value)
+	L.Push(lua.LString(mask))
+	L.Push(lua.LNumber(h.Count))
 	return 3
 }
 
@@ -161,7 +242,7 @@ func debugSetlocal(L *lua.LState) int {
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if opaqueFrame(f) {
+	if hiddenLocals(f, level) {
 		return 0
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
@@ -284,7 +365,9 @@ func debugGetinfo(L *lua.LState) int {
 			}
 			t.RawSetString("namewhat", lua.LString(""))
 		case 'f':
-			if !opaque || frame == nil {
+			// a Go function is given as 5.1 gives a C function; luarun's
+			// own Lua functions (whose environment is shared) are not
+			if !opaque || frame == nil || fn.IsG {
 				t.RawSetString("func", fn)
 			}
 		case 'L': // the lines that have code, as 5.1's collectvalidlines
@@ -312,16 +395,25 @@ func debugGetlocal(L *lua.LState) int {
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if opaqueFrame(f) {
+	if hiddenLocals(f, level) {
 		return 0
 	}
 	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {
-		return 0
+		L.Push(lua.LNil) // as 5.1: nil, not nothing
+		return 1
 	}
 	L.Push(lua.LString(name))
 	L.Push(v)
 	return 2
+}
+
+// hiddenLocals reports whether the frame at level keeps its slots from
+// getlocal and setlocal: luarun's own code does, except level 0, the
+// debug function itself, whose slots are its arguments ("(*temporary)"
+// in Lua 5.1); another Go function's slots may hold what it works with.
+func hiddenLocals(f *callFrame, level int) bool {
+	return opaqueFrame(f) && !(level == 0 && f.Fn.IsG)
 }
 
 // scriptFunction reads argument n as a Lua function of the script's own
@@ -491,7 +583,7 @@ func nameWhat(f *callFrame) string {
 			continue
 		}
 		switch opcode(code[i]) {
-		case lua.OP_MOVE:
+		case lua.OP_MOVE, lua.OP_MOVEN: // (a MOVEN is the first of a run of MOVEs)
 			return "local"
 		case lua.OP_GETGLOBAL:
 			return "global"

@@ -18,55 +18,23 @@ package luaproc
 //     (a Go nil, which crashes the VM on first use). Every resume is
 //     therefore padded with nils up to that count.
 //
-// Both are read from gopher-lua's frame list, through a mirror of the
-// head of lua.LState and of its call frames for the gopher-lua version
-// pinned in go.mod. TestFrameLayout checks the mirror against the public
-// API (GetStack's frame, and GetInfo's line for the mirrored program
-// counter), so an upgrade that moves a field fails the tests instead of
-// misbehaving.
+// Both are read from the interpreter's frame list (lua.CallFrame,
+// LState.CurrentFrame: the interpreter is luarun's own package, so
+// nothing mirrors its private layout any more). TestFrameLayout checks
+// the frames against the public API (GetStack's frame, and GetInfo's
+// line for the frame's program counter).
 
 import (
 	"strconv"
-	"unsafe"
 
 	lua "github.com/luarun/luarun/lua"
 )
 
-// callFrame mirrors gopher-lua's callFrame (state.go, v1.1.2).
-type callFrame struct {
-	Idx        int
-	Fn         *lua.LFunction
-	Parent     *callFrame
-	Pc         int
-	Base       int
-	LocalBase  int
-	ReturnBase int
-	NArgs      int
-	NRet       int
-	TailCall   int
-}
-
-// stateHead mirrors the head of lua.LState (value.go, v1.1.2), up to the
-// frame it is executing, so reading it allocates nothing (GetStack
-// allocates a lua.Debug per call).
-type stateHead struct {
-	G            *lua.Global
-	Parent       *lua.LState
-	Env          *lua.LTable
-	Panic        func(*lua.LState)
-	Dead         bool
-	Options      lua.Options
-	stop         int32
-	reg          unsafe.Pointer
-	stack        [2]unsafe.Pointer // an interface
-	alloc        unsafe.Pointer
-	currentFrame *callFrame
-}
+// callFrame is a frame of a state's call stack.
+type callFrame = lua.CallFrame
 
 // currentFrame returns the frame th is executing (or suspended in), or nil.
-func currentFrame(th *lua.LState) *callFrame {
-	return (*stateHead)(unsafe.Pointer(th)).currentFrame
-}
+func currentFrame(th *lua.LState) *callFrame { return th.CurrentFrame() }
 
 // Instruction decoding (gopher-lua's opcode.go).
 func opcode(inst uint32) int { return int(inst >> 26) }
@@ -138,6 +106,21 @@ func blockContext(th *lua.LState, f *callFrame, root *lua.LState, sortFn *lua.LF
 		th = th.Parent
 		f = currentFrame(th)
 	}
+}
+
+// inHook says whether th, or a coroutine that resumed it up to root, is
+// running its debug hook: a hook runs in a nested VM loop, which a yield
+// would corrupt (lua/hook.go).
+func inHook(th, root *lua.LState) bool {
+	for ; th != nil; th = th.Parent {
+		if th.InHook() {
+			return true
+		}
+		if th == root {
+			return false
+		}
+	}
+	return false
 }
 
 // frameLine is the line a Lua frame is executing, or 0 if it is not

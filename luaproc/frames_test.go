@@ -2,18 +2,15 @@ package luaproc
 
 import (
 	"testing"
-	"unsafe"
 
 	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// debugHead mirrors the head of lua.Debug: its first field is the frame.
-type debugHead struct{ frame *callFrame }
-
-// TestFrameLayout checks frames.go's mirrors of gopher-lua's private
-// structures against its public API, at every level of a real call stack.
+// TestFrameLayout checks that the frames frames.go walks are those the
+// interpreter's public API describes, at every level of a real call
+// stack.
 func TestFrameLayout(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
@@ -21,7 +18,7 @@ func TestFrameLayout(t *testing.T) {
 	L.SetGlobal("probe", L.NewFunction(func(L *lua.LState) int {
 		dbg, ok := L.GetStack(0)
 		require.True(t, ok)
-		require.Same(t, (*debugHead)(unsafe.Pointer(dbg)).frame, currentFrame(L), "LState.currentFrame")
+		require.Same(t, dbg.Frame(), currentFrame(L), "LState.currentFrame")
 		f := currentFrame(L)
 		require.True(t, f.Fn.IsG)
 		assert.Equal(t, 2, callerWants(f), "probe's caller wants 2 results")
@@ -31,7 +28,7 @@ func TestFrameLayout(t *testing.T) {
 			if !ok {
 				break
 			}
-			require.Same(t, (*debugHead)(unsafe.Pointer(dbg)).frame, f, "level %d", level)
+			require.Same(t, dbg.Frame(), f, "level %d", level)
 			_, err := L.GetInfo("l", dbg, lua.LNil)
 			require.NoError(t, err)
 			assert.Equal(t, dbg.CurrentLine, f.Fn.Proto.DbgSourcePositions[f.Pc-1], "level %d", level)

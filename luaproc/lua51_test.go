@@ -298,3 +298,63 @@ f(50)
 	f := "un.lua:2: in function 'f'"
 	assert.Equal(t, tb51("[C]: in function 'error'", f, 9, "...", f, 8, "un.lua:3: in main chunk", "[C]: ?"), se.Traceback)
 }
+
+// TestGetinfoFuncOfGoFunction: debug.getinfo(level, "f") of a Go
+// function's frame is the function, as 5.1 gives a C function's (a call
+// hook keyed a table by it: db.lua); luarun's own Lua built-ins stay
+// hidden.
+func TestGetinfoFuncOfGoFunction(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "f.lua", `
+local seen = {}
+debug.sethook(function(e) local f = debug.getinfo(2, "f").func; if f then seen[f] = true end end, "c")
+math.abs(1)
+debug.sethook()
+return seen[math.abs] == true`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res)
+}
+
+// TestGetlocalTemporariesAs51: debug.getlocal answers 5.1's
+// "(*temporary)" slots (its own arguments at level 0, a caller's pending
+// values) and nil, not nothing, past them; setlocal writes a temporary
+// (db.lua). The expected values are lua5.1's.
+func TestGetlocalTemporariesAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "tmp.lua", `
+local n1, v1 = debug.getlocal(0, 1)
+local n2, v2 = debug.getlocal(0, 2)
+local none3, none0 = select("#", debug.getlocal(0, 3)), debug.getlocal(0, 0)
+local seen
+function f()
+  seen = select(2, debug.getlocal(2, 3))
+  debug.setlocal(2, 3, 10)
+  return 20
+end
+function g(a, b) return (a + 1) + f() end
+return n1, v1, n2, v2, none3, none0, g(0, 0), seen`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"(*temporary)", int64(0), "(*temporary)", int64(2), int64(1), nil, int64(30), int64(1)}, res)
+}
+
+// TestGetlocalAtFirstInstructionAs51: a line hook at a function's first
+// instruction sees its parameters and vararg arg table as locals (the
+// lookup took a local as active only after its first instruction; 5.1's
+// luaF_getlocalname takes startpc <= pc). lua5.1 prints self, a, b, arg.
+func TestGetlocalAtFirstInstructionAs51(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "first.lua", `
+local names = {}
+local a = {}
+function a:f(a, b, ...) local c = 13 end
+debug.sethook(function()
+  debug.sethook(function()
+    debug.sethook(nil)
+    for i = 1, 4 do names[i] = (debug.getlocal(2, i)) end
+  end, "l")
+end, "c")
+a:f(1, 2, 3)
+return table.concat(names, ",")`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"self,a,b,arg"}, res)
+}

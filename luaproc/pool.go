@@ -60,7 +60,8 @@ func (rt *Runtime) reusedState() *pooledState {
 		L.SetMetatable(v, lua.LNil)
 	}
 	L.G.Registry.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
-	L.G.Registry.RawSetString(debugHookKey, lua.LNil)
+	L.SetHook(nil)                                        // debug.sethook's (debuglib.go)
+	co.SetHook(nil)
 	return ps
 }
 

@@ -665,6 +665,9 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 		p.xpBlocked = true
 		L.RaiseError("%s: cannot block in an xpcall handler before the stack unwinds", name)
 	}
+	if inHook(L, p.current.co) {
+		L.RaiseError("%s: cannot block inside a debug hook", name)
+	}
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)

@@ -39,6 +39,9 @@ type DoBlockStmt struct {
 	StmtBase
 
 	Stmts []Stmt
+	// BodyEnd is the line of the last token before the closing `end`,
+	// where Lua 5.1 puts the instructions that end the block (luarun)
+	BodyEnd int
 }
 
 type WhileStmt struct {
@@ -46,6 +49,9 @@ type WhileStmt struct {
 
 	Condition Expr
 	Stmts     []Stmt
+	// BodyEnd is the line of the last token before `end`: the loop's
+	// jump back is there in Lua 5.1 (luarun)
+	BodyEnd int
 }
 
 type RepeatStmt struct {
@@ -61,6 +67,10 @@ type IfStmt struct {
 	Condition Expr
 	Then      []Stmt
 	Else      []Stmt
+	// ThenEnd is the line of the last token of the then part (the `then`
+	// if it is empty): the jump over the else part is there in Lua 5.1
+	// (luarun)
+	ThenEnd int
 }
 
 type NumberForStmt struct {
@@ -71,6 +81,8 @@ type NumberForStmt struct {
 	Limit Expr
 	Step  Expr
 	Stmts []Stmt
+	// BodyEnd: as WhileStmt's (luarun)
+	BodyEnd int
 }
 
 type GenericForStmt struct {
@@ -79,6 +91,8 @@ type GenericForStmt struct {
 	Names []string
 	Exprs []Expr
 	Stmts []Stmt
+	// BodyEnd: as WhileStmt's (luarun)
+	BodyEnd int
 }
 
 type FuncDefStmt struct {

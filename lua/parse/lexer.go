@@ -482,6 +482,19 @@ type Lexer struct {
 	chains   []int
 	chainSum int // the sum of chains
 	chain    int // '..' and '^' in a row at this level
+	// luarun: the lines the last token read and the one before it end on
+	// (EndLine)
+	tokEnd, prevEnd int
+}
+
+// EndLine is the line the last token the parser consumed ends on, Lua
+// 5.1's lastline: the last token read, or the one before it when the
+// parser has read a lookahead token (luarun).
+func (lx *Lexer) EndLine(lookahead bool) int {
+	if lookahead {
+		return lx.prevEnd
+	}
+	return lx.tokEnd
 }
 
 func (lx *Lexer) Lex(lval *yySymType) int {
@@ -492,6 +505,10 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 		panic(err)
 	}
 	tok.NewLine = tok.Pos.Line != lastLine
+	lx.prevEnd = lx.tokEnd
+	if tok.Type >= 0 {
+		lx.tokEnd = lx.scanner.Pos.Line
+	}
 	if tok.Type >= 0 {
 		lx.countLevels(tok)
 	}

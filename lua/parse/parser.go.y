@@ -77,12 +77,14 @@ chunk:
             }
         } |
         chunk1 laststat {
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
             }
         } | 
         chunk1 laststat ';' {
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: the ';' */
             $$ = append($1, $2)
             if l, ok := yylex.(*Lexer); ok {
                 l.Stmts = $$
@@ -94,10 +96,13 @@ chunk1:
             $$ = []ast.Stmt{}
         } |
         chunk1 stat {
+            /* luarun: a statement's last line is its last token's, as Lua 5.1's lastline */
+            $2.SetLastLine(endLine(yylex, yyrcvr.char))
             $$ = append($1, $2)
         } | 
         chunk1 stat ';' {
             /* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
+            $2.SetLastLine(endLine(yylex, yyrcvr.char)) /* the ';' */
             $$ = append($1, $2)
         }
 
@@ -121,12 +126,12 @@ stat:
             }
         } |
         TDo block TEnd {
-            $$ = &ast.DoBlockStmt{Stmts: $2}
+            $$ = &ast.DoBlockStmt{Stmts: $2, BodyEnd: blockEnd($2, $1.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($3.Pos.Line)
         } |
         TWhile expr TDo block TEnd {
-            $$ = &ast.WhileStmt{Condition: $2, Stmts: $4}
+            $$ = &ast.WhileStmt{Condition: $2, Stmts: $4, BodyEnd: blockEnd($4, $3.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($5.Pos.Line)
         } |
@@ -136,7 +141,7 @@ stat:
             $$.SetLastLine($4.Line())
         } |
         TIf expr TThen block elseifs TEnd {
-            $$ = &ast.IfStmt{Condition: $2, Then: $4}
+            $$ = &ast.IfStmt{Condition: $2, Then: $4, ThenEnd: blockEnd($4, $3.Pos.Line)}
             cur := $$
             for _, elseif := range $5 {
                 cur.(*ast.IfStmt).Else = []ast.Stmt{elseif}
@@ -146,7 +151,7 @@ stat:
             $$.SetLastLine($6.Pos.Line)
         } |
         TIf expr TThen block elseifs TElse block TEnd {
-            $$ = &ast.IfStmt{Condition: $2, Then: $4}
+            $$ = &ast.IfStmt{Condition: $2, Then: $4, ThenEnd: blockEnd($4, $3.Pos.Line)}
             cur := $$
             for _, elseif := range $5 {
                 cur.(*ast.IfStmt).Else = []ast.Stmt{elseif}
@@ -157,17 +162,17 @@ stat:
             $$.SetLastLine($8.Pos.Line)
         } |
         TFor TIdent '=' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8}
+            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8, BodyEnd: blockEnd($8, $7.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($9.Pos.Line)
         } |
         TFor TIdent '=' expr ',' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10}
+            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10, BodyEnd: blockEnd($10, $9.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($11.Pos.Line)
         } |
         TFor namelist TIn exprlist TDo block TEnd {
-            $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6}
+            $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6, BodyEnd: blockEnd($6, $5.Pos.Line)}
             /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
             $$.SetLine($4[0].Line())
             $$.SetLastLine($7.Pos.Line)
@@ -204,7 +209,7 @@ elseifs:
             $$ = []ast.Stmt{}
         } | 
         elseifs TElseIf expr TThen block {
-            $$ = append($1, &ast.IfStmt{Condition: $3, Then: $5})
+            $$ = append($1, &ast.IfStmt{Condition: $3, Then: $5, ThenEnd: blockEnd($5, $4.Pos.Line)})
             $$[len($$)-1].SetLine($2.Pos.Line)
         }
 
@@ -259,12 +264,14 @@ var:
         prefixexp '[' expr ']' {
             $$ = &ast.AttrGetExpr{Object: $1, Key: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         prefixexp '.' TIdent {
             key := &ast.StringExpr{Value:$3.Str}
             key.SetLine($3.Pos.Line)
             $$ = &ast.AttrGetExpr{Object: $1, Key: key}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 namelist:
@@ -287,22 +294,27 @@ expr:
         TNil {
             $$ = &ast.NilExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TFalse {
             $$ = &ast.FalseExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TTrue {
             $$ = &ast.TrueExpr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         TNumber {
             $$ = &ast.NumberExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         T3Comma {
             $$ = &ast.Comma3Expr{}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         function {
             $$ = $1
@@ -319,80 +331,99 @@ expr:
         expr TOr expr {
             $$ = &ast.LogicalOpExpr{Lhs: $1, Operator: "or", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TAnd expr {
             $$ = &ast.LogicalOpExpr{Lhs: $1, Operator: "and", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '>' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '<' expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TGte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: ">=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TLte expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "<=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TEqeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "==", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr TNeq expr {
             $$ = &ast.RelationalOpExpr{Lhs: $1, Operator: "~=", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr T2Comma expr {
             $$ = &ast.StringConcatOpExpr{Lhs: $1, Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '+' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "+", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '-' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "-", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '*' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "*", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '/' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "/", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '%' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "%", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         expr '^' expr {
             $$ = &ast.ArithmeticOpExpr{Lhs: $1, Operator: "^", Rhs: $3}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '-' expr %prec UNARY {
             $$ = &ast.UnaryMinusOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         TNot expr %prec UNARY {
             $$ = &ast.UnaryNotOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '#' expr %prec UNARY {
             $$ = &ast.UnaryLenOpExpr{Expr: $2}
             $$.SetLine($2.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 string: 
         TString {
             $$ = &ast.StringExpr{Value: $1.Str}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: a long string's last line */
         } 
 
 prefixexp:
@@ -411,6 +442,7 @@ prefixexp:
             }
             $$ = $2
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 afunctioncall:
@@ -423,10 +455,12 @@ functioncall:
         prefixexp args {
             $$ = &ast.FuncCallExpr{Func: $1, Args: $2}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         prefixexp ':' TIdent args {
             $$ = &ast.FuncCallExpr{Method: $3.Str, Receiver: $1, Args: $4}
             $$.SetLine($1.Line())
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 args:
@@ -486,10 +520,12 @@ tableconstructor:
         '{' '}' {
             $$ = &ast.TableExpr{Fields: []*ast.Field{}}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } |
         '{' fieldlist '}' {
             $$ = &ast.TableExpr{Fields: $2}
             $$.SetLine($1.Pos.Line)
+            $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
 
@@ -525,6 +561,22 @@ fieldsep:
         }
 
 %%
+
+// blockEnd is the line of a block's last token: its last statement's, or
+// open's (the line of the token before the block) when it is empty
+// (luarun).
+// endLine is the line of the last token a rule consumed, the parser's
+// lookahead char telling whether it read one more (luarun).
+func endLine(yylex yyLexer, char int) int {
+	return yylex.(*Lexer).EndLine(char >= 0)
+}
+
+func blockEnd(stmts []ast.Stmt, open int) int {
+	if len(stmts) == 0 {
+		return open
+	}
+	return stmts[len(stmts)-1].LastLine()
+}
 
 func TokenName(c int) string {
 	if c >= TAnd && c-TAnd < len(yyToknames) {
