@@ -55,6 +55,10 @@ const minNodeCap = 4
 // least (the old table's first array): 100 appends allocate 3 arrays.
 const minArrayCap = 32
 
+// minMixedArrayCap is the capacity of the first array part a rehash gives
+// a table that has a hash part (setArraySize).
+const minMixedArrayCap = 4
+
 // scanNodes is the largest hash part whose string keys are looked up by
 // comparing them all instead of by hash (the same node is found: a key has
 // one node).
@@ -159,6 +163,15 @@ type tableNodes4 struct {
 // of list items and of fields, in the instruction's "floating point byte"
 // (int2Fb).
 func newTableFb(b, c int) *LTable {
+	if b == 0 && c == 0 {
+		// {}: no hash part, as 5.1 makes it, but room in the same
+		// allocation for the first two keys (an object's fields)
+		t := &tableNodes2{}
+		tb := &t.LTable
+		tb.Metatable = LNil
+		tb.node = t.nodes[:0]
+		return tb
+	}
 	return newLTable(fb2int(b), fb2int(c))
 }
 
@@ -360,7 +373,13 @@ func (tb *LTable) setArraySize(n int) {
 	}
 	c := n
 	if c < minArrayCap {
-		c = minArrayCap
+		if cap(old) == 0 && len(tb.node) != 0 {
+			// the first array of a table with a hash part (a record
+			// given t[1]): the keys 1..n are few, more may never come
+			c = max(c, minMixedArrayCap)
+		} else {
+			c = minArrayCap
+		}
 	}
 	arr := make([]LValue, n, c)
 	copy(arr, old)
@@ -464,8 +483,12 @@ func (tb *LTable) newKey(key LValue, h uint32, value LValue) {
 		if len(tb.array) == 0 && arrayIndex(key) == 0 {
 			// the first key of an empty table, not an array index: the
 			// rehash would count nothing and make one node (with room
-			// for a second: the old table's first slice)
-			tb.node = make([]tnode, 1, 2)
+			// for a second: the old table's first slice, or {}'s own)
+			if cap(tb.node) >= 2 {
+				tb.node = tb.node[:1]
+			} else {
+				tb.node = make([]tnode, 1, 2)
+			}
 			tb.setLastfree(1)
 			tb.node[0] = tnode{key: key, val: value, hash: h}
 			return
@@ -481,6 +504,9 @@ func (tb *LTable) newKey(key LValue, h uint32, value LValue) {
 		mp = tb.keyPos(key)
 	}
 	if v := tb.node[mp].val; v != nil && v != LNil { // main position taken
+		if len(tb.node) == 1 && cap(tb.node) >= 2 && tb.grow2(key, h, value) {
+			return
+		}
 		f := tb.getFreePos()
 		if f < 0 {
 			tb.rehash(key)
@@ -506,6 +532,39 @@ func (tb *LTable) newKey(key LValue, h uint32, value LValue) {
 	}
 	n := &tb.node[mp]
 	n.key, n.val, n.hash = key, value, h
+}
+
+// grow2 is newKey's rehash of a hash part of one node, in use, that has
+// room for two, when neither its key nor the new one is an array index
+// and the array part is empty: 5.1's rehash would make two nodes, set the
+// old key at its main position and the new key at its own, or, when that
+// is the same, at the other node (the free node getfreepos finds),
+// chained after it. It places them so, without counting, and reports
+// whether it did.
+func (tb *LTable) grow2(key LValue, h uint32, value LValue) bool {
+	old := tb.node[0]
+	if len(tb.array) != 0 || arrayIndex(key) != 0 || arrayIndex(old.key) != 0 {
+		return false
+	}
+	tb.node = tb.node[:2]
+	ma := tb.nodePos(&old)
+	var mb int
+	if _, ok := key.(LString); ok {
+		mb = int(h & 1)
+	} else {
+		mb = tb.keyPos(key)
+	}
+	old.next = 0
+	tb.node[ma] = old
+	nb := &tb.node[1-ma]
+	*nb = tnode{key: key, val: value, hash: h}
+	if mb == ma {
+		tb.node[ma].next = int32(1 - ma + 1)
+		tb.setLastfree(1 - ma)
+	} else {
+		tb.setLastfree(2)
+	}
+	return true
 }
 
 // setAgain sets a key after a rehash (luaH_set): an integer key may go to

@@ -198,3 +198,24 @@ func TestTableRandomOpsAs51(t *testing.T) {
 	}
 	compareWith51(t, cases)
 }
+
+// TestTableFieldGrowthAs51: tables made by {} and filled key by key, whose
+// one node grows to two without a rehash (grow2): every pair of keys from
+// a list with both hash parities, booleans and a float, then a third and
+// fourth key (lastfree as 5.1 leaves it), and a removed first key.
+func TestTableFieldGrowthAs51(t *testing.T) {
+	compareWith51(t, map[string]string{
+		"pairs": `
+local keys = {"x", "y", "z", "a", "bb", "name", "id", "type", true, false, 2.5, -0.5}
+for _, k1 in ipairs(keys) do
+  for _, k2 in ipairs(keys) do
+    if k1 ~= k2 then
+      local t = {} t[k1] = 1 t[k2] = 2 show(t)
+      t.third = 3 show(t) t.fourth = 4 show(t)
+      local u = setmetatable({}, {}) u[k1] = 1 u[k1] = nil u[k2] = 2 u.w = 3 show(u)
+      local v = {} v[k1] = 1 v[k2] = 2 v[k1] = nil v.q = 3 v.r = 4 show(v)
+    end
+  end
+end`,
+	})
+}
