@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand"
 	"os/exec"
+
+	"github.com/luarun/luarun/lua/parse"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,5 +219,39 @@ for _, k1 in ipairs(keys) do
     end
   end
 end`,
+	})
+}
+
+// TestTableConstructorSizesAs51: OP_NEWTABLE's sizes are luac5.1's (a
+// last call or ... counts as neither a list item nor a field: the hash
+// part of {n = select("#", ...), ...} is one node, not two).
+func TestTableConstructorSizesAs51(t *testing.T) {
+	src := "local a = {f()}\nlocal b = {1, 2, ...}\nlocal c = {x=1, f()}\nlocal d = {f(), x = 1}\nlocal e = {x=1, y=2, ...}\n"
+	want := [][2]int{{0, 0}, {2, 0}, {0, 1}, {1, 1}, {0, 2}} // luac5.1 -l
+	chunk, err := parse.Parse(strings.NewReader(src), "sizes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto, err := Compile(chunk, "sizes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]int
+	for _, inst := range proto.Code {
+		if opGetOpCode(inst) == OP_NEWTABLE {
+			got = append(got, [2]int{opGetArgB(inst), opGetArgC(inst)})
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("NEWTABLE B, C: got %v, lua5.1 %v", got, want)
+	}
+	compareWith51(t, map[string]string{
+		"call last": `
+local function none() end
+local function three() return 1, 2, 3 end
+local t = {a = 1, none()} t.a = nil t.b = 2 t.c = 3 show(t)
+local u = {three()} u.x = 1 u[4] = 4 u.y = 2 show(u) print(#u)
+local function pack(...) return {n = select("#", ...), ...} end
+local p = pack() p.k1 = 1 p.n = nil p.k2 = 2 p.k3 = 3 show(p)`,
 	})
 }
