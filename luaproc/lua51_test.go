@@ -358,3 +358,20 @@ return table.concat(names, ",")`, "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"self,a,b,arg"}, res)
 }
+
+// TestDumpRefusesBuiltins: string.dump refuses luarun's own Lua functions
+// (pcall, require, what coroutine.wrap makes), which scripts see as Go
+// functions, as 5.1 refuses a C function; a script's own dumps and loads.
+func TestDumpRefusesBuiltins(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "dump.lua", `
+local out = {}
+for _, f in ipairs({pcall, require, coroutine.wrap(function() end), print}) do
+  out[#out + 1] = select(2, pcall(string.dump, f))
+end
+out[#out + 1] = loadstring(string.dump(function(a) return a * 2 end))(21)
+return table.concat(out, "|")`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"unable to dump given function|unable to dump given function|" +
+		"unable to dump given function|unable to dump given function|42"}, res)
+}

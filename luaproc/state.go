@@ -128,7 +128,9 @@ func (rt *Runtime) buildTemplate() *template {
 	}
 	lualib.Install(L) // luarun's own string and table functions
 	// gopher-lua's string table is its own __index; Lua 5.1's is not
-	L.GetGlobal(lua.StringLibName).(*lua.LTable).RawSetString("__index", lua.LNil)
+	strT := L.GetGlobal(lua.StringLibName).(*lua.LTable)
+	strT.RawSetString("__index", lua.LNil)
+	strT.RawSetString("dump", L.NewFunction(dumpScriptFunction(strT.RawGetString("dump").(*lua.LFunction).GFunction)))
 	g := L.G.Global
 	for _, name := range removedGlobals {
 		g.RawSetString(name, lua.LNil)
@@ -372,6 +374,18 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
+}
+
+// dumpScriptFunction is string.dump for scripts: luarun's own Lua
+// functions (pcall, require, coroutine.wrap's results...), which scripts
+// see as Go functions, are refused as Lua 5.1 refuses a C function.
+func dumpScriptFunction(dump lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		if fn, ok := L.Get(1).(*lua.LFunction); ok && !fn.IsG && isBuiltin(fn.Proto.SourceName) {
+			L.RaiseError("unable to dump given function")
+		}
+		return dump(L)
+	}
 }
 
 // notAllowed is the message docs/lua-api.md gives for a switched-off module.
