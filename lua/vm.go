@@ -1409,14 +1409,32 @@ func init() {
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
 				}
+			} else if callable.Proto.StandsForC && !cf.Fn.Proto.StandsForC {
+				// called as Lua 5.1 tail-calls a C function: an ordinary
+				// call (all results), then the RETURN that follows every
+				// TAILCALL returns them; the caller keeps its frame and
+				// its level (luarun)
+				L.pushCallFrame(callFrame{
+					Fn:         callable,
+					Pc:         0,
+					Base:       RA,
+					LocalBase:  RA + 1,
+					ReturnBase: RA,
+					NArgs:      nargs,
+					NRet:       MultRet,
+					Parent:     cf,
+					TailCall:   0,
+				}, lv, meta)
 			} else {
 				base := cf.Base
+				if !cf.Fn.Proto.StandsForC {
+					cf.TailCall++ // one more call lost (5.1's ci->tailcalls)
+				}
 				cf.Fn = callable
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
 				cf.NArgs = nargs
-				cf.TailCall++
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++

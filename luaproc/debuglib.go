@@ -238,12 +238,12 @@ func debugSetlocal(L *lua.LState) int {
 	th, n := threadArg(L)
 	level, local := L.CheckInt(n), L.CheckInt(n+1)
 	v := L.CheckAny(n + 2)
-	t, f := frameAt(th, level)
+	t, f, tail := frameAt(th, level)
 	if f == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if hiddenLocals(f, level) {
-		return 0
+	if tail > 0 || hiddenLocals(f, level) {
+		return 0 // (a lost tail call has no locals)
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
 	if name == "" {
@@ -281,8 +281,8 @@ func debugTraceback(L *lua.LState) int {
 	level = L.OptInt(n+1, level)
 	p := procOf(L)
 	var tb string
-	if t, f := frameAt(th, level); f != nil {
-		tb = tracebackFrom(p, t, f, level, p.entryName())
+	if t, f, tail := frameAt(th, level); f != nil {
+		tb = tracebackFrom(p, t, f, level, tail, p.entryName())
 	} else {
 		tb = "stack traceback:"
 	}
@@ -304,12 +304,16 @@ func debugGetinfo(L *lua.LState) int {
 	case *lua.LFunction:
 		fn = v
 	case lua.LNumber:
-		_, frame = frameAt(th, int(v))
-		if frame == nil {
+		_, f, tail := frameAt(th, int(v))
+		if f == nil {
 			L.Push(lua.LNil)
 			return 1
 		}
-		fn = frame.Fn
+		if tail > 0 {
+			L.Push(tailCallInfo(L, what, n+1))
+			return 1
+		}
+		frame, fn = f, f.Fn
 	default:
 		L.ArgError(n, "function or level expected")
 	}
@@ -386,14 +390,46 @@ func debugGetinfo(L *lua.LState) int {
 	return 1
 }
 
+// tailCallInfo is debug.getinfo's table of a call lost to a tail call,
+// the fields what asks for (argument n) as Lua 5.1's info_tailcall fills
+// them: no function, no lines.
+func tailCallInfo(L *lua.LState, what string, n int) *lua.LTable {
+	t := L.CreateTable(0, 8)
+	for _, c := range what {
+		switch c {
+		case 'S':
+			t.RawSetString("source", lua.LString("=(tail call)"))
+			t.RawSetString("short_src", lua.LString("(tail call)"))
+			t.RawSetString("what", lua.LString("tail"))
+			t.RawSetString("linedefined", lua.LNumber(-1))
+			t.RawSetString("lastlinedefined", lua.LNumber(-1))
+		case 'l':
+			t.RawSetString("currentline", lua.LNumber(-1))
+		case 'u':
+			t.RawSetString("nups", lua.LNumber(0))
+		case 'n':
+			t.RawSetString("name", lua.LString(""))
+			t.RawSetString("namewhat", lua.LString(""))
+		case 'f', 'L': // no function, no lines: nil
+		default:
+			L.ArgError(n, "invalid option")
+		}
+	}
+	return t
+}
+
 // debugGetlocal is debug.getlocal([thread,] level, n): the name and value
 // of local n of the script function at level, or nothing.
 func debugGetlocal(L *lua.LState) int {
 	th, n := threadArg(L)
 	level, local := L.CheckInt(n), L.CheckInt(n+1)
-	t, f := frameAt(th, level)
+	t, f, tail := frameAt(th, level)
 	if f == nil {
 		L.ArgError(n, "level out of range")
+	}
+	if tail > 0 { // a lost tail call has no locals: nil, as 5.1's
+		L.Push(lua.LNil)
+		return 1
 	}
 	if hiddenLocals(f, level) {
 		return 0
