@@ -4,6 +4,8 @@ package luaproc
 // module(), the debug library, xpcall's handler, a first line of '#'.
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -374,4 +376,34 @@ return table.concat(out, "|")`, "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"unable to dump given function|unable to dump given function|" +
 		"unable to dump given function|unable to dump given function|42"}, res)
+}
+
+// TestTailCallLevelsAs51: the calls a function replaced by tail calls are
+// levels of the stack, as Lua 5.1's lost tail calls: getinfo describes
+// them ("tail", "=(tail call)", no func), getlocal has nil there,
+// getfenv, setfenv and error count them, tracebacks write one "(tail
+// call): ?" each (a run of 100000 cut as db_errorfb cuts it), a script's
+// tail call of pcall keeps the caller's level, and the "tail return"
+// hook events come after the return with the count dropping.
+// testdata/tail51.lua51.out is lua5.1's output, checked again here when
+// lua5.1 is installed.
+func TestTailCallLevelsAs51(t *testing.T) {
+	src, err := os.ReadFile("testdata/tail51.lua")
+	require.NoError(t, err)
+	want, err := os.ReadFile("testdata/tail51.lua51.out")
+	require.NoError(t, err)
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	_, err = runLua(t, rt, "tail51.lua", string(src), "")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), stdout.String())
+
+	lua51, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("lua5.1 is not installed: no comparison")
+	}
+	cmd := exec.Command(lua51, "tail51.lua")
+	cmd.Dir = "testdata"
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, string(want), string(out), "lua5.1's output")
 }
