@@ -133,6 +133,21 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 	}
 }
 
+// endWithError ends coroutine L, which an error lv unwound to its base:
+// its resumer gets false and lv. L keeps its stack as it was, frames and
+// registers, the frame that raised on top, as a Lua 5.1 coroutine an
+// error ended does, for debug.traceback(co) and debug.getlocal(co, ...)
+// (luarun; switchToParentThread popped the top frame and cleared the
+// registers).
+func endWithError(L *LState, lv LValue) {
+	parent := L.Parent
+	L.G.CurrentThread = parent
+	L.Parent = nil
+	parent.Push(LFalse)
+	parent.Push(lv)
+	L.kill()
+}
+
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	if L.hook != nil {
@@ -185,9 +200,7 @@ func threadRun(L *LState) {
 					L.Push(lv)
 					parent.Panic(L)
 				} else {
-					L.SetTop(0)
-					L.Push(lv)
-					switchToParentThread(L, 1, true, true)
+					endWithError(L, lv)
 				}
 			} else {
 				panic(rcv)

@@ -130,7 +130,12 @@ func (l tbLevel) String() string {
 // function in to the one that called pcall (debug.traceback), as
 // frameAt's does.
 func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, start, tail int, entry string) string {
-	levels := tracebackLevels(p, th, f, entry)
+	return writeTraceback(tracebackLevels(p, th, f, entry), start, tail)
+}
+
+// writeTraceback writes levels, levels[skip] being level start, as
+// tracebackFrom describes.
+func writeTraceback(levels []tbLevel, start, tail int) string {
 	end := start - tail // the level after the last
 	for _, l := range levels {
 		end += l.count()
@@ -223,8 +228,16 @@ func outermostBuiltin(f *callFrame) *callFrame {
 // calledName is the name the caller of f used for it, if it called f by
 // a CALL instruction that the compiler named.
 func calledName(f *callFrame) string {
-	caller := f.Parent
-	if caller == nil || caller.Fn.IsG || f.TailCall > 0 || isBuiltin(caller.Fn.Proto.SourceName) {
+	if f.TailCall > 0 {
+		return ""
+	}
+	return callName(f.Parent)
+}
+
+// callName is the name the compiler gave the function that the pending
+// CALL instruction of frame caller calls, or "".
+func callName(caller *callFrame) string {
+	if caller == nil || opaqueFrame(caller) {
 		return "" // a built-in's local names are not the script's
 	}
 	for _, c := range caller.Fn.Proto.DbgCalls {
@@ -380,14 +393,29 @@ func frameAt(L *lua.LState, level int) (th *lua.LState, f *callFrame, tail int) 
 			return th, f, level
 		}
 		level -= f.TailCall
+		below := f
 		th, f = parent(th, f)
 		for f != nil && opaqueFrame(f) {
 			nth, next := parent(th, f)
-			if next == nil || !opaqueFrame(next) {
+			if next == nil {
+				if !p.calledByBoot(below) {
+					f = nil // a coroutine's base: 5.1 has none
+				}
+				break
+			}
+			if !opaqueFrame(next) {
 				break
 			}
 			th, f = nth, next
 		}
 	}
 	return th, f, 0
+}
+
+// calledByBoot says whether the prelude's boot called f (the script's
+// main chunk or its entry point): boot stands for the host, a level as
+// lua.c's C function is in 5.1; a coroutine's base is none.
+func (p *luaProcess) calledByBoot(f *callFrame) bool {
+	return p != nil && p.tpl != nil && p.tpl.boot != nil && f.Parent != nil &&
+		!f.Parent.Fn.IsG && f.Parent.Fn.Proto == p.tpl.boot.Proto
 }

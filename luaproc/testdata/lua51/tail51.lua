@@ -1,5 +1,5 @@
 -- Lua 5.1 levels of calls lost to tail calls (luaproc/lua51_test.go,
--- TestTailCallLevelsAs51): tail51.lua51.out is what `lua5.1 tail51.lua` prints.
+-- TestTailCallLevelsAs51): tail51.want.txt is what `lua5.1 tail51.lua` prints.
 local out = {}
 local function put(...) local t = {} for i = 1, select("#", ...) do t[i] = tostring((select(i, ...))) end out[#out + 1] = table.concat(t, " ") end
 local function info(t) local ks = {} for k, v in pairs(t) do ks[#ks + 1] = k .. "=" .. (type(v) == "string" and v or type(v) == "number" and v or type(v)) end table.sort(ks) return table.concat(ks, ",") end
