@@ -1610,6 +1610,7 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 			sv = string(slv)
 		}
 		context.Proto.stringConstants = append(context.Proto.stringConstants, sv)
+		context.Proto.stringHashes = append(context.Proto.stringHashes, strHash(sv))
 	}
 	patchCode(context)
 } // }}}
@@ -1688,7 +1689,13 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
-	code.SetC(tablepc, int2Fb(len(ex.Fields)-arraycount))
+	// the keyed fields (a last call or ... is not one: 5.1 counts it
+	// with neither, luarun)
+	hashcount := len(ex.Fields) - arraycount
+	if lastvararg {
+		hashcount--
+	}
+	code.SetC(tablepc, int2Fb(hashcount))
 	if shouldmove(ec, tablereg) {
 		code.AddABC(OP_MOVE, ec.reg, tablereg, 0, sline(ex))
 	}
