@@ -17,7 +17,9 @@ import (
 const maxRegisters = 250
 
 // Lua 5.1's LUAI_MAXVARS and LUAI_MAXUPVALUES: the active local
-// variables and the upvalues a function may have (luarun).
+// variables and the upvalues a function may have (luarun). The parser
+// raises both first, as 5.1 does while it reads (parse/scope.go); these
+// checks are for an AST that does not come from it.
 const (
 	maxLocalVars = 200
 	maxUpvalues  = 60
@@ -709,7 +711,8 @@ func (fc *funcContext) EndScope() {
 
 // limitError raises Lua 5.1's errorlimit: "main function has more than
 // 200 local variables", "function at line 3 has more than 60 upvalues",
-// at the line of the statement being compiled (luarun).
+// at the line of the statement being compiled (luarun; for a parsed chunk
+// the parser has raised them already, at 5.1's line).
 func (fc *funcContext) limitError(limit int, what string) {
 	if fc.Parent == nil {
 		raiseCompileError(fc, fc.line, "main function has more than %d %s", limit, what)
