@@ -180,6 +180,12 @@ func reportFailure(err error, stderr io.Writer) int {
 	var se *luaproc.ScriptError
 	var ee *luaproc.EntryError
 	switch {
+	case errors.As(err, &se) && se.ValueType == "nil":
+		// lua.c prints nothing for error() or error(nil)
+	case errors.As(err, &se) && se.ValueType != "" && se.ValueType != "string" && se.ValueType != "number":
+		// nor a traceback, and no __tostring, for an error value that is
+		// not a string (lua.c's report)
+		fmt.Fprintln(stderr, "luarun: (error object is not a string)")
 	case errors.As(err, &se):
 		fmt.Fprintf(stderr, "luarun: %s\n", se.Message)
 		if se.Traceback != "" {

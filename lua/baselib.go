@@ -350,7 +350,12 @@ func loadErrorMessage(err error, source string) string {
 // shortSource is how a position names the chunk named name: as 5.1's
 // luaO_chunkid for "=name" and "@file" (luarun); other names (gopher-lua's
 // file names, a named loadstring chunk) as they are.
-func shortSource(name string) string {
+func shortSource(name string) string { return PositionSource(name) }
+
+// PositionSource is how a "chunk:line:" position and a traceback name
+// the chunk named name: as 5.1's luaO_chunkid for "=name" and "@file",
+// any other name (a file's path, a named loadstring chunk) as it is.
+func PositionSource(name string) string {
 	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
 		return chunkID(name, idSize)
 	}

@@ -17,6 +17,9 @@ type ScriptError struct {
 	// Value is the error value converted to a payload value when it is not
 	// a string (error({code = 7})), else nil.
 	Value any
+	// ValueType is the Lua type of the error value ("string", "nil",
+	// "table", ...), "" for a failure that no Lua error value made.
+	ValueType string
 
 	cause error  // what stopped the Lua code, if not itself (Unwrap)
 	entry string // the process's entry point (crash reports)
@@ -116,7 +119,7 @@ func (l tbLevel) String() string {
 	case l.f.Fn.Proto.LineDefined == 0:
 		b.WriteString(" in main chunk")
 	default:
-		fmt.Fprintf(&b, " in function <%s:%d>", l.f.Fn.Proto.SourceName, l.f.Fn.Proto.LineDefined)
+		fmt.Fprintf(&b, " in function <%s:%d>", lua.PositionSource(l.f.Fn.Proto.SourceName), l.f.Fn.Proto.LineDefined)
 	}
 	return b.String()
 }
@@ -418,4 +421,12 @@ func frameAt(L *lua.LState, level int) (th *lua.LState, f *callFrame, tail int) 
 func (p *luaProcess) calledByBoot(f *callFrame) bool {
 	return p != nil && p.tpl != nil && p.tpl.boot != nil && f.Parent != nil &&
 		!f.Parent.Fn.IsG && f.Parent.Fn.Proto == p.tpl.boot.Proto
+}
+
+// luaTypeName is v's Lua type name; a Go nil is nil.
+func luaTypeName(v lua.LValue) string {
+	if v == nil {
+		return "nil"
+	}
+	return v.Type().String()
 }

@@ -135,8 +135,9 @@ func frameLine(f *callFrame) int {
 // frameWhere is "file:line:" of a Lua frame ("file:" if its line is not
 // known).
 func frameWhere(f *callFrame) string {
+	src := lua.PositionSource(f.Fn.Proto.SourceName)
 	if line := frameLine(f); line > 0 {
-		return f.Fn.Proto.SourceName + ":" + strconv.Itoa(line) + ":"
+		return src + ":" + strconv.Itoa(line) + ":"
 	}
-	return f.Fn.Proto.SourceName + ":"
+	return src + ":"
 }

@@ -520,7 +520,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if overflowed {
 		obj = overflowError(t.co, obj)
 	}
-	se := &ScriptError{Message: p.errorMessage(obj), entry: p.entryName()}
+	se := &ScriptError{Message: p.errorMessage(obj), ValueType: luaTypeName(obj), entry: p.entryName()}
 	if _, isString := obj.(lua.LString); !isString {
 		se.Value, _ = toPayload(obj, "error")
 	}
