@@ -201,6 +201,7 @@ func (rt *Runtime) buildTemplate() *template {
 	if rt.allowed["fs"] {
 		tpl.loadFileHandles(L, g.RawGetString("fs").(*lua.LTable)) // fsfile.go
 	}
+	rt.addServing(L, g) // http.serve, net (serving.go)
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
@@ -257,7 +258,7 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 	})
 	globals.RawSetString("_G", globals)
 	for _, name := range Permissions {
-		if rt.allowed[name] {
+		if rt.allowed[name] || servePermissions[name] {
 			continue
 		}
 		mt := L.CreateTable(0, 2)
@@ -265,6 +266,8 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 		index := deniedFunc(name)
 		if name == lua.OsLibName { // reading the clock needs no permission
 			index = clockOnly(g.RawGetString(name).(*lua.LTable), index)
+		} else if t, ok := g.RawGetString(name).(*lua.LTable); ok { // http.serve (serving.go)
+			index = passThrough(t, index)
 		}
 		mt.RawSetString("__index", L.NewFunction(index))
 		mt.Share()
@@ -440,11 +443,11 @@ func (p *luaProcess) openIo() *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor", "net"}
 
 // Permissions are the modules Options.Allow switches on (all of them in
 // the command-line runner unless --sandbox).
-var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec"}
+var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec", "listen", "net"}
 
 // ioModules are the I/O commands (commands.IO) by module: fs, http, exec.
 func ioModules() map[string][]string {
