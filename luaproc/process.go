@@ -128,6 +128,7 @@ type luaProcess struct {
 	trace     string       // traceback of the last error raised in the root task
 	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
 	xpRunning int          // xpcall handlers running where their error was raised
+	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
 	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open; lineBufs: the lines read ahead for each handle's
@@ -658,6 +659,7 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 // blockable raises the error of the blocking call name if it cannot
 // block here; it returns the frame of the Go function making it.
 func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
+	p.notInMatch(L, name)
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
@@ -671,6 +673,9 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
+	}
+	if !canYieldTo(L, p.current.co) { // a Go boundary the frames do not show
+		L.RaiseError("%s: cannot block inside a Go function", name)
 	}
 	return f
 }
