@@ -103,6 +103,10 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// PropagateGoPanics (luarun): a Go panic that is not a Lua error is
+	// not caught by PCall or a coroutine's resume, but goes on up the Go
+	// stack as a *GoPanic (gopanic.go).
+	PropagateGoPanics bool
 }
 
 /* }}} */
@@ -330,7 +334,9 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			// luarun: a Lua error (it was a Go panic), which pcall catches
+			// also where Go panics are not (Options.PropagateGoPanics)
+			panic(newApiErrorS(ApiErrorRun, "lua callstack overflow"))
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -1945,6 +1951,9 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		rcv := recover()
 		if rcv != nil {
 			ls.nCcalls = nCcalls
+			if gp := ls.escapingPanic(rcv); gp != nil {
+				panic(gp)
+			}
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {
@@ -1964,6 +1973,9 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 					rcv := recover()
 					if rcv != nil {
 						ls.nCcalls = nCcalls
+						if gp := ls.escapingPanic(rcv); gp != nil {
+							panic(gp)
+						}
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 							if ls.Options.IncludeGoStackTrace {

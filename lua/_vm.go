@@ -178,6 +178,10 @@ func threadRun(L *LState) {
 	L.nCcalls = 0 // luarun: a thread resumes where it yielded, in no call from Go
 	defer func() {
 		if rcv := recover(); rcv != nil {
+			if gp := L.escapingPanic(rcv); gp != nil {
+				L.kill() // the thread stops where it panicked
+				panic(gp)
+			}
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object

@@ -6,12 +6,14 @@ package luaproc
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/scheduler"
 )
 
 // TestYieldAcrossGoCallInProcess: coroutine.yield inside a metamethod, a
@@ -104,4 +106,80 @@ return M`, "main")
 		want += "false|m.lua:" + line + ": " + name + ": cannot be called inside a receive{match=} function\nlate" + n + "\n"
 	}
 	assert.Equal(t, payload.Payloads{want[:len(want)-1]}, res)
+}
+
+// panicWriter is a Stdout whose Write panics on a line holding "boom":
+// a Go panic inside a built-in (print), on the process's goroutine.
+type panicWriter struct{ syncBuffer }
+
+func (w *panicWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), "boom") {
+		panic("writer exploded")
+	}
+	return w.syncBuffer.Write(p)
+}
+
+// TestGoPanicInBuiltinIsInternalError: a Go panic inside a built-in,
+// called in a pcall inside a coroutine, ends only that process, with
+// "internal error: ...": pcall does not catch it (internal.go says why),
+// the crash report names the process and carries the Go stack, and the
+// runtime goes on — the next process prints (print's lock was not left
+// held). Before: pcall caught it as a Lua error ("writer exploded") and
+// the process went on; print's mutex stayed locked, so every later
+// print in the runtime hung.
+func TestGoPanicInBuiltinIsInternalError(t *testing.T) {
+	out := &panicWriter{}
+	rt, _, logs := newTestRuntime(t, Options{Stdout: out})
+	_, err := runLua(t, rt, "p.lua", `
+local co = coroutine.wrap(function() return pcall(print, "boom") end)
+local ok = co()
+print("pcall caught it", ok)
+return "went on"`, "")
+	require.Error(t, err)
+	assert.Equal(t, "internal error: writer exploded", err.Error())
+	assert.Contains(t, logs.String(), "process crashed: internal error: writer exploded")
+	assert.Contains(t, logs.String(), "luaproc.(*panicWriter).Write", "the crash report has the Go stack")
+	res, err := runLua(t, rt, "q.lua", `print("fine") return 1`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(1)}, res)
+	assert.Equal(t, "fine\n", out.String())
+}
+
+// panicError is an error whose message panics.
+type panicError struct{}
+
+func (panicError) Error() string { panic("message exploded") }
+
+// TestGoPanicInStepIsInternalError: a Go panic in a step outside the
+// Lua code (here: turning a command's failure into Lua values) ends the
+// process with "internal error: ..." and a crash report with the stack.
+// Before: "panic in process N: ..." (from the scheduler) and no report.
+func TestGoPanicInStepIsInternalError(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	require.NoError(t, rt.Register("test.fail", func(c scheduler.Call) error {
+		c.Fail(panicError{})
+		return nil
+	}))
+	_, err := runLua(t, rt, "s.lua", `return pcall(test.fail)`, "")
+	require.Error(t, err)
+	assert.Equal(t, "internal error: message exploded", err.Error())
+	assert.Contains(t, logs.String(), "process crashed: internal error: message exploded")
+	assert.Contains(t, logs.String(), "luaproc.panicError.Error")
+	res, err := runLua(t, rt, "t.lua", `return 2`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(2)}, res)
+}
+
+// TestStackOverflowStillCatchable: gopher-lua's call-stack overflow was
+// a Go panic; it is a Lua error now (lua/_state.go), which pcall catches
+// although Go panics are not.
+func TestStackOverflowStillCatchable(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "o.lua", `
+local function f() return 1 + f() end
+local ok, msg = pcall(f)
+return ok, msg`, "")
+	require.NoError(t, err)
+	assert.Equal(t, false, res[0])
+	assert.Contains(t, res[1], "stack overflow")
 }

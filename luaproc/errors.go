@@ -18,8 +18,9 @@ type ScriptError struct {
 	// a string (error({code = 7})), else nil.
 	Value any
 
-	cause error  // what stopped the Lua code, if not itself (Unwrap)
-	entry string // the process's entry point (crash reports)
+	cause    error  // what stopped the Lua code, if not itself (Unwrap)
+	entry    string // the process's entry point (crash reports)
+	internal bool   // a Go panic: luarun's bug, reported with its stack (internal.go)
 }
 
 func (e *ScriptError) Error() string { return e.Message }

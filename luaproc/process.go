@@ -271,9 +271,10 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 }
 
 // Step implements scheduler.Process.
-func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
 	defer func() { p.out = nil }()
+	defer p.recoverStep(out, &err) // internal.go
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -430,7 +431,7 @@ func (p *luaProcess) run(t *task) {
 func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			st, err = lua.ResumeError, &ScriptError{Message: fmt.Sprintf("internal error: %v", v)}
+			st, err = lua.ResumeError, p.internalError(v)
 		}
 	}()
 	args := t.args

@@ -68,6 +68,7 @@ var stateOptions = lua.Options{
 	RegistryMaxSize:     1 << 20,
 	RegistryGrowStep:    128,
 	MinimizeStackMemory: true,
+	PropagateGoPanics:   true, // internal.go: a Go panic ends the process, pcall or not
 }
 
 // template is what every state of a Runtime copies or shares.
