@@ -243,11 +243,13 @@ func debugSetlocal(L *lua.LState) int {
 		L.ArgError(n, "level out of range")
 	}
 	if hiddenLocals(f, level) {
-		return 0
+		L.Push(lua.LNil) // as 5.1 past a C function's slots
+		return 1
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
 	if name == "" {
-		return 0
+		L.Push(lua.LNil) // as 5.1: nil, not nothing
+		return 1
 	}
 	L.Push(lua.LString(name))
 	return 1
@@ -396,7 +398,8 @@ func debugGetlocal(L *lua.LState) int {
 		L.ArgError(n, "level out of range")
 	}
 	if hiddenLocals(f, level) {
-		return 0
+		L.Push(lua.LNil) // as 5.1 past a C function's slots
+		return 1
 	}
 	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {

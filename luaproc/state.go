@@ -470,6 +470,7 @@ func commandTable(L *lua.LState, module string, fns []string, maker func(string)
 // answer the template's (for a function the prelude made).
 func wrapGetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		checkFenvLevel(L)
 		n := orig(L)
 		if n == 1 && L.Get(-1) == lua.LValue(tplEnv) {
 			L.Pop(1)
@@ -479,9 +480,25 @@ func wrapGetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	}
 }
 
+// checkFenvLevel raises 5.1's getfunc errors for a level argument of
+// getfenv or setfenv that names no function on the stack (gopher-lua
+// answered the globals, or "cannot change the environment").
+func checkFenvLevel(L *lua.LState) {
+	v, ok := L.Get(1).(lua.LNumber)
+	if !ok {
+		return
+	}
+	if level := int(v); level < 0 {
+		L.ArgError(1, "level must be non-negative")
+	} else if _, f := frameAt(L, level); f == nil {
+		L.ArgError(1, "invalid level")
+	}
+}
+
 // wrapSetfenv refuses to change the environment of a shared function.
 func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		checkFenvLevel(L)
 		var target *lua.LFunction
 		switch v := L.Get(1).(type) {
 		case *lua.LFunction:
