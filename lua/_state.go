@@ -103,6 +103,10 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// PropagateGoPanics (luarun): a Go panic that is not a Lua error is
+	// not caught by PCall or a coroutine's resume, but goes on up the Go
+	// stack as a *GoPanic (gopanic.go).
+	PropagateGoPanics bool
 }
 
 /* }}} */
@@ -334,7 +338,9 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			// luarun: a Lua error (it was a Go panic), which pcall catches
+			// also where Go panics are not (Options.PropagateGoPanics)
+			panic(newApiErrorS(ApiErrorRun, "lua callstack overflow"))
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -1154,6 +1160,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 		Parent:     ls.currentFrame,
 		TailCall:   0,
 	}, lv, meta)
+	ls.nCcalls++ // luarun: a yield cannot cross this call (value.go)
 	if ls.G.MainThread == nil {
 		ls.G.MainThread = ls
 		ls.G.CurrentThread = ls
@@ -1161,6 +1168,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	} else {
 		ls.mainLoop(ls, ls.currentFrame)
 	}
+	ls.nCcalls--
 	if nret != MultRet {
 		ls.reg.SetTop(rbase + nret)
 	}
@@ -2020,6 +2028,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	err = nil
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
+	nCcalls := ls.nCcalls // luarun: the nested calls the error unwound end
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -2030,6 +2039,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		ls.hasErrorFunc = false
 		rcv := recover()
 		if rcv != nil {
+			ls.nCcalls = nCcalls
+			if gp := ls.escapingPanic(rcv); gp != nil {
+				panic(gp)
+			}
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {
@@ -2048,6 +2061,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 					ls.Panic = oldpanic
 					rcv := recover()
 					if rcv != nil {
+						ls.nCcalls = nCcalls
+						if gp := ls.escapingPanic(rcv); gp != nil {
+							panic(gp)
+						}
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 							if ls.Options.IncludeGoStackTrace {

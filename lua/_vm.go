@@ -162,6 +162,9 @@ func callGFunction(L *LState, tailcall bool) bool {
 	}
 
 	if gfnret < 0 {
+		if L.nCcalls > 0 { // luarun: the yield would return into Go code (value.go)
+			L.raiseError(0, "%s", yieldAcrossBoundary) // no position, as 5.1's
+		}
 		switchToParentThread(L, L.GetTop(), false, false)
 		return true
 	}
@@ -187,8 +190,13 @@ func threadRun(L *LState) {
 		return
 	}
 
+	L.nCcalls = 0 // luarun: a thread resumes where it yielded, in no call from Go
 	defer func() {
 		if rcv := recover(); rcv != nil {
+			if gp := L.escapingPanic(rcv); gp != nil {
+				L.kill() // the thread stops where it panicked
+				panic(gp)
+			}
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object

@@ -282,6 +282,14 @@ type LState struct {
 	// state, made with the thread's first hook
 	hook *Hook
 	ht   *hookThread
+
+	// nCcalls counts the VM loops this thread runs nested in calls from
+	// Go (callR: a metamethod, a sort comparator, a gsub callback, a
+	// pairs iterator, a Go function's Call), as Lua 5.1's nCcalls does:
+	// a yield while it is above 0 would return into that Go code, so
+	// coroutine.yield raises instead (luarun). Restored by PCall, reset
+	// when the thread is resumed.
+	nCcalls int32
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -243,11 +243,15 @@ func debugSetlocal(L *lua.LState) int {
 		L.ArgError(n, "level out of range")
 	}
 	if top != nil || tail > 0 || hiddenLocals(f, level) {
-		return 0 // (a lost tail call has no locals, nor a dropped Go function)
+		// a lost tail call has no locals, nor a dropped Go function:
+		// nil, as 5.1 past a C function's slots
+		L.Push(lua.LNil)
+		return 1
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
 	if name == "" {
-		return 0
+		L.Push(lua.LNil) // as 5.1: nil, not nothing
+		return 1
 	}
 	L.Push(lua.LString(name))
 	return 1
@@ -506,7 +510,8 @@ func debugGetlocal(L *lua.LState) int {
 		return 1
 	}
 	if hiddenLocals(f, level) {
-		return 0
+		L.Push(lua.LNil) // as 5.1 past a C function's slots
+		return 1
 	}
 	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {

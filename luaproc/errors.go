@@ -21,8 +21,9 @@ type ScriptError struct {
 	// "table", ...), "" for a failure that no Lua error value made.
 	ValueType string
 
-	cause error  // what stopped the Lua code, if not itself (Unwrap)
-	entry string // the process's entry point (crash reports)
+	cause    error  // what stopped the Lua code, if not itself (Unwrap)
+	entry    string // the process's entry point (crash reports)
+	internal bool   // a Go panic: luarun's bug, reported with its stack (internal.go)
 }
 
 func (e *ScriptError) Error() string { return e.Message }

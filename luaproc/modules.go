@@ -319,6 +319,7 @@ func optTimeout(L *lua.LState, n int) float64 {
 const maxTimeout = float64(math.MaxInt64 / int64(time.Second))
 
 func (p *luaProcess) wait(L *lua.LState) int {
+	p.notInMatch(L, "process.wait")
 	pid := checkPID(L, 1)
 	timeout := optTimeout(L, 2)
 	h, child := p.children[pid]
@@ -381,6 +382,7 @@ func (p *luaProcess) monotonic(L *lua.LState) int {
 }
 
 func (p *luaProcess) sleep(L *lua.LState) int {
+	p.notInMatch(L, "time.sleep")
 	d := float64(L.CheckNumber(1))
 	switch {
 	case d != d:

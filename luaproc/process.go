@@ -128,6 +128,7 @@ type luaProcess struct {
 	trace     string       // traceback of the last error raised in the root task
 	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
 	xpRunning int          // xpcall handlers running where their error was raised
+	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
 	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open; lineBufs: the lines read ahead for each handle's
@@ -270,9 +271,10 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 }
 
 // Step implements scheduler.Process.
-func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
 	defer func() { p.out = nil }()
+	defer p.recoverStep(out, &err) // internal.go
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -429,7 +431,7 @@ func (p *luaProcess) run(t *task) {
 func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			st, err = lua.ResumeError, &ScriptError{Message: fmt.Sprintf("internal error: %v", v)}
+			st, err = lua.ResumeError, p.internalError(v)
 		}
 	}()
 	args := t.args
@@ -658,6 +660,7 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 // blockable raises the error of the blocking call name if it cannot
 // block here; it returns the frame of the Go function making it.
 func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
+	p.notInMatch(L, name)
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
@@ -671,6 +674,9 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
+	}
+	if !canYieldTo(L, p.current.co) { // a Go boundary the frames do not show
+		L.RaiseError("%s: cannot block inside a Go function", name)
 	}
 	return f
 }

@@ -92,8 +92,10 @@ type Runtime struct {
 	serve   *serve.Service // http.serve and net (serving.go)
 	allowed map[string]bool
 	logger  *log.Logger
-	luaPath string // Options.LuaPath
-	started time.Time
+	// quietCrashes: Options.QuietCrashes (internal errors are not logged)
+	quietCrashes bool
+	luaPath      string // Options.LuaPath
+	started      time.Time
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -123,13 +125,14 @@ type Runtime struct {
 // New starts a runtime and its workers.
 func New(opts Options) *Runtime {
 	rt := &Runtime{
-		reg:     new(scheduler.Registry),
-		allowed: map[string]bool{},
-		logger:  opts.Logger,
-		out:     opts.Stdout,
-		luaPath: opts.LuaPath,
-		started: time.Now(),
-		files:   newScriptFiles(),
+		reg:          new(scheduler.Registry),
+		allowed:      map[string]bool{},
+		logger:       opts.Logger,
+		out:          opts.Stdout,
+		luaPath:      opts.LuaPath,
+		started:      time.Now(),
+		files:        newScriptFiles(),
+		quietCrashes: opts.QuietCrashes,
 	}
 	for _, m := range opts.Allow {
 		rt.allowed[m] = true
@@ -142,6 +145,7 @@ func New(opts Options) *Runtime {
 	}
 	commands.Register(rt.reg)
 	rt.io = commands.NewIO()
+	rt.io.OnPanic = rt.ioPanicked // internal.go
 	rt.io.Register(rt.reg)
 	rt.serve = serve.New(serveHost{rt})
 	rt.serve.Register(rt.reg)
@@ -289,6 +293,6 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 
 func (rt *Runtime) writeOut(s string) {
 	rt.outMu.Lock()
+	defer rt.outMu.Unlock() // a Writer that panics must not keep it locked
 	io.WriteString(rt.out, s)
-	rt.outMu.Unlock()
 }

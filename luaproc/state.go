@@ -68,6 +68,7 @@ var stateOptions = lua.Options{
 	RegistryMaxSize:     1 << 20,
 	RegistryGrowStep:    128,
 	MinimizeStackMemory: true,
+	PropagateGoPanics:   true, // internal.go: a Go panic ends the process, pcall or not
 }
 
 // template is what every state of a Runtime copies or shares.
@@ -522,7 +523,10 @@ func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 // 5.1's errors.
 func fenvLevel(L *lua.LState) (*lua.LFunction, bool) {
 	v, ok := L.Get(1).(lua.LNumber)
-	if !ok || int(v) <= 0 {
+	if ok && int(v) < 0 {
+		L.ArgError(1, "level must be non-negative")
+	}
+	if !ok || int(v) == 0 {
 		return nil, false
 	}
 	_, f, tail := frameAt(L, int(v))
