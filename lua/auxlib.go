@@ -364,7 +364,7 @@ func (ls *LState) LoadFile(path string) (*LFunction, error) {
 		return nil, newApiErrorE(ApiErrorFile, err)
 	}
 	// luarun: named as Lua 5.1 names a file's chunk; positions and
-	// tracebacks show the path (shortSource)
+	// tracebacks show the path (PositionSource)
 	if path == "" {
 		return ls.Load(reader, "=stdin")
 	}
