@@ -288,7 +288,7 @@ func baseLoadFile(L *LState) int {
 		reader, err = os.Open(chunkname)
 		if err != nil {
 			L.Push(LNil)
-			L.Push(LString(fmt.Sprintf("can not open file: %v", chunkname)))
+			L.Push(LString((&fileLoadError{"open", chunkname, err}).Error()))
 			return 2
 		}
 		defer reader.(*os.File).Close()
@@ -296,7 +296,7 @@ func baseLoadFile(L *LState) int {
 	reader, err = skipHashLine(reader) // luarun: as Lua 5.1's loadfile
 	if err != nil {
 		L.Push(LNil)
-		L.Push(LString(fmt.Sprintf("can not read file: %v", chunkname)))
+		L.Push(LString((&fileLoadError{"read", chunkname, err}).Error()))
 		return 2
 	}
 	source := "=stdin"
