@@ -101,6 +101,7 @@ func workloads() []workload {
 		{"erlang", erlang},
 		{"cluster", clusterBench},
 		{"scaling", scaling},
+		{"serve", serveBench},
 	}
 }
 

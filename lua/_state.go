@@ -109,8 +109,12 @@ type Options struct {
 
 /* Debug {{{ */
 
+// Debug describes a level of the stack (GetStack) or a function
+// (GetInfo with '>'). A level that is a call lost to a tail call (Lua
+// 5.1's pseudo-levels, IsTailCall) has no frame.
 type Debug struct {
 	frame           *callFrame
+	tail            bool
 	Name            string
 	What            string
 	Source          string
@@ -722,7 +726,7 @@ func (ls *LState) errorWhere(level int) string {
 		level--
 	}
 	dbg, ok := ls.GetStack(level)
-	if !ok || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
+	if !ok || dbg.frame == nil || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
 		return ""
 	}
 	proto := dbg.frame.Fn.Proto
@@ -755,7 +759,7 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 
 func (ls *LState) where(level int, skipg bool) string {
 	dbg, ok := ls.GetStack(level)
-	if !ok {
+	if !ok || dbg.frame == nil {
 		return ""
 	}
 	cf := dbg.frame
@@ -777,17 +781,16 @@ func (ls *LState) stackTrace(level int) string {
 	buf := []string{}
 	header := "stack traceback:"
 	if ls.currentFrame != nil {
-		i := 0
-		for dbg, ok := ls.GetStack(i); ok; dbg, ok = ls.GetStack(i) {
-			cf := dbg.frame
-			buf = append(buf, fmt.Sprintf("\t%v in %v", ls.Where(i), ls.formattedFrameFuncName(cf)))
-			if !cf.Fn.IsG && cf.TailCall > 0 {
-				for tc := cf.TailCall; tc > 0; tc-- {
-					buf = append(buf, "\t(tailcall): ?")
-					i++
-				}
+		for i := 0; ; i++ {
+			dbg, ok := ls.GetStack(i)
+			if !ok {
+				break
 			}
-			i++
+			if dbg.frame == nil { // a call lost to a tail call, as 5.1 writes it
+				buf = append(buf, "\t(tail call): ?")
+				continue
+			}
+			buf = append(buf, fmt.Sprintf("\t%v in %v", ls.Where(i), ls.formattedFrameFuncName(dbg.frame)))
 		}
 	}
 	buf = append(buf, fmt.Sprintf("\t%v: %v", "[G]", "?"))
@@ -1681,6 +1684,9 @@ func (ls *LState) Error(lv LValue, level int) {
 
 func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 	if !strings.HasPrefix(what, ">") {
+		if dbg.tail {
+			return LNil, dbg.tailCallInfo(what)
+		}
 		fn = dbg.frame.Fn
 	} else {
 		what = what[1:]
@@ -1700,8 +1706,6 @@ func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 				dbg.What = "main"
 			} else if f.IsG {
 				dbg.What = "G"
-			} else if dbg.frame != nil && dbg.frame.TailCall > 0 {
-				dbg.What = "tail"
 			} else {
 				dbg.What = "Lua"
 			}
@@ -1747,10 +1751,28 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 
 	if level == 0 && frame != nil {
 		return &Debug{frame: frame}, true
-	} else if level < 0 && ls.stack.Sp() > 0 {
-		return &Debug{frame: ls.stack.At(0)}, true
+	} else if level < 0 {
+		return &Debug{tail: true}, true // a call lost to a tail call (5.1: i_ci 0)
 	}
 	return &Debug{}, false
+}
+
+// IsTailCall reports whether dbg is a level of the stack that a tail call
+// replaced (Lua 5.1's "(tail call)" levels, luarun): it has no function,
+// GetInfo describes it as 5.1's info_tailcall does, it has no locals.
+func (dbg *Debug) IsTailCall() bool { return dbg.tail }
+
+// tailCallInfo is GetInfo of a lost tail call: 5.1's info_tailcall.
+func (dbg *Debug) tailCallInfo(what string) error {
+	for _, c := range what {
+		if !strings.ContainsRune("fSlun", c) {
+			return newApiErrorS(ApiErrorRun, "invalid what: "+string(c))
+		}
+	}
+	dbg.Name, dbg.What, dbg.Source = "", "tail", "=(tail call)"
+	dbg.CurrentLine, dbg.LineDefined, dbg.LastLineDefined = -1, -1, -1
+	dbg.NUpvalues = 0
+	return nil
 }
 
 // GetLocalAt is GetLocal of the frame at index idx of ls's call stack
@@ -1783,6 +1805,9 @@ func (ls *LState) SetLocalAt(idx, no int, lv LValue) string {
 
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
+	if frame == nil { // a lost tail call
+		return "", LNil
+	}
 	if name := ls.findLocal(frame, no); len(name) > 0 {
 		return name, ls.reg.Get(frame.LocalBase + no - 1)
 	}
@@ -1791,6 +1816,9 @@ func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 
 func (ls *LState) SetLocal(dbg *Debug, no int, lv LValue) string {
 	frame := dbg.frame
+	if frame == nil { // a lost tail call
+		return ""
+	}
 	if name := ls.findLocal(frame, no); len(name) > 0 {
 		ls.reg.Set(frame.LocalBase+no-1, lv)
 		return name

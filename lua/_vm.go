@@ -133,6 +133,21 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 	}
 }
 
+// endWithError ends coroutine L, which an error lv unwound to its base:
+// its resumer gets false and lv. L keeps its stack as it was, frames and
+// registers, the frame that raised on top, as a Lua 5.1 coroutine an
+// error ended does, for debug.traceback(co) and debug.getlocal(co, ...)
+// (luarun; switchToParentThread popped the top frame and cleared the
+// registers).
+func endWithError(L *LState, lv LValue) {
+	parent := L.Parent
+	L.G.CurrentThread = parent
+	L.Parent = nil
+	parent.Push(LFalse)
+	parent.Push(lv)
+	L.kill()
+}
+
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	if L.hook != nil {
@@ -185,9 +200,7 @@ func threadRun(L *LState) {
 					L.Push(lv)
 					parent.Panic(L)
 				} else {
-					L.SetTop(0)
-					L.Push(lv)
-					switchToParentThread(L, 1, true, true)
+					endWithError(L, lv)
 				}
 			} else {
 				panic(rcv)
@@ -670,14 +683,32 @@ func init() {
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
 				}
+			} else if callable.Proto.StandsForC && !cf.Fn.Proto.StandsForC {
+				// called as Lua 5.1 tail-calls a C function: an ordinary
+				// call (all results), then the RETURN that follows every
+				// TAILCALL returns them; the caller keeps its frame and
+				// its level (luarun)
+				L.pushCallFrame(callFrame{
+					Fn:         callable,
+					Pc:         0,
+					Base:       RA,
+					LocalBase:  RA + 1,
+					ReturnBase: RA,
+					NArgs:      nargs,
+					NRet:       MultRet,
+					Parent:     cf,
+					TailCall:   0,
+				}, lv, meta)
 			} else {
 				base := cf.Base
+				if !cf.Fn.Proto.StandsForC {
+					cf.TailCall++ // one more call lost (5.1's ci->tailcalls)
+				}
 				cf.Fn = callable
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
 				cf.NArgs = nargs
-				cf.TailCall++
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++

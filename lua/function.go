@@ -23,13 +23,18 @@ type DbgCall struct {
 }
 
 type FunctionProto struct {
-	SourceName         string
-	LineDefined        int
-	LastLineDefined    int
-	NumUpvalues        uint8
-	NumParameters      uint8
-	IsVarArg           uint8
-	NumUsedRegisters   uint8
+	SourceName       string
+	LineDefined      int
+	LastLineDefined  int
+	NumUpvalues      uint8
+	NumParameters    uint8
+	IsVarArg         uint8
+	NumUsedRegisters uint8
+	// StandsForC marks an embedder's Lua function that scripts are to see
+	// as a C function (luarun: luaproc's built-in code): the tail calls it
+	// makes are not counted in its frame's TailCall, as Lua 5.1 keeps no
+	// lost tail-call levels for a C function (luarun's fork).
+	StandsForC         bool
 	Code               []uint32
 	Constants          []LValue
 	FunctionPrototypes []*FunctionProto

@@ -304,3 +304,25 @@ end print(n)`, "8"},
   loadstring(string.rep("x = a .. b\n", 300)) ~= nil, loadstring(string.rep("do ", 150) .. string.rep("end ", 150)) ~= nil)`, "true\ttrue\ttrue\ttrue"},
 	})
 }
+
+// TestTailCallLevelsAs51: GetStack answers the calls a function replaced
+// by tail calls as levels right above it, as Lua 5.1's lost tail calls
+// (it answered the stack's bottom frame for them): getinfo describes
+// them as 5.1's info_tailcall, they have no locals, the traceback writes
+// one "(tail call): ?" each. The outputs are lua5.1's.
+func TestTailCallLevelsAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`local function f()
+  local t = debug.getinfo(2)
+  print(t.what, t.source, t.currentline, t.linedefined, t.func, t.name)
+  print(debug.getinfo(3, "S").what, debug.getinfo(4, "S").what, debug.getlocal(2, 1))
+  local _, n = debug.traceback():gsub("%(tail call%): %?", "")
+  print(n)
+end
+local function g() return f() end
+local function h() return g() end
+h()`, "tail\t=(tail call)\t-1\t-1\tnil\t\ntail\tmain\tnil\n2"},
+		{`local function foo(x) if x == 0 then print(debug.getinfo(1002).what, debug.getinfo(1001).what) else return foo(x - 1) end end
+foo(1000)`, "main\ttail"},
+	})
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
+	"github.com/luarun/luarun/serve"
 )
 
 // Options configure a Runtime. The zero value is a working runtime with
@@ -23,10 +24,12 @@ type Options struct {
 	// Workers is the number of scheduler workers; 0 means GOMAXPROCS.
 	Workers int
 	// Allow lists the modules scripts may use beyond the always-present
-	// ones (any of Permissions: "os", "io", "fs", "http", "exec"). A
-	// module not allowed raises "<module> is not allowed ..." when used;
-	// "fs" also gives dofile and loadfile, and lets process.spawn_file
-	// load scripts from outside the program's directory.
+	// ones (any of Permissions: "os", "io", "fs", "http", "exec",
+	// "listen", "net"). A module not allowed raises "<module> is not
+	// allowed ..." when used; "fs" also gives dofile and loadfile, and
+	// lets process.spawn_file load scripts from outside the program's
+	// directory; "listen" gives http.serve and net.listen, "net"
+	// net.connect.
 	Allow []string
 	// Logger receives the log module's lines (with the process's pid);
 	// nil means a text logger on stderr at info level.
@@ -85,7 +88,8 @@ type Options struct {
 type Runtime struct {
 	sched   *scheduler.Scheduler
 	reg     *scheduler.Registry
-	io      *commands.IO // fs, http and exec (reachable from Lua only if allowed)
+	io      *commands.IO   // fs, http and exec (reachable from Lua only if allowed)
+	serve   *serve.Service // http.serve and net (serving.go)
 	allowed map[string]bool
 	logger  *log.Logger
 	luaPath string // Options.LuaPath
@@ -139,6 +143,8 @@ func New(opts Options) *Runtime {
 	commands.Register(rt.reg)
 	rt.io = commands.NewIO()
 	rt.io.Register(rt.reg)
+	rt.serve = serve.New(serveHost{rt})
+	rt.serve.Register(rt.reg)
 	rt.exit.fn = opts.Exit
 	so := scheduler.Options{
 		Workers: opts.Workers, Dispatcher: rt.reg,
@@ -258,7 +264,10 @@ func (rt *Runtime) Stats() Stats {
 	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load(), DroppedReplies: rt.droppedReplies.Load()}
 }
 
-// Shutdown stops taking new processes, cancels every live one (each ends
+// Shutdown first closes the servers of http.serve and waits, until ctx
+// is done, for the requests they are running (new connections are
+// refused meanwhile; the processes, those a request calls included, run
+// on). Then it stops taking new processes, cancels every live one (each ends
 // with the scheduler's shutdown error unless it finishes first), and
 // waits for them until ctx is done; then it abandons the rest (returning
 // a *scheduler.ShutdownError) and stops the workers. Then it waits, also
@@ -266,10 +275,14 @@ func (rt *Runtime) Stats() Stats {
 // which their cancelled processes make short, and closes idle HTTP
 // connections.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.serve.Shutdown(ctx) // its deadline passing ends the drain, not the shutdown
 	err := rt.sched.Shutdown(ctx)
 	// after the processes: no I/O call or HTTP connection outlives the runtime
 	if ioErr := rt.io.Close(ctx); err == nil {
 		err = ioErr
+	}
+	if serveErr := rt.serve.Wait(ctx); err == nil {
+		err = serveErr
 	}
 	return err
 }
