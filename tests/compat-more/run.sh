@@ -7,7 +7,7 @@
 #     and is filled with mdocs/ (the .md files below it, as docN.md) and cliargs/ (Debian's examples).
 #   env: ONLY=re  rows whose name matches;  OUT=dir  outputs kept (NAME.lua51.out/.luarun.out/.err/.rc)
 # Prints NAME lua51=RC luarun=RC same|DIFF per row (same: stdout equal after 0x... addresses and luaunit's
-# seconds are masked). Needs lua5.1 and Debian's lua-markdown, lua-cliargs, lua-luassert, lua-penlight.
+# seconds are masked, and the interpreter's name before an uncaught error's message, for rows that keep stderr). Needs lua5.1 and Debian's lua-markdown, lua-cliargs, lua-luassert, lua-penlight.
 set -u
 [ $# -ge 2 ] || { echo "usage: $0 LUARUN_BIN SRC_DIR [COMPAT_DIR]"; exit 2; }
 H=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +32,7 @@ while read -r name dir extra args; do
     a=${args//@MB@/$MB}; a=${a//@H@/$H}; a=${a//@BIN@/timeout -k 5 120 $bin}
     ( cd "$W/$name" && export LUA_PATH="$lp" && eval "$a" ) >"$O/$name.$i.out" 2>"$O/$name.$i.err" </dev/null
     echo $? >"$O/$name.$i.rc"
-    sed -E -e 's/0x[0-9a-f]+/X/g' -e 's/in [0-9.]+ seconds/in N seconds/g' "$O/$name.$i.out" >"$O/$name.$i.norm"
+    sed -E -e 's/0x[0-9a-f]+/X/g' -e 's/in [0-9.]+ seconds/in N seconds/g' -e 's/^(lua5\.1|luarun): /LUA: /' "$O/$name.$i.out" >"$O/$name.$i.norm"
   done
   r1=$(cat "$O/$name.lua51.rc"); r2=$(cat "$O/$name.luarun.rc"); s=DIFF
   cmp -s "$O/$name.lua51.norm" "$O/$name.luarun.norm" && [ "$r1" = "$r2" ] && { s=same; same=$((same + 1)); }
