@@ -723,7 +723,9 @@ func init() {
 					L.reg.Insert(lv, cf.LocalBase)
 				}
 				// +inline-call L.initCallFrame cf
-				// +inline-call L.reg.CopyRange base RA -1 reg.Top()-RA-1
+				// the callee's whole frame moves down, its function and every register up to top:
+				// the compiler counts on registers past the arguments being nil (no LOADNIL at pc 0)
+				// +inline-call L.reg.CopyRange base RA -1 reg.Top()-RA
 				cf.Base = base
 				cf.LocalBase = base + (cf.LocalBase - lbase + 1)
 			}

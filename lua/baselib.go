@@ -230,20 +230,27 @@ func baseIpairs(L *LState) int {
 // loadaux loads a chunk named chunkname; source is its name as Lua 5.1
 // has it ("=name", "@file" or the text itself), for a syntax error's
 // message.
+// loadaux loads the chunk named chunkname (Lua 5.1's source string), its
+// load errors named as source is. A name other than "=name" and "@file" is
+// a name load or loadstring was given, or loadstring's text: positions
+// show it as [string "name"] (markTextName).
 func loadaux(L *LState, reader io.Reader, chunkname, source string) int {
-	if fn, err := L.Load(reader, chunkname); err != nil {
+	fn, err := L.Load(reader, chunkname)
+	if err != nil {
 		L.Push(LNil)
 		L.Push(LString(loadErrorMessage(err, source)))
 		return 2
-	} else {
-		L.Push(fn)
-		return 1
 	}
+	if !strings.HasPrefix(chunkname, "=") && !strings.HasPrefix(chunkname, "@") {
+		fn.Proto.markTextName()
+	}
+	L.Push(fn)
+	return 1
 }
 
 func baseLoad(L *LState) int {
 	fn := L.CheckFunction(1)
-	chunkname := L.OptString(2, "?")
+	chunkname := L.OptString(2, "=(load)")
 	top := L.GetTop()
 	buf := []string{}
 	for {
@@ -266,11 +273,7 @@ func baseLoad(L *LState) int {
 			return 2
 		}
 	}
-	source := "=(load)"
-	if L.Get(2) != LNil {
-		source = chunkname
-	}
-	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, source)
+	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, chunkname)
 }
 
 func baseLoadFile(L *LState) int {
@@ -285,7 +288,7 @@ func baseLoadFile(L *LState) int {
 		reader, err = os.Open(chunkname)
 		if err != nil {
 			L.Push(LNil)
-			L.Push(LString(fmt.Sprintf("can not open file: %v", chunkname)))
+			L.Push(LString((&fileLoadError{"open", chunkname, err}).Error()))
 			return 2
 		}
 		defer reader.(*os.File).Close()
@@ -293,7 +296,7 @@ func baseLoadFile(L *LState) int {
 	reader, err = skipHashLine(reader) // luarun: as Lua 5.1's loadfile
 	if err != nil {
 		L.Push(LNil)
-		L.Push(LString(fmt.Sprintf("can not read file: %v", chunkname)))
+		L.Push(LString((&fileLoadError{"read", chunkname, err}).Error()))
 		return 2
 	}
 	source := "=stdin"
@@ -309,7 +312,7 @@ func baseLoadFile(L *LState) int {
 func baseLoadString(L *LState) int {
 	s := L.CheckString(1)
 	if L.Get(2) == LNil {
-		return loadaux(L, strings.NewReader(s), chunkID(s, idSize), s)
+		return loadaux(L, strings.NewReader(s), s, s)
 	}
 	name := L.CheckString(2)
 	return loadaux(L, strings.NewReader(s), name, name)
@@ -347,14 +350,10 @@ func loadErrorMessage(err error, source string) string {
 	return msg // no token: 5.1's "chunk has too many syntax levels"
 }
 
-// shortSource is how a position names the chunk named name: as 5.1's
-// luaO_chunkid for "=name" and "@file" (luarun); other names (gopher-lua's
-// file names, a named loadstring chunk) as they are.
-func shortSource(name string) string { return PositionSource(name) }
-
 // PositionSource is how a "chunk:line:" position and a traceback name
 // the chunk named name: as 5.1's luaO_chunkid for "=name" and "@file",
-// any other name (a file's path, a named loadstring chunk) as it is.
+// any other name (a file's path, "<string>") as it is. A chunk load or
+// loadstring named is shown by ProtoPositionSource.
 func PositionSource(name string) string {
 	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
 		return chunkID(name, idSize)

@@ -836,7 +836,7 @@ func (ls *LState) errorWhere(level int) string {
 		return ""
 	}
 	proto := dbg.frame.Fn.Proto
-	return fmt.Sprintf("%v:%v: ", shortSource(proto.SourceName), proto.DbgSourcePositions[dbg.frame.Pc-1])
+	return fmt.Sprintf("%v:%v: ", ProtoPositionSource(proto), proto.DbgSourcePositions[dbg.frame.Pc-1])
 }
 
 func (ls *LState) findLocal(frame *callFrame, no int) string {
@@ -872,7 +872,7 @@ func (ls *LState) where(level int, skipg bool) string {
 	proto := cf.Fn.Proto
 	sourcename := "[G]"
 	if proto != nil {
-		sourcename = shortSource(proto.SourceName)
+		sourcename = ProtoPositionSource(proto)
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}
@@ -942,14 +942,14 @@ func (ls *LState) frameFuncName(fr *callFrame) (string, bool) {
 			if call.Pc == pc {
 				name := call.Name
 				if (name == "?" || fr.TailCall > 0) && !fr.Fn.IsG {
-					name = fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined)
+					name = fmt.Sprintf("<%v:%v>", ProtoPositionSource(fr.Fn.Proto), fr.Fn.Proto.LineDefined)
 				}
 				return name, false
 			}
 		}
 	}
 	if !fr.Fn.IsG {
-		return fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined), false
+		return fmt.Sprintf("<%v:%v>", ProtoPositionSource(fr.Fn.Proto), fr.Fn.Proto.LineDefined), false
 	}
 	return "(anonymous)", false
 }

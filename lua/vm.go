@@ -1565,6 +1565,8 @@ func init() {
 						}
 					}
 				}
+				// the callee's whole frame moves down, its function and every register up to top:
+				// the compiler counts on registers past the arguments being nil (no LOADNIL at pc 0)
 				// this section is inlined by go-inline
 				// source function is 'func (rg *registry) CopyRange(regv, start, limit, n int) ' in '_state.go'
 				{
@@ -1572,7 +1574,7 @@ func init() {
 					regv := base
 					start := RA
 					limit := -1
-					n := reg.Top() - RA - 1
+					n := reg.Top() - RA
 					newSize := regv + n
 					// this section is inlined by go-inline
 					// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'

@@ -120,7 +120,7 @@ func (l tbLevel) String() string {
 	case l.f.Fn.Proto.LineDefined == 0:
 		b.WriteString(" in main chunk")
 	default:
-		fmt.Fprintf(&b, " in function <%s:%d>", lua.PositionSource(l.f.Fn.Proto.SourceName), l.f.Fn.Proto.LineDefined)
+		fmt.Fprintf(&b, " in function <%s:%d>", lua.ProtoPositionSource(l.f.Fn.Proto), l.f.Fn.Proto.LineDefined)
 	}
 	return b.String()
 }
@@ -174,8 +174,11 @@ func writeTraceback(levels []tbLevel, start, tail int) string {
 // the one the script called), one per call a frame's tail calls replaced
 // after it, the host's after a main chunk.
 func tracebackLevels(p *luaProcess, th *lua.LState, f *callFrame, entry string) []tbLevel {
+	// inPcall: the walk goes on from th's bottom to the thread that called
+	// pcall (th runs a pcall's function)
+	inPcall := func() bool { return p != nil && p.pthreads[th] && th.Parent != nil }
 	up := func(f *callFrame) *callFrame {
-		if f.Parent == nil && p != nil && p.pthreads[th] && th.Parent != nil {
+		if f.Parent == nil && inPcall() {
 			th = th.Parent
 			return currentFrame(th)
 		}
@@ -201,8 +204,9 @@ func tracebackLevels(p *luaProcess, th *lua.LState, f *callFrame, entry string) 
 			f = outermostBuiltin(f)
 			if f.Parent == nil {
 				// boot, or a task's trampoline: the bottom. A main
-				// chunk's caller is the host, as lua.c is in 5.1.
-				if n := len(levels); n > 0 && levels[n-1].kind == 0 && levels[n-1].where != "" && levels[n-1].f.Fn.Proto.LineDefined == 0 {
+				// chunk's caller is the host, as lua.c is in 5.1 (not a
+				// loaded chunk pcall or xpcall called).
+				if n := len(levels); n > 0 && !inPcall() && levels[n-1].kind == 0 && levels[n-1].where != "" && levels[n-1].f.Fn.Proto.LineDefined == 0 {
 					levels = append(levels, tbLevel{kind: 'C'})
 				}
 				continue

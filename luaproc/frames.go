@@ -151,7 +151,7 @@ func frameLine(f *callFrame) int {
 // frameWhere is "file:line:" of a Lua frame ("file:" if its line is not
 // known).
 func frameWhere(f *callFrame) string {
-	src := lua.PositionSource(f.Fn.Proto.SourceName)
+	src := lua.ProtoPositionSource(f.Fn.Proto)
 	if line := frameLine(f); line > 0 {
 		return src + ":" + strconv.Itoa(line) + ":"
 	}
