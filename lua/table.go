@@ -86,6 +86,7 @@ func (tb *LTable) Append(value LValue) {
 		return
 	}
 	tb.materialize()
+	tb.growArray(len(tb.array) + 1)
 	if tb.array == nil {
 		tb.array = make([]LValue, 0, defaultArrayCap)
 	}
@@ -117,6 +118,7 @@ func (tb *LTable) Insert(i int, value LValue) {
 		return
 	}
 	i -= 1
+	tb.growArray(len(tb.array) + 1)
 	tb.array = append(tb.array, LNil)
 	copy(tb.array[i+1:], tb.array[i:])
 	tb.array[i] = value
@@ -171,10 +173,11 @@ func (tb *LTable) RawSet(key LValue, value LValue) {
 	case LNumber:
 		if isArrayKey(v) {
 			tb.beforeWrite(value)
+			index := int(v) - 1
+			tb.growArray(index + 1)
 			if tb.array == nil {
 				tb.array = make([]LValue, 0, defaultArrayCap)
 			}
-			index := int(v) - 1
 			alen := len(tb.array)
 			switch {
 			case index == alen:
@@ -204,10 +207,11 @@ func (tb *LTable) RawSetInt(key int, value LValue) {
 		return
 	}
 	tb.beforeWrite(value)
+	index := key - 1
+	tb.growArray(index + 1)
 	if tb.array == nil {
 		tb.array = make([]LValue, 0, 32)
 	}
-	index := key - 1
 	alen := len(tb.array)
 	switch {
 	case index == alen:
@@ -240,6 +244,7 @@ func (tb *LTable) RawSetString(key string, value LValue) {
 		h.strdict[key] = value
 		lkey := LString(key)
 		if _, ok := h.k2i[lkey]; !ok {
+			growHash(len(h.keys))
 			h.k2i[lkey] = len(h.keys)
 			h.keys = append(h.keys, lkey)
 		}
@@ -276,6 +281,9 @@ func (tb *LTable) setSmall(key string, value LValue) bool {
 			return false
 		}
 	}
+	if len(tb.small) == cap(tb.small) {
+		ChargeTable(chargeSize(max(2, 2*cap(tb.small)), smallSlotBytes)) // luarun (memory.go)
+	}
 	if tb.small == nil {
 		tb.small = make([]strSlot, 0, 2)
 	}
@@ -285,6 +293,7 @@ func (tb *LTable) setSmall(key string, value LValue) bool {
 
 // spillSmall moves the string keys from small to the hash part's maps.
 func (tb *LTable) spillSmall() {
+	ChargeTable(2 * smallStrings * mapEntryBytes) // luarun (memory.go)
 	h := tb.hashPart()
 	h.strdict = make(map[string]LValue, 2*smallStrings)
 	for i, slot := range tb.small {
@@ -334,6 +343,7 @@ func (tb *LTable) RawSetH(key LValue, value LValue) {
 	} else {
 		h.dict[key] = value
 		if _, ok := h.k2i[key]; !ok {
+			growHash(len(h.keys))
 			h.k2i[key] = len(h.keys)
 			h.keys = append(h.keys, key)
 		}
@@ -556,5 +566,22 @@ func (tb *LTable) beforeWrite(value LValue) {
 	}
 	if value == LNil && tb.cow != nil {
 		tb.materialize()
+	}
+}
+
+// growArray charges the array part's growth to hold n slots, before it
+// allocates (memory.go): append's at most doubling, or a jump to n.
+func (tb *LTable) growArray(n int) {
+	if c := cap(tb.array); n > c {
+		ChargeTable(chargeSize(max(n, 2*c, defaultArrayCap), valueBytes))
+	}
+}
+
+// growHash charges the hash part's growth when a new key makes it n+1
+// keys: at each power of two, the entries its maps and key list grow by
+// (memory.go).
+func growHash(n int) {
+	if n&(n-1) == 0 {
+		ChargeTable(chargeSize(max(n, 1), mapEntryBytes))
 	}
 }
