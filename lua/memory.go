@@ -38,8 +38,9 @@ import (
 type MemoryOwner interface {
 	// MemoryCharge is called on L's goroutine when the state's grant is
 	// spent (Global.memLeft went below zero by the charge of n bytes that
-	// is about to be allocated). It returns the new grant (> 0), or
-	// ok false to refuse the allocation; it may Measure the state first.
+	// is about to be allocated). It returns the new grant (> 0), and ok
+	// false to refuse the allocation (the grant then leaves the n bytes
+	// out); it may Measure the state first.
 	MemoryCharge(L *LState, n int64) (grant int64, ok bool)
 }
 
@@ -99,10 +100,28 @@ func (ls *LState) chargeSlow(n int64) {
 		return
 	}
 	grant, ok := owner.MemoryCharge(ls, n)
+	g.memLeft = grant
 	if !ok {
 		ls.Error(LString(NotEnoughMemory), 0)
 	}
-	g.memLeft = grant
+}
+
+// MemoryCounter is an owner that knows what its state holds:
+// collectgarbage("count") and gcinfo report it (Lua 5.1's count is the
+// state's own memory), and collectgarbage("collect") has it re-base its
+// count first.
+type MemoryCounter interface {
+	MemoryCount(L *LState, collect bool) int64
+}
+
+// MemoryInUse is the bytes L's state holds by its owner's count
+// (MemoryCounter), re-based first when collect is set; the Go heap's
+// objects for a state with no such owner.
+func MemoryInUse(L *LState, collect bool) int64 {
+	if c, ok := L.G.Views.Maker.(MemoryCounter); ok {
+		return c.MemoryCount(L, collect)
+	}
+	return int64(HeapBytes())
 }
 
 // chargeSize is n*each bytes, saturated (a size a script passes may be

@@ -222,8 +222,10 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case float64:
 		return lua.LNumber(x)
 	case string:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []byte:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []any:
 		t := L.CreateTable(len(x), 0)
@@ -263,4 +265,13 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func toLuaValue(L *lua.LState, v any) lua.LValue {
 	c := converter{objectMT: jsonObjectMT}
 	return c.toLua(L, v)
+}
+
+// chargeString charges L for a large string it takes in (a message, a
+// result, a file's contents: lua/memory.go); a short one is not worth
+// the call.
+func chargeString(L *lua.LState, n int) {
+	if n >= 64 {
+		L.Charge(n)
+	}
 }

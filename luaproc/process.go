@@ -138,6 +138,10 @@ type luaProcess struct {
 	entryErr    *EntryError // set when the entry point did not resolve
 	chunkRun    bool        // the chunk is the program (no entry)
 
+	// memEnd: the count at which its state's grant runs out; memBase:
+	// what the last walk found it holding (memory.go).
+	memEnd, memBase int64
+
 	done   bool
 	result payload.Payloads
 	err    error
@@ -272,7 +276,8 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
 	p.out = out
-	defer func() { p.out = nil }()
+	lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
+	defer func() { p.out = nil; lua.Unbind() }()
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -318,6 +323,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)
 	}

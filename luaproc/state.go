@@ -371,6 +371,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	p.L, p.tpl = L, tpl
 	views := &L.G.Views
 	views.Maker = p
+	p.startMemory()
 	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
