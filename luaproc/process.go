@@ -121,6 +121,10 @@ type luaProcess struct {
 	timerID     int64
 	timersKept  int
 
+	// memEnd: the count at which its state's grant runs out; memBase:
+	// what the last walk found it holding (memory.go).
+	memEnd, memBase int64
+
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
@@ -137,10 +141,6 @@ type luaProcess struct {
 	linesTaken  int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr    *EntryError // set when the entry point did not resolve
 	chunkRun    bool        // the chunk is the program (no entry)
-
-	// memEnd: the count at which its state's grant runs out; memBase:
-	// what the last walk found it holding (memory.go).
-	memEnd, memBase int64
 
 	done   bool
 	result payload.Payloads
