@@ -40,7 +40,11 @@ type MemoryOwner interface {
 	// spent (Global.memLeft went below zero by the charge of n bytes that
 	// is about to be allocated). It returns the new grant (> 0), and ok
 	// false to refuse the allocation (the grant then leaves the n bytes
-	// out); it may Measure the state first.
+	// out); it may Measure the state first. A refusal raises in L: the
+	// owner must not refuse where L runs no protected code (luaproc never
+	// refuses a charge to its main state, which runs only its own Go code
+	// between resumes; it ends the process instead when it is over its
+	// bound).
 	MemoryCharge(L *LState, n int64) (grant int64, ok bool)
 }
 
@@ -138,22 +142,18 @@ func chargeSize(n, each int) int {
 
 // ChargeTable counts n bytes a table is about to grow by, to the state
 // bound to the running goroutine (Bind); nothing when none is. A refusal
-// raises "not enough memory" in the coroutine running, when a coroutine
-// is (its resume catches it); when only the main state runs (the owner's
-// Go code between resumes), the bytes stay counted and the owner hears
-// of them at the next charge. Each growth function of table.go calls it
-// once, before it allocates.
+// raises "not enough memory" in the thread running (Global.CurrentThread;
+// the owner does not refuse a charge where nothing would catch it: see
+// MemoryOwner). Each growth function of table.go calls it once, before
+// it allocates.
 func ChargeTable(n int) {
 	g := boundGlobal()
 	if g == nil {
 		return
 	}
 	g.memLeft -= int64(n)
-	if g.memLeft >= 0 {
-		return
-	}
-	if th := g.CurrentThread; th != nil && th != g.MainThread {
-		th.chargeSlow(int64(n))
+	if g.memLeft < 0 && g.CurrentThread != nil {
+		g.CurrentThread.chargeSlow(int64(n))
 	}
 }
 

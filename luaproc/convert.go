@@ -252,7 +252,10 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 			t.RawSet(lk, c.toLua(L, e))
 		}
 		return t
-	case lua.LNumber, lua.LString, lua.LBool: // a scalar message (messageValue)
+	case lua.LString: // a scalar message (messageValue)
+		chargeString(L, len(x))
+		return x
+	case lua.LNumber, lua.LBool: // a scalar message (messageValue)
 		return x.(lua.LValue)
 	case error:
 		return lua.LString(x.Error())

@@ -16,8 +16,11 @@ package luaproc
 //
 //   - over the process's bound even after the walk: the allocation is
 //     refused ("not enough memory", raised where it was asked for,
-//     catchable); a process whose walk alone finds it over its bound
-//     ends with that error (a kill: pcall cannot keep it alive).
+//     catchable); a process whose walk alone finds it over its bound, or
+//     that takes in more than it may where a refusal cannot be raised
+//     (results are converted on its main state, between resumes;
+//     a message is taken whole: mustTake), ends with that error (a kill:
+//     pcall cannot keep it alive).
 //   - a charge of memBigCharge bytes or more is checked against the
 //     runtime's bound first (the Go heap last sampled, plus what other
 //     large charges reserved since): refused the same way.
@@ -245,9 +248,11 @@ func (p *luaProcess) MemoryCharge(L *lua.LState, n int64) (grant int64, ok bool)
 		used = p.memBase + n
 	}
 	switch {
-	case m.process > 0 && p.memBase > m.process:
-		p.rt.kill(p, &MemoryError{PID: int64(p.pid), Held: p.memBase, Bound: m.process})
-		return p.grantFrom(used - n), false
+	case m.process > 0 && (p.memBase > m.process || p.mustTake(L) && used > m.process):
+		// over its bound already, or taking in what it cannot refuse
+		p.rt.kill(p, &MemoryError{PID: int64(p.pid), Held: used, Bound: m.process})
+		return p.grantFrom(used), p.mustTake(L)
+	case p.mustTake(L):
 	case m.process > 0 && used > m.process:
 		return p.grantFrom(used - n), false
 	case n >= memBigCharge && !m.fits(n):
@@ -258,6 +263,12 @@ func (p *luaProcess) MemoryCharge(L *lua.LState, n int64) (grant int64, ok bool)
 	}
 	return p.grantFrom(used), true
 }
+
+// mustTake reports whether a charge to p in L cannot be refused: on its
+// main state, which runs only the process's own Go code between resumes
+// (nothing would catch a refusal there), or while a message is converted
+// for it (a refusal would lose it).
+func (p *luaProcess) mustTake(L *lua.LState) bool { return L == p.L || p.taking }
 
 // memPace is the count at which p's memory is walked again.
 func (p *luaProcess) memPace() int64 {

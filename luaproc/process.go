@@ -98,6 +98,9 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
+	// taking: a message is being converted for it, whole or not at all:
+	// no charge is refused meanwhile (memory.go).
+	taking bool
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go). stoppedAt: where the code was when a cancelled
