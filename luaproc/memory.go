@@ -36,6 +36,7 @@ package luaproc
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
@@ -242,13 +243,14 @@ func (m *memBounds) overBound(kill func(p *luaProcess, err error)) {
 // spent by a charge of n bytes.
 func (p *luaProcess) MemoryCharge(L *lua.LState, n int64) (grant int64, ok bool) {
 	m := p.rt.mem
-	used := p.memEnd - L.MemoryGrant() // n included
+	used := p.memEnd() - L.MemoryGrant() // n included
 	if (m.process > 0 && used > m.process) || used > p.memPace() {
-		p.memBase = p.measure()
-		used = p.memBase + n
+		base := p.measure()
+		p.setBase(base)
+		used = base + n
 	}
 	switch {
-	case m.process > 0 && (p.memBase > m.process || p.mustTake(L) && used > m.process):
+	case m.process > 0 && (p.memBase() > m.process || p.mustTake(L) && used > m.process):
 		// over its bound already, or taking in what it cannot refuse
 		p.rt.kill(p, &MemoryError{PID: int64(p.pid), Held: used, Bound: m.process})
 		return p.grantFrom(used), p.mustTake(L)
@@ -258,7 +260,7 @@ func (p *luaProcess) MemoryCharge(L *lua.LState, n int64) (grant int64, ok bool)
 	case n >= memBigCharge && !m.fits(n):
 		return p.grantFrom(used - n), false
 	}
-	if used >= memPublish || p.memEnd >= memPublish {
+	if used >= memPublish || p.memEnd() >= memPublish {
 		m.publish(p, used)
 	}
 	return p.grantFrom(used), true
@@ -272,7 +274,8 @@ func (p *luaProcess) mustTake(L *lua.LState) bool { return L == p.L || p.taking 
 
 // memPace is the count at which p's memory is walked again.
 func (p *luaProcess) memPace() int64 {
-	return max(2*p.memBase, p.memBase+memPaceFloor)
+	base := p.memBase()
+	return max(2*base, base+memPaceFloor)
 }
 
 // grantFrom is p's next grant, p counting used bytes: up to memGrant,
@@ -282,10 +285,22 @@ func (p *luaProcess) grantFrom(used int64) int64 {
 	if b := p.rt.mem.process; b > 0 {
 		g = min(g, b-used)
 	}
-	g = max(g, 1)
-	p.memEnd = used + g
-	return g
+	end := (used + max(g, 1)) &^ 1023 // a whole KB (memEndKB)
+	if end <= used {
+		end = (used + 1024) &^ 1023
+	}
+	p.memEndKB = uint32(min(end>>10, math.MaxUint32))
+	return end - used
 }
+
+// memEnd is the count at which p's grant runs out, in bytes.
+func (p *luaProcess) memEnd() int64 { return int64(p.memEndKB) << 10 }
+
+// memBase is what p's last walk found it holding, in bytes (KB precise).
+func (p *luaProcess) memBase() int64 { return int64(p.memBaseKB) << 10 }
+
+// setBase records a walk's result.
+func (p *luaProcess) setBase(n int64) { p.memBaseKB = uint32(min(n>>10, math.MaxUint32)) }
 
 // measure walks what p can reach (lua.Measure): its state, globals and
 // registry, and its tasks' coroutines.
@@ -323,13 +338,13 @@ func (p *luaProcess) measure() int64 {
 
 // startMemory gives p's state its first grant (a new or recycled state).
 func (p *luaProcess) startMemory() {
-	p.memBase = 0
+	p.memBaseKB = 0
 	p.L.SetMemoryGrant(p.grantFrom(0))
 }
 
 // endMemory takes p off the watchdog's list.
 func (p *luaProcess) endMemory() {
-	if p.memEnd >= memPublish {
+	if p.memEnd() >= memPublish {
 		p.rt.mem.publish(p, 0)
 	}
 }
@@ -339,10 +354,11 @@ func (p *luaProcess) endMemory() {
 // collect is set (collectgarbage("collect")).
 func (p *luaProcess) MemoryCount(L *lua.LState, collect bool) int64 {
 	if collect {
-		p.memBase = p.measure()
-		L.SetMemoryGrant(p.grantFrom(p.memBase))
+		base := p.measure()
+		p.setBase(base)
+		L.SetMemoryGrant(p.grantFrom(base))
 	}
-	return p.memEnd - L.MemoryGrant()
+	return p.memEnd() - L.MemoryGrant()
 }
 
 // kill ends p with err (from any goroutine).

@@ -101,6 +101,12 @@ type luaProcess struct {
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
+	// memBaseKB: what the last walk found it holding; memEndKB: the count
+	// at which its state's grant runs out (memory.go). In KB, in 32 bits
+	// each, so that they fill the padding beside the flags around them:
+	// a luaProcess is 752 bytes, which with Go's 8-byte header for a
+	// large object is all of its size class (768).
+	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go). stoppedAt: where the code was when a cancelled
@@ -120,13 +126,10 @@ type luaProcess struct {
 	callSeq     uint64
 	monitors    map[uint64]scheduler.PID
 	trapping    atomic.Bool
+	memEndKB    uint32 // beside trapping, in its padding (memory.go)
 	timers      map[int64]*sendTimer
 	timerID     int64
 	timersKept  int
-
-	// memEnd: the count at which its state's grant runs out; memBase:
-	// what the last walk found it holding (memory.go).
-	memEnd, memBase int64
 
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
