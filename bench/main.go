@@ -100,6 +100,7 @@ func workloads() []workload {
 		{"vm", vmBench},
 		{"erlang", erlang},
 		{"cluster", clusterBench},
+		{"scaling", scaling},
 	}
 }
 

@@ -296,7 +296,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//reg.Set(RA, L.getField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx]))
-			v := L.getFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx])
+			v := L.getFieldStringH(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx])
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -320,7 +320,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getFieldString(reg.Get(lbase+B), L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(reg.Get(lbase+B), key, h)
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -332,7 +333,8 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//L.setField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx], reg.Get(RA))
-			L.setFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], reg.Get(RA))
+			// luarun: the key's box too
+			L.setFieldStringK(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx], cf.Fn.Proto.Constants[Bx], reg.Get(RA))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETUPVAL
@@ -364,7 +366,9 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setFieldString(reg.Get(RA), L.rkString(B), L.rkValue(C))
+			// luarun: the key's box too
+			key, h := L.rkStringH(B)
+			L.setFieldStringK(reg.Get(RA), key, h, L.rkValue(B), L.rkValue(C))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NEWTABLE
@@ -373,10 +377,11 @@ func init() {
 			lbase := cf.LocalBase
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
-			B := int(inst & 0x1ff)      //GETB
-			C := int(inst>>9) & 0x1ff   //GETC
-			L.charge(tableCharge(B, C)) // luarun (memory.go)
-			v := newLTable(B, C)
+			B := int(inst & 0x1ff)    //GETB
+			C := int(inst>>9) & 0x1ff //GETC
+			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
+			v := newTableFb(B, C)
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -389,7 +394,8 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			selfobj := reg.Get(lbase + B)
-			v := L.getFieldString(selfobj, L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(selfobj, key, h)
 			// +inline-call reg.Set RA v
 			// +inline-call reg.Set RA+1 selfobj
 			return 0
@@ -805,6 +811,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
+			table.setListSize(offset + nelem) // luarun: as 5.1's SETLIST
 			for i := 1; i <= nelem; i++ {
 				table.RawSetInt(offset+i, reg.Get(RA+i))
 			}

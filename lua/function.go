@@ -40,6 +40,9 @@ type FunctionProto struct {
 	DbgUpvalues        []string
 
 	stringConstants []string
+	// luarun: strHash of each string constant (table.go), so that a
+	// field access with a constant key does not hash it
+	stringHashes []uint32
 }
 
 /* Upvalue {{{ */

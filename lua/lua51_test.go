@@ -53,6 +53,8 @@ func TestNumbersPrintAs51(t *testing.T) {
 		{`local z = 0 print(1/z, -1/z, z/z, -(z/z), math.huge, -math.huge)`,
 			"inf\t-inf\t-nan\tnan\tinf\t-inf"},
 		{`print(math.huge == 1/0, math.huge > 1e308)`, "true\ttrue"},
+		// not folded: 1/0 divides by the constant 0, which is -0 here
+		{`local a = -0 print(a, 0, 1/0, -1/0, 0/0, (-8)^0.5 ~= (-8)^0.5, 1e309 - 1e309)`, "-0\t-0\t-inf\tinf\t-nan\ttrue\t-nan"},
 		{`local z = -1e-200 local y = z * 1e-200 print(y, tostring(y), y .. "", -0)`, "-0\t-0\t-0\t-0"},
 		{`print(tostring(0.1 + 0.2), (0.1 + 0.2) .. "|" .. 1e15, 1/0 .. "")`, "0.3\t0.3|1e+15\tinf"},
 		{`print(string.format("%s %s %5s|%-5s|", 0.1 + 0.2, 1/0, 1/0, -1/0))`, "0.3 inf   inf|-inf |"},

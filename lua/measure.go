@@ -111,28 +111,16 @@ func (m *measurer) walk(v LValue) {
 }
 
 func (m *measurer) walkTable(tb *LTable) {
-	m.total += int64(tableBytes + cap(tb.array)*valueBytes + cap(tb.small)*smallSlotBytes)
+	m.total += int64(tableBytes + cap(tb.array)*valueBytes + cap(tb.node)*nodeBytes)
 	m.add(tb.Metatable)
 	for _, v := range tb.array {
 		m.add(v)
 	}
-	for _, s := range tb.small {
-		m.add(LString(s.key))
-		m.add(s.value)
-	}
-	h := tb.hash
-	if h == nil {
-		return
-	}
-	m.total += 96 + int64(cap(h.keys)+cap(h.boxed))*valueBytes
-	m.total += int64(len(h.dict)+len(h.strdict)) * (mapEntryBytes - valueBytes)
-	for k, v := range h.dict {
-		m.add(k)
-		m.add(v)
-	}
-	for k, v := range h.strdict {
-		m.add(LString(k))
-		m.add(v)
+	for i := range tb.node {
+		if n := &tb.node[i]; n.val != nil && n.val != LNil {
+			m.add(n.key)
+			m.add(n.val)
+		}
 	}
 }
 

@@ -52,18 +52,16 @@ type MemoryOwner interface {
 const NotEnoughMemory = "not enough memory"
 
 // Sizes the charges use: what Go allocates for each kind of object
-// (unsafe.Sizeof rounded to its size class), and per entry of the table
-// parts (a slot, or a map entry with its key list and index).
+// (unsafe.Sizeof rounded to its size class).
 const (
-	valueBytes     = 16 // an LValue slot of an array part or a stack
-	stringBytes    = 16 // the header an LString boxed in an LValue allocates
-	tableBytes     = 80
-	smallSlotBytes = 32  // a strSlot
-	mapEntryBytes  = 96  // a map entry (~40) + keys (16) + k2i (~40)
-	functionBytes  = 96  // an LFunction and its upvalue slice
-	upvalueBytes   = 48  // an Upvalue
-	threadBytes    = 512 // an LState, its registry and first call frames
-	frameBytes     = int64(unsafe.Sizeof(callFrame{}))
+	valueBytes    = 16 // an LValue slot of an array part or a stack
+	stringBytes   = 16 // the header an LString boxed in an LValue allocates
+	tableBytes    = 80
+	nodeBytes     = int(unsafe.Sizeof(tnode{})) // a node of a hash part
+	functionBytes = 96                          // an LFunction and its upvalue slice
+	upvalueBytes  = 48                          // an Upvalue
+	threadBytes   = 512                         // an LState, its registry and first call frames
+	frameBytes    = int64(unsafe.Sizeof(callFrame{}))
 )
 
 // SetMemoryGrant sets the bytes L's state may allocate before its owner is
@@ -157,12 +155,22 @@ func ChargeTable(n int) {
 	}
 }
 
-// tableCharge is what a table made with room for acap array slots and
-// hcap string keys costs (newLTable).
+// tableCharge is what newLTable(acap, hcap) allocates itself: the header,
+// the array part, and a hash part of up to 4 nodes made in the header's
+// allocation (a larger one is setNodeVector's, which charges it).
 func tableCharge(acap, hcap int) int {
 	n := tableBytes + chargeSize(acap, valueBytes)
-	if hcap > smallStrings {
-		return n + chargeSize(hcap, mapEntryBytes)
+	if acap <= 0 && hcap > 0 && hcap <= 4 {
+		n += chargeSize(1<<ceilLog2(hcap), nodeBytes)
 	}
-	return n + chargeSize(hcap, smallSlotBytes)
+	return n
+}
+
+// tableChargeFb is tableCharge for OP_NEWTABLE's int2Fb counts
+// (newTableFb; {} has room for two nodes).
+func tableChargeFb(b, c int) int {
+	if b == 0 && c == 0 {
+		return tableBytes + 2*nodeBytes
+	}
+	return tableCharge(fb2int(b), fb2int(c))
 }

@@ -1012,6 +1012,17 @@ func (ls *LState) rkString(idx int) string {
 	return string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
 }
 
+// rkStringH is rkString with the string's strHash (luarun: a constant's
+// was hashed by the compiler).
+func (ls *LState) rkStringH(idx int) (string, uint32) {
+	if (idx & opBitRk) != 0 {
+		p := ls.currentFrame.Fn.Proto
+		return p.stringConstants[idx & ^opBitRk], p.stringHashes[idx & ^opBitRk]
+	}
+	s := string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
+	return s, strHash(s)
+}
+
 func (ls *LState) closeUpvalues(idx int) { // +inline-start
 	if ls.uvcache != nil {
 		var prev *Upvalue
@@ -1087,6 +1098,16 @@ func (ls *LState) metaOp1(lvalue LValue, event string) LValue {
 	if mt := ls.metatable(lvalue, true); mt != LNil {
 		if tb, ok := mt.(*LTable); ok {
 			return tb.RawGetString(event)
+		}
+	}
+	return LNil
+}
+
+// metaOp1H is metaOp1 of an event whose strHash is h (luarun).
+func (ls *LState) metaOp1H(lvalue LValue, event string, h uint32) LValue {
+	if mt := ls.metatable(lvalue, true); mt != LNil {
+		if tb, ok := mt.(*LTable); ok {
+			return tb.rawGetStringH(event, h)
 		}
 	}
 	return LNil
@@ -1390,16 +1411,21 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 }
 
 func (ls *LState) getFieldString(obj LValue, key string) LValue {
+	return ls.getFieldStringH(obj, key, strHash(key))
+}
+
+// getFieldStringH is getFieldString of a key whose strHash is h.
+func (ls *LState) getFieldStringH(obj LValue, key string, h uint32) LValue {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			ret := tb.RawGetString(key)
+			ret := tb.rawGetStringH(key, h)
 			if ret != LNil {
 				return ret
 			}
 		}
-		metaindex := ls.metaOp1(curobj, "__index")
+		metaindex := ls.metaOp1H(curobj, "__index", hashIndex)
 		if metaindex == LNil {
 			if !istable {
 				ls.indexError(curobj, i == 0)
@@ -1421,6 +1447,13 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 }
 
 func (ls *LState) setField(obj LValue, key LValue, value LValue) {
+	if tb, ok := obj.(*LTable); ok {
+		if _, ok := tb.Metatable.(*LTable); !ok {
+			// luarun: no __newindex: a raw set, in one lookup
+			ls.RawSet(tb, key, value)
+			return
+		}
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
@@ -1453,12 +1486,37 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+	ls.setFieldStringK(obj, key, strHash(key), nil, value)
+}
+
+// setFieldStringK is setFieldString with the key's box, or nil (luarun:
+// OP_SETTABLEKS and OP_SETGLOBAL pass their constant's, so a new field
+// boxes nothing), and a table's own field set in one lookup.
+func (ls *LState) setFieldStringK(obj LValue, key string, h uint32, boxed LValue, value LValue) {
+	if tb, ok := obj.(*LTable); ok {
+		mt, _ := tb.Metatable.(*LTable)
+		if mt == nil {
+			// no __newindex: a raw set, whether the key is there or not
+			tb.rawSetStringK(key, h, boxed, value)
+			return
+		}
+		if tb.cow == nil && tb.flags&flagShared == 0 {
+			// one lookup: the key's node, then __newindex only when the
+			// key has no value
+			if tb.setStrExisting(key, h, boxed, value, false) ||
+				mt.rawGetStringH("__newindex", hashNewindex) == LNil && tb.setStrExisting(key, h, boxed, value, true) {
+				return
+			}
+		} else if tb.setExistingString(key, h, value) {
+			return
+		}
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			if tb.RawGetString(key) != LNil {
-				tb.RawSetString(key, value)
+			if tb.rawGetStringH(key, h) != LNil {
+				tb.rawSetStringK(key, h, boxed, value)
 				return
 			}
 		}
@@ -1467,13 +1525,16 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			if !istable {
 				ls.indexError(curobj, i == 0)
 			}
-			tb.RawSetString(key, value)
+			tb.rawSetStringK(key, h, boxed, value)
 			return
 		}
 		if metaindex.Type() == LTFunction {
 			ls.reg.Push(metaindex)
 			ls.reg.Push(curobj)
-			ls.reg.Push(LString(key))
+			if boxed == nil {
+				boxed = LString(key)
+			}
+			ls.reg.Push(boxed)
 			ls.reg.Push(value)
 			ls.Call(3, 0)
 			return

@@ -205,34 +205,19 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 type LTable struct {
 	Metatable LValue
 
-	array []LValue
-	// luarun: a table's string keys live in small, searched linearly,
-	// while they are at most smallStrings (table.go); hash holds the rest.
-	small []strSlot
-	hash  *tableHash
+	// luarun: Lua 5.1's layout (table.go): the array part holds the keys
+	// 1..len(array) (LNil where absent), node the hash part (0 or a power
+	// of two nodes). flags holds getFreePos's bound (5.1's lastfree) in
+	// its low bits, and the Share and Freeze marks (flagShared,
+	// flagFrozen). border is -1 or the count of the array part's first
+	// slots in use when all the others are empty (#t without a search).
+	array  []LValue
+	node   []tnode
+	flags  uint32
+	border int32
 	// luarun: non-nil while the table is a copy-on-write view of a shared
 	// table (cow.go).
 	cow *cowLink
-}
-
-// strSlot is a string key of a table and its value (LNil once the key is
-// deleted: the slot stays, so that a traversal that deletes goes on).
-type strSlot struct {
-	key   string
-	value LValue
-}
-
-// tableHash is the part of a table that gopher-lua keeps in maps: keys
-// that are not strings, and string keys once there are more than
-// smallStrings of them.
-type tableHash struct {
-	dict    map[LValue]LValue
-	strdict map[string]LValue // nil while the string keys are in small
-	keys    []LValue          // dict's and strdict's keys, in traversal order
-	k2i     map[LValue]int    // the index of each key in keys
-	boxed   []LValue          // small's keys as LValues (made by Next), index for index
-	frozen  *frozenStrings    // strdict's keys in a perfect hash (Freeze), dropped by a string write
-	shared  bool              // luarun: marked by Share, never written again (cow.go)
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
