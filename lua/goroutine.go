@@ -55,20 +55,22 @@ func bindSlot(g uintptr, claim bool) *binding {
 
 // Bind makes the tables the running goroutine grows, until Unbind, charge
 // ls's state (ChargeTable). The owner calls it before it runs ls and
-// Unbind after, on the same goroutine.
-func Bind(ls *LState) {
+// Unbind with what it returned after, on the same goroutine (a step run
+// inside another's gets the outer binding back).
+func Bind(ls *LState) (prev *Global) {
 	if g := getg(); g != 0 {
 		if b := bindSlot(g, true); b != nil {
-			b.s.Store(ls.G)
+			return b.s.Swap(ls.G)
 		}
 	}
+	return nil
 }
 
-// Unbind undoes Bind.
-func Unbind() {
+// Unbind undoes Bind: prev is what Bind returned.
+func Unbind(prev *Global) {
 	if g := getg(); g != 0 {
 		if b := bindSlot(g, false); b != nil {
-			b.s.Store(nil)
+			b.s.Store(prev)
 		}
 	}
 }

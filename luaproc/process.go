@@ -282,8 +282,8 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
 	p.out = out
-	lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
-	defer func() { p.out = nil; lua.Unbind() }()
+	bound := lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
+	defer func() { p.out = nil; lua.Unbind(bound) }()
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
