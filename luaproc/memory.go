@@ -30,9 +30,10 @@ package luaproc
 // The watchdog (memWatch) samples the Go heap every memTick (sysmon's
 // way: more often as the heap nears the bound), with
 // debug.SetMemoryLimit set to the bound so that Go collects harder near
-// it. When the heap's objects pass the bound it collects, and if what is
-// live still passes it, it kills the listed process that counts the most
-// (once per collection: the kill's memory must go before the next).
+// it. When the heap's objects pass 7/8 of the bound (killLine: Go's
+// collector keeps the heap under the limit itself, slower and slower) it
+// collects, and if what is live still passes that, it kills the listed
+// process that counts the most; the next tick looks again.
 
 import (
 	"fmt"
@@ -216,11 +217,18 @@ func (m *memBounds) watch(kill func(p *luaProcess, err error)) {
 			continue
 		}
 		idle = 0
-		if heap > m.runtime {
+		if heap > m.killLine() {
 			m.overBound(kill)
 		}
 	}
 }
+
+// killLine is the live heap past which the watchdog ends a process: 7/8
+// of the bound. Go's memory limit is the bound itself, so Go collects
+// ever harder as the live heap nears it, and the heap never passes it
+// while the program slows to a crawl: the last eighth is the collector's
+// room to work.
+func (m *memBounds) killLine() int64 { return m.runtime / 8 * 7 }
 
 // overBound collects, and kills the process that counts the most if what
 // is live still passes the bound.
@@ -228,7 +236,7 @@ func (m *memBounds) overBound(kill func(p *luaProcess, err error)) {
 	runtime.GC()
 	live := liveHeap()
 	m.heap.Store(heapObjects())
-	if live <= m.runtime {
+	if live <= m.killLine() {
 		return
 	}
 	p, held := m.biggest()

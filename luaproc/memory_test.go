@@ -160,7 +160,7 @@ end`)
 		require.NoError(t, err)
 	}
 	require.Greater(t, counted(rt, big.PID()), counted(rt, small.PID()))
-	ballast := make([]byte, 100<<20) // the heap passes the bound, and is under it without big's 48 MB
+	ballast := make([]byte, 80<<20) // the heap passes 7/8 of the bound (killLine), and is under it without big's 48 MB
 	for i := range ballast {
 		ballast[i] = 1
 	}
@@ -271,4 +271,31 @@ func number(v any) float64 {
 		return float64(i)
 	}
 	return v.(float64)
+}
+
+// TestRecursiveAllEndsOnlyThatProcess: process.all recursing without end
+// (coroutines made on the process's main state, where no charge is
+// refused) ran until the runtime died; the watchdog ends it, with "not
+// enough memory", and the runtime goes on.
+func TestRecursiveAllEndsOnlyThatProcess(t *testing.T) {
+	runtime.GC()
+	rt, _, _ := newTestRuntime(t, Options{Workers: 2, MaxMemory: heapObjects() + 48<<20})
+	s, err := rt.LoadString("all.lua", `
+function f() process.all(f, f) end
+function main()
+  local ok, err = process.wait(process.spawn("f"))
+  return ok, err, 6 * 7
+end`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main")
+	require.NoError(t, err)
+	// ~10 s on a loaded 2-core machine: collections near the bound are slow
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Equal(t, false, res[0])
+	assert.Contains(t, res[1], "not enough memory")
+	assert.Equal(t, int64(42), res[2])
 }
