@@ -138,6 +138,8 @@ func runFlags() []cli.Flag {
 		&cli.BoolFlag{Name: "stats", Usage: "print scheduler statistics and process counts on exit"},
 		&cli.DurationFlag{Name: "max-step", Usage: "kill a process that runs Lua this long without blocking (e.g. 2s; default: no limit, a warning after 1s)"},
 		&cli.IntFlag{Name: "max-mailbox", Usage: "a send to a process with this many messages waiting returns nil, \"mailbox full\" (default: no limit)"},
+		&cli.StringFlag{Name: "max-memory", Usage: "bound the runtime's memory (e.g. 2G, 512M; default: 3/4 of the machine's; 0: none): an allocation past it raises \"not enough memory\" in the process asking, and the process holding the most ends if the heap passes it"},
+		&cli.StringFlag{Name: "max-process-memory", Usage: "bound each process's memory (e.g. 64M; default: none): an allocation past it raises \"not enough memory\" in that process"},
 		&cli.IntFlag{Name: "max-procs", Value: 1 << 20, Usage: "process.spawn beyond this many live processes returns nil, err"},
 		&cli.BoolFlag{Name: "quiet-crashes", Usage: "do not log processes that fail while nothing links, monitors or waits on them"},
 	}, clusterFlags()...) // clusterflags.go

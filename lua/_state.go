@@ -412,6 +412,7 @@ func (cs *autoGrowingCallFrameStack) Pop() *callFrame {
 
 type registryHandler interface {
 	registryOverflow()
+	charge(n int) // luarun: count n bytes about to be allocated (memory.go)
 }
 type registry struct {
 	array   []LValue
@@ -447,6 +448,7 @@ func (rg *registry) resize(requiredSize int) { // +inline-start
 		rg.handler.registryOverflow()
 		return
 	}
+	rg.handler.charge(chargeSize(newSize, valueBytes)) // luarun (memory.go)
 	rg.forceResize(newSize)
 } // +inline-end
 
@@ -600,7 +602,8 @@ func newGlobal() *Global {
 		// 64 keys, ~3 KB, which an embedder that sets its own drops).
 		Registry:  newLTable(0, 0),
 		Global:    newLTable(0, 0),
-		tempFiles: nil, // luarun: made by the first temporary file
+		tempFiles: nil,           // luarun: made by the first temporary file
+		memLeft:   math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	return g
@@ -1544,17 +1547,20 @@ func (ls *LState) Remove(index int) {
 /* object allocation {{{ */
 
 func (ls *LState) NewTable() *LTable {
+	ls.charge(tableCharge(defaultArrayCap, defaultHashCap)) // luarun (memory.go)
 	return newLTable(defaultArrayCap, defaultHashCap)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
+	ls.charge(tableCharge(acap, hcap)) // luarun (memory.go)
 	return newLTable(acap, hcap)
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLStateOf(ls.Options, ls.G, ls.alloc) // luarun: no Global of its own to drop
+	ls.charge(threadBytes + chargeSize(ls.Options.RegistrySize, valueBytes)) // luarun (memory.go)
+	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                        // luarun: no Global of its own to drop
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {

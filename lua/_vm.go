@@ -401,6 +401,7 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
 			v := newTableFb(B, C)
 			// +inline-call reg.Set RA v
 			return 0
@@ -873,6 +874,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			proto := cf.Fn.Proto.FunctionPrototypes[Bx]
+			L.charge(functionBytes + 8*int(proto.NumUpvalues)) // luarun (memory.go)
 			closure := newLFunctionL(proto, cf.Fn.Env, int(proto.NumUpvalues))
 			// +inline-call reg.Set RA closure
 			for i := 0; i < int(proto.NumUpvalues); i++ {
@@ -1045,15 +1047,18 @@ func stringConcat(L *LState, total, last int) LValue {
 		} else {
 			buf := make([]string, total+1)
 			buf[total] = LVAsString(rhs)
+			size := len(buf[total])
 			for total > 0 {
 				lhs = L.reg.Get(i)
 				if !LVCanConvToString(lhs) {
 					break
 				}
 				buf[total-1] = LVAsString(lhs)
+				size += len(buf[total-1])
 				i--
 				total--
 			}
+			L.charge(size) // luarun: before the join (memory.go)
 			rhs = LString(strings.Join(buf, ""))
 			rhsIdx = -1
 		}

@@ -74,8 +74,10 @@ const GCStateKey = "luarun.gc-tuning"
 
 // baseCollectGarbage is Lua 5.1's collectgarbage (luarun: gopher-lua's
 // ran a Go collection whatever it was asked and returned nothing). The Go
-// heap is shared by every state of the program: "count" is its size in KB
-// (a float), and "collect" and a "step" that ends a cycle collect it. The
+// heap is shared by every state of the program: "count" is the state's
+// own memory in KB (a float) as its owner counts it (MemoryInUse; the Go
+// heap's size for a state with no owner), and "collect" and a "step" that
+// ends a cycle collect the Go heap and have the owner re-base its count. The
 // tuning options are remembered and change nothing but the step's size.
 // A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
 // of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
@@ -85,17 +87,19 @@ func baseCollectGarbage(L *LState) int {
 	switch opt {
 	case "collect":
 		runtime.GC()
+		MemoryInUse(L, true) // luarun: the owner re-bases its count (memory.go)
 		gcState(L).RawSetString("work", LNumber(0))
 		L.Push(LNumber(0))
 	case "count":
-		L.Push(LNumber(float64(HeapBytes()) / 1024))
+		L.Push(LNumber(float64(MemoryInUse(L, false)) / 1024))
 	case "step":
 		st := gcState(L)
 		stepmul, _ := st.RawGetString("setstepmul").(LNumber)
 		work, _ := st.RawGetString("work").(LNumber)
 		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
-		if stepmul <= 0 || float64(work) >= float64(HeapBytes()) {
+		if stepmul <= 0 || float64(work) >= float64(MemoryInUse(L, false)) {
 			runtime.GC()
+			MemoryInUse(L, true)
 			st.RawSetString("work", LNumber(0))
 			L.Push(LTrue)
 		} else {

@@ -709,6 +709,8 @@ func (registryTestHandler) registryOverflow() {
 	panic("registry overflow")
 }
 
+func (registryTestHandler) charge(int) {}
+
 // test pushing and popping from the registry
 func BenchmarkRegistryPushPopAutoGrow(t *testing.B) {
 	al := newAllocator(32)

@@ -387,9 +387,10 @@ func strMatch(L *LState) int {
 func strRep(L *LState) int {
 	str := L.CheckString(1)
 	n := L.CheckInt(2)
-	if n < 0 {
+	if n <= 0 || str == "" {
 		L.Push(emptyLString)
 	} else {
+		L.charge(chargeSize(n, len(str))) // before: 2^40 copies must fail here
 		L.Push(LString(strings.Repeat(str, n)))
 	}
 	return 1
@@ -397,6 +398,7 @@ func strRep(L *LState) int {
 
 func strReverse(L *LState) int {
 	str := L.CheckString(1)
+	L.charge(2 * len(str))
 	bts := []byte(str)
 	out := make([]byte, len(bts))
 	for i, j := 0, len(bts)-1; j >= 0; i, j = i+1, j-1 {

@@ -349,6 +349,7 @@ func (tb *LTable) setNodeVector(size int) {
 	if lsize > maxBits {
 		panic("table overflow")
 	}
+	ChargeTable(nodeBytes << lsize) // luarun: before it allocates (memory.go)
 	tb.node = make([]tnode, 1<<lsize)
 	tb.setLastfree(len(tb.node))
 }
@@ -381,6 +382,7 @@ func (tb *LTable) setArraySize(n int) {
 			c = minArrayCap
 		}
 	}
+	ChargeTable(chargeSize(c, valueBytes)) // luarun: before it allocates (memory.go)
 	arr := make([]LValue, n, c)
 	copy(arr, old)
 	fillNil(arr[len(old):])
@@ -705,6 +707,7 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
 		// the first keys of a table made empty: room to grow to
 		// minNodeCap keys without another allocation
+		ChargeTable(nodeBytes * minNodeCap) // luarun: before it allocates (memory.go)
 		tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
 		tb.setLastfree(len(tb.node))
 	} else {

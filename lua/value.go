@@ -247,7 +247,10 @@ type Global struct {
 
 	builtinMts [int(LTChannel) + 1]*LTable // luarun: by type, nil for none (was a map of LValue: ~200 B a state, and a map lookup per method call on a string)
 	tempFiles  *[]*os.File                 // luarun: a pointer, made by the first temporary file (8 bytes, not 24, in every state)
-	gccount    int32
+	// memLeft: the bytes the state may still allocate before its owner
+	// hears of it (luarun, memory.go); in place of gopher-lua's unused
+	// gccount, so that a Global stays 208 bytes.
+	memLeft int64
 }
 
 type LState struct {

@@ -744,6 +744,7 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
 			v := newTableFb(B, C)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
@@ -2193,6 +2194,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			proto := cf.Fn.Proto.FunctionPrototypes[Bx]
+			L.charge(functionBytes + 8*int(proto.NumUpvalues)) // luarun (memory.go)
 			closure := newLFunctionL(proto, cf.Fn.Env, int(proto.NumUpvalues))
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
@@ -2461,15 +2463,18 @@ func stringConcat(L *LState, total, last int) LValue {
 		} else {
 			buf := make([]string, total+1)
 			buf[total] = LVAsString(rhs)
+			size := len(buf[total])
 			for total > 0 {
 				lhs = L.reg.Get(i)
 				if !LVCanConvToString(lhs) {
 					break
 				}
 				buf[total-1] = LVAsString(lhs)
+				size += len(buf[total-1])
 				i--
 				total--
 			}
+			L.charge(size) // luarun: before the join (memory.go)
 			rhs = LString(strings.Join(buf, ""))
 			rhsIdx = -1
 		}

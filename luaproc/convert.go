@@ -239,8 +239,10 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case float64:
 		return lua.LNumber(x)
 	case string:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []byte:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []any:
 		t := L.CreateTable(len(x), 0)
@@ -267,7 +269,10 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 			t.RawSet(lk, c.toLua(L, e))
 		}
 		return t
-	case lua.LNumber, lua.LString, lua.LBool: // a scalar message (messageValue)
+	case lua.LString: // a scalar message (messageValue)
+		chargeString(L, len(x))
+		return x
+	case lua.LNumber, lua.LBool: // a scalar message (messageValue)
 		return x.(lua.LValue)
 	case error:
 		return lua.LString(x.Error())
@@ -283,4 +288,13 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func toLuaValue(L *lua.LState, v any) lua.LValue {
 	c := converter{objectMT: jsonObjectMT}
 	return c.toLua(L, v)
+}
+
+// chargeString charges L for a large string it takes in (a message, a
+// result, a file's contents: lua/memory.go); a short one is not worth
+// the call.
+func chargeString(L *lua.LState, n int) {
+	if n >= 64 {
+		L.Charge(n)
+	}
 }

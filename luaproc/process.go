@@ -98,6 +98,15 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
+	// taking: a message is being converted for it, whole or not at all:
+	// no charge is refused meanwhile (memory.go).
+	taking bool
+	// memBaseKB: what the last walk found it holding; memEndKB: the count
+	// at which its state's grant runs out (memory.go). In KB, in 32 bits
+	// each, so that they fill the padding beside the flags around them:
+	// a luaProcess is 752 bytes, which with Go's 8-byte header for a
+	// large object is all of its size class (768).
+	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go). stoppedAt: where the code was when a cancelled
@@ -117,6 +126,7 @@ type luaProcess struct {
 	callSeq     uint64
 	monitors    map[uint64]scheduler.PID
 	trapping    atomic.Bool
+	memEndKB    uint32 // beside trapping, in its padding (memory.go)
 	timers      map[int64]*sendTimer
 	timerID     int64
 	timersKept  int
@@ -273,7 +283,8 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
-	defer func() { p.out = nil }()
+	bound := lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
+	defer func() { p.out = nil; lua.Unbind(bound) }()
 	defer p.recoverStep(out, &err) // internal.go
 	for i := range events {
 		ev := &events[i]
@@ -320,6 +331,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)
 	}

@@ -75,6 +75,24 @@ type Options struct {
 	// processes queued behind a busy one, and MaxStep and the slow-step
 	// warning do nothing. For measuring what the watchdog costs.
 	NoWatchdog bool
+	// MaxMemory bounds the memory of the whole runtime, in bytes: an
+	// allocation a process asks for that would take the Go heap past it
+	// raises "not enough memory" in that process (catchable by pcall),
+	// and when the heap passes it all the same a watchdog ends the
+	// process that counts the most with that error (memory.go). It also
+	// becomes Go's soft memory limit (debug.SetMemoryLimit) if that is
+	// higher. 0: three quarters of the machine's memory
+	// (DefaultMaxMemory); negative: no bound.
+	MaxMemory int64
+	// MaxProcessMemory bounds each process's memory, in bytes, as
+	// Erlang's max_heap_size does: an allocation that would take the
+	// process past it raises "not enough memory" in the process
+	// (catchable), and a process found holding more ends with that
+	// error. The count is what the runtime allocates on the process's
+	// behalf (strings, tables, stacks, closures, coroutines, the large
+	// strings of the messages it takes in), re-based on what it can
+	// still reach when it passes the bound (memory.go). 0: no bound.
+	MaxProcessMemory int64
 	// Cluster, when set, runs the runtime as a node of a cluster
 	// (cluster.Join): its PIDs name the node, and process.send reaches
 	// processes on the other nodes (cluster.go). The runtime attaches
@@ -109,6 +127,7 @@ type Runtime struct {
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
 	exit exitRequest // the first os.exit (runaway.go)
+	mem  *memBounds  // Options.MaxMemory and MaxProcessMemory (memory.go)
 
 	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
 	shipped shippedScripts // the scripts other nodes sent (cluster.go)
@@ -150,6 +169,7 @@ func New(opts Options) *Runtime {
 	rt.serve = serve.New(serveHost{rt})
 	rt.serve.Register(rt.reg)
 	rt.exit.fn = opts.Exit
+	rt.mem = newMemBounds(opts, rt.kill)
 	so := scheduler.Options{
 		Workers: opts.Workers, Dispatcher: rt.reg,
 		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MailboxWarning: opts.MailboxWarning, MaxProcs: opts.MaxProcs,
@@ -281,6 +301,7 @@ func (rt *Runtime) Stats() Stats {
 func (rt *Runtime) Shutdown(ctx context.Context) error {
 	rt.serve.Shutdown(ctx) // its deadline passing ends the drain, not the shutdown
 	err := rt.sched.Shutdown(ctx)
+	rt.mem.close()
 	// after the processes: no I/O call or HTTP connection outlives the runtime
 	if ioErr := rt.io.Close(ctx); err == nil {
 		err = ioErr

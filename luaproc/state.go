@@ -375,6 +375,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	p.L, p.tpl = L, tpl
 	views := &L.G.Views
 	views.Maker = p
+	p.startMemory()
 	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
