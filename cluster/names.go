@@ -64,21 +64,32 @@ func (n *Node) openRegistry(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: the names' bucket: %w", err)
 	}
-	w, err := kv.WatchAll(ctx)
+	// not under ctx: a watch's subscription ends with its context, and
+	// this one lasts as long as the node (Close stops it); ctx bounds
+	// only the wait for the present entries
+	w, err := kv.WatchAll(context.Background())
 	if err != nil {
 		return fmt.Errorf("cluster: watch the names: %w", err)
 	}
 	r := &n.reg
 	r.kv, r.watch = kv, w
 	r.replica, r.held = map[string]scheduler.PID{}, map[string]heldName{}
-	for e := range w.Updates() {
-		if e == nil { // the bucket's present entries are all in
-			go r.follow(w)
-			return nil
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return errors.New("cluster: the names' watch ended before it started")
+			case e == nil: // the bucket's present entries are all in
+				go r.follow(w)
+				return nil
+			}
+			r.apply(e)
+		case <-ctx.Done():
+			w.Stop()
+			return fmt.Errorf("cluster: read the names: %w", ctx.Err())
 		}
-		r.apply(e)
 	}
-	return errors.New("cluster: the names' watch ended before it started")
 }
 
 // follow applies w's updates until it stops (Close, or a new watch).
