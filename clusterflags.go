@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -26,6 +28,7 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cluster-ca", Usage: "CA certificate file to trust for tls:// servers"},
 		&cli.StringFlag{Name: "cluster-cert", Usage: "client certificate file (with --cluster-key) for servers that verify clients"},
 		&cli.StringFlag{Name: "cluster-key", Usage: "client key file"},
+		&cli.StringFlag{Name: "cluster-secret-file", Usage: "the cluster's secret (the same on every node; or $LUARUN_CLUSTER_SECRET): what nodes send each other carries its MAC, and what does not verify is dropped"},
 	}
 }
 
@@ -35,12 +38,16 @@ func clusterFlags() []cli.Flag {
 func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger) (node *cluster.Node, leave func(), err error) {
 	url := c.String("cluster")
 	if url == "" {
-		for _, f := range []string{"node", "cluster-user", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key"} {
+		for _, f := range []string{"node", "cluster-user", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key", "cluster-secret-file"} {
 			if c.IsSet(f) {
 				return nil, nil, fmt.Errorf("--%s needs --cluster", f)
 			}
 		}
 		return nil, func() {}, nil
+	}
+	secret, err := clusterSecret(c.String("cluster-secret-file"), getenv)
+	if err != nil {
+		return nil, nil, err
 	}
 	var srv *cluster.Server
 	if url == "embedded" {
@@ -57,7 +64,8 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 		URL: url, Name: c.String("node"),
 		User: c.String("cluster-user"), Password: getenv("LUARUN_CLUSTER_PASSWORD"), CredsFile: c.String("cluster-creds"),
 		CAFile: c.String("cluster-ca"), CertFile: c.String("cluster-cert"), KeyFile: c.String("cluster-key"),
-		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
+		Secret: secret,
+		Logf:   func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },
 	})
 	if err != nil {
 		if srv != nil {
@@ -73,9 +81,29 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 	}, nil
 }
 
+// clusterSecret is the secret in file (its content, without the line
+// end), else $LUARUN_CLUSTER_SECRET; nil if neither is set.
+func clusterSecret(file string, getenv func(string) string) ([]byte, error) {
+	if file == "" {
+		if env := getenv("LUARUN_CLUSTER_SECRET"); env != "" {
+			return []byte(env), nil
+		}
+		return nil, nil
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--cluster-secret-file: %w", err)
+	}
+	secret := bytes.TrimRight(data, "\r\n")
+	if len(secret) == 0 {
+		return nil, fmt.Errorf("--cluster-secret-file: %s is empty", file)
+	}
+	return secret, nil
+}
+
 // printClusterStats is --stats' line for a node: what went to other
 // nodes, and what came and what of it could not be delivered.
 func printClusterStats(w io.Writer, forwarded uint64, st cluster.Stats) {
-	fmt.Fprintf(w, "luarun: cluster: %d messages sent to other nodes in %d NATS messages (and %d messages or signals in batches NATS refused); received %d, and %d for processes that had ended, %d malformed, %d dropped by NATS (read too slowly), %d lost on the way (gaps in a node's numbers), %d duplicates dropped\n",
-		forwarded, st.Published, st.Unsent, st.Delivered, st.Undeliverable, st.Malformed, st.SlowDropped, st.Lost, st.Duplicates)
+	fmt.Fprintf(w, "luarun: cluster: %d messages sent to other nodes in %d NATS messages (and %d messages or signals in batches NATS refused); received %d, and %d for processes that had ended, %d malformed, %d dropped by NATS (read too slowly), %d lost on the way (gaps in a node's numbers), %d duplicates dropped, %d forged (the MAC did not verify), %d stale (another incarnation, or a replay)\n",
+		forwarded, st.Published, st.Unsent, st.Delivered, st.Undeliverable, st.Malformed, st.SlowDropped, st.Lost, st.Duplicates, st.Forged, st.Stale)
 }
