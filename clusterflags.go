@@ -23,10 +23,11 @@ func clusterFlags() []cli.Flag {
 		&cli.StringFlag{Name: "cluster", Usage: "join a cluster through this NATS server (nats://host:4222, tls://...; several separated by commas), or \"embedded\" to start one here"},
 		&cli.StringFlag{Name: "node", Usage: "this node's name in the cluster (default: host-pid)"},
 		&cli.StringFlag{Name: "cluster-listen", Value: "127.0.0.1:4222", Usage: "with --cluster embedded, the address its NATS server listens on"},
-		&cli.StringFlag{Name: "cluster-user", Usage: "NATS user name (the password from $LUARUN_CLUSTER_PASSWORD)"},
+		&cli.StringFlag{Name: "cluster-user", Usage: "NATS user name (the password from $LUARUN_CLUSTER_PASSWORD; a token instead: $LUARUN_CLUSTER_TOKEN); with --cluster embedded, the user its server takes"},
+		&cli.StringFlag{Name: "cluster-nkey", Usage: "file holding a NATS user nkey's seed; with --cluster embedded, its server takes that user"},
 		&cli.StringFlag{Name: "cluster-creds", Usage: "NATS credentials file"},
 		&cli.StringFlag{Name: "cluster-ca", Usage: "CA certificate file to trust for tls:// servers"},
-		&cli.StringFlag{Name: "cluster-cert", Usage: "client certificate file (with --cluster-key) for servers that verify clients"},
+		&cli.StringFlag{Name: "cluster-cert", Usage: "client certificate file (with --cluster-key) for servers that verify clients; with --cluster embedded, its server's certificate (TLS on; clients verified against --cluster-ca)"},
 		&cli.StringFlag{Name: "cluster-key", Usage: "client key file"},
 		&cli.StringFlag{Name: "cluster-secret-file", Usage: "the cluster's secret (the same on every node; or $LUARUN_CLUSTER_SECRET): what nodes send each other carries its MAC, and what does not verify is dropped"},
 	}
@@ -38,7 +39,7 @@ func clusterFlags() []cli.Flag {
 func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger) (node *cluster.Node, leave func(), err error) {
 	url := c.String("cluster")
 	if url == "" {
-		for _, f := range []string{"node", "cluster-user", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key", "cluster-secret-file"} {
+		for _, f := range []string{"node", "cluster-user", "cluster-nkey", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key", "cluster-secret-file"} {
 			if c.IsSet(f) {
 				return nil, nil, fmt.Errorf("--%s needs --cluster", f)
 			}
@@ -51,7 +52,12 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 	}
 	var srv *cluster.Server
 	if url == "embedded" {
-		if srv, err = cluster.StartServer(c.String("cluster-listen")); err != nil {
+		if srv, err = cluster.StartServerWith(cluster.ServerConfig{
+			Addr: c.String("cluster-listen"),
+			User: c.String("cluster-user"), Password: getenv("LUARUN_CLUSTER_PASSWORD"),
+			Token: getenv("LUARUN_CLUSTER_TOKEN"), NKeySeedFile: c.String("cluster-nkey"),
+			CertFile: c.String("cluster-cert"), KeyFile: c.String("cluster-key"), CAFile: c.String("cluster-ca"),
+		}); err != nil {
 			return nil, nil, err
 		}
 		url = srv.URL()
@@ -63,6 +69,7 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 	node, err = cluster.Join(ctx, cluster.Config{
 		URL: url, Name: c.String("node"),
 		User: c.String("cluster-user"), Password: getenv("LUARUN_CLUSTER_PASSWORD"), CredsFile: c.String("cluster-creds"),
+		Token: getenv("LUARUN_CLUSTER_TOKEN"), NKeySeedFile: c.String("cluster-nkey"),
 		CAFile: c.String("cluster-ca"), CertFile: c.String("cluster-cert"), KeyFile: c.String("cluster-key"),
 		Secret: secret,
 		Logf:   func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) },

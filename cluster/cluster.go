@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -70,8 +71,9 @@ type Config struct {
 	Cluster string
 
 	// User and Password, or CredsFile (a NATS credentials file), or
-	// Token authenticate to the server.
-	User, Password, CredsFile, Token string
+	// Token, or NKeySeedFile (a file holding a user nkey's seed)
+	// authenticate to the server. None is ever quoted in an error.
+	User, Password, CredsFile, Token, NKeySeedFile string
 	// TLS: a CA file to trust, and a client certificate and key (for
 	// servers that verify clients). A tls:// URL turns TLS on with the
 	// system's roots.
@@ -241,7 +243,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: connect to %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("cluster: connect to %s: %w", redacted(cfg.URL), redactedErr(err, cfg))
 	}
 	n.nc = nc
 	n.out.init(int(nc.MaxPayload()), n.sign.size()+batchHeader)
@@ -281,6 +283,12 @@ func connectOptions(cfg Config) ([]nats.Option, error) {
 		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
 	case cfg.Token != "":
 		opts = append(opts, nats.Token(cfg.Token))
+	case cfg.NKeySeedFile != "":
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: the nkey seed in %s cannot be read", cfg.NKeySeedFile) // not err: it may quote the seed
+		}
+		opts = append(opts, o)
 	}
 	if cfg.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.CAFile))
@@ -295,6 +303,34 @@ func connectOptions(cfg Config) ([]nats.Option, error) {
 		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12}))
 	}
 	return opts, nil
+}
+
+// redacted is urls (comma-separated) without the passwords or tokens
+// they may hold.
+func redacted(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("xxxxx")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// redactedErr is err, with any credential of cfg that its text quotes
+// replaced.
+func redactedErr(err error, cfg Config) error {
+	text := err.Error()
+	for _, secret := range []string{cfg.Password, cfg.Token} {
+		if secret != "" && strings.Contains(text, secret) {
+			text = strings.ReplaceAll(text, secret, "xxxxx")
+		}
+	}
+	if text == err.Error() {
+		return err
+	}
+	return errors.New(text)
 }
 
 // natsError counts the messages NATS dropped for a slow subscription and
