@@ -115,6 +115,8 @@ type Node struct {
 	name   string
 	names  jetstream.KeyValue // name -> node number, expiring
 	claim  uint64             // the revision of this node's name claim
+	// numberClaim: the revision of its number's claim (numberKey)
+	numberClaim uint64
 
 	mu    sync.RWMutex
 	sched *scheduler.Scheduler // set by Attach; incoming messages go to it
@@ -227,6 +229,9 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Heartbeat > nameTTL/3 {
 		return nil, fmt.Errorf("cluster: a heartbeat of %v is too slow to keep a name (at most %v)", cfg.Heartbeat, nameTTL/3)
 	}
+	if err := checkName(cfg.Name); err != nil {
+		return nil, err
+	}
 	opts, err := connectOptions(cfg)
 	if err != nil {
 		return nil, err
@@ -253,6 +258,23 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	go n.flushes()
 	return n, nil
+}
+
+// checkName refuses a node name that is not a key of NATS's key-value
+// buckets (where it is claimed): letters, digits, '-' and '_', in words
+// joined by single dots.
+func checkName(name string) error {
+	for _, word := range strings.Split(name, ".") {
+		if word == "" {
+			return fmt.Errorf("cluster: the node name %q: no dot may start or end it, or follow another", name)
+		}
+		for _, r := range word {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("cluster: the node name %q: %q is not allowed (letters, digits, '-', '_' and '.' are)", name, r)
+			}
+		}
+	}
+	return nil
 }
 
 func withDefaults(cfg Config) Config {
@@ -364,7 +386,7 @@ func (n *Node) register(ctx context.Context) error {
 	}
 	ids, err := bucket(ctx, js, n.cfg.Cluster+"_ids", 0)
 	if err == nil {
-		n.number, err = takeNumber(ctx, ids)
+		err = n.takeFreeNumber(ctx, ids)
 	}
 	if err == nil {
 		n.claim, err = n.names.Update(ctx, n.name, []byte(strconv.Itoa(n.number)), n.claim)
@@ -379,6 +401,43 @@ func (n *Node) register(ctx context.Context) error {
 	}
 	return nil
 }
+
+// maxNumberTries bounds how many numbers a joining node takes from the
+// counter before it gives up finding one that no live node claims.
+const maxNumberTries = 100
+
+// takeFreeNumber takes numbers from the counter until one is not
+// claimed by a live node (numberKey, in the names' bucket, renewed with
+// the name's claim): after a server lost its store, the counter starts
+// again while the nodes that hold its first numbers live on and put
+// their claims back. (A node that joins in the moment before they did
+// is told by their heartbeats, and leaves: numberTaken.)
+func (n *Node) takeFreeNumber(ctx context.Context, ids jetstream.KeyValue) error {
+	for range maxNumberTries {
+		number, err := takeNumber(ctx, ids)
+		if err != nil {
+			return err
+		}
+		rev, err := n.names.Create(ctx, numberKey(number), n.numberValue())
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			n.logf("cluster: node number %d is held by a live node (was the counter reset?): taking another", number)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		n.number, n.numberClaim = number, rev
+		return nil
+	}
+	return fmt.Errorf("the %d numbers taken were all held by live nodes", maxNumberTries)
+}
+
+// numberKey is the key of node number's claim in the names' bucket: "="
+// is in no node name (checkName).
+func numberKey(number int) string { return "=" + strconv.Itoa(number) }
+
+// numberValue is this node's number claim's value: its incarnation.
+func (n *Node) numberValue() []byte { return []byte(strconv.FormatUint(n.incarnation, 10)) }
 
 // bucket opens the key-value bucket, making it (with ttl) if it is not
 // there: a bucket made by another node keeps that node's settings.
@@ -526,6 +585,7 @@ func (n *Node) keepClaims() {
 func (n *Node) renewClaim() {
 	ctx, cancel := context.WithTimeout(context.Background(), nameTTL/3)
 	defer cancel()
+	defer n.renewNumber(ctx)
 	mine := []byte(strconv.Itoa(n.number))
 	rev, err := n.names.Update(ctx, n.name, mine, n.claim)
 	if err == nil {
@@ -558,6 +618,32 @@ func (n *Node) renewClaim() {
 // state", state "up", or "bye" when it leaves (Close), then, with a
 // secret, the MAC of that text.
 func (n *Node) beat() { n.publishBeat("up") }
+
+// renewNumber refreshes the claim of this node's number, as renewClaim
+// the name's: a claim that vanished (a server that lost its store) is
+// made again; one that another incarnation holds is logged (the
+// heartbeats decide which node gives way: numberTaken).
+func (n *Node) renewNumber(ctx context.Context) {
+	key, mine := numberKey(n.number), n.numberValue()
+	rev, err := n.names.Update(ctx, key, mine, n.numberClaim)
+	if err == nil {
+		n.numberClaim = rev
+		return
+	}
+	e, err := n.names.Get(ctx, key)
+	switch {
+	case err == nil && string(e.Value()) == string(mine):
+		n.numberClaim = e.Revision()
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		if rev, err := n.names.Create(ctx, key, mine); err == nil {
+			n.numberClaim = rev
+		}
+	case err == nil:
+		n.logf("cluster: this node's number %d is claimed by another incarnation (%s)", n.number, e.Value())
+	default:
+		n.logf("cluster: renew the claim of node number %d: %v", n.number, err)
+	}
+}
 
 func (n *Node) publishBeat(state string) {
 	subject := n.cfg.Cluster + ".heartbeat"
@@ -770,6 +856,7 @@ func (n *Node) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		n.names.Delete(ctx, numberKey(n.number), jetstream.LastRevision(n.numberClaim))
 		<-n.out.flushed
 		n.closeErr = n.nc.FlushWithContext(ctx)
 		n.nc.Close()
