@@ -111,6 +111,6 @@ func clusterSecret(file string, getenv func(string) string) ([]byte, error) {
 // printClusterStats is --stats' line for a node: what went to other
 // nodes, and what came and what of it could not be delivered.
 func printClusterStats(w io.Writer, forwarded uint64, st cluster.Stats) {
-	fmt.Fprintf(w, "luarun: cluster: %d messages sent to other nodes in %d NATS messages (and %d messages or signals in batches NATS refused); received %d, and %d for processes that had ended, %d malformed, %d dropped by NATS (read too slowly), %d lost on the way (gaps in a node's numbers), %d duplicates dropped, %d forged (the MAC did not verify), %d stale (another incarnation, or a replay)\n",
-		forwarded, st.Published, st.Unsent, st.Delivered, st.Undeliverable, st.Malformed, st.SlowDropped, st.Lost, st.Duplicates, st.Forged, st.Stale)
+	fmt.Fprintf(w, "luarun: cluster: %d messages sent to other nodes in %d NATS messages (and %d messages or signals in batches NATS refused); received %d, and %d for processes that had ended, %d dropped for a full mailbox, %d malformed, %d dropped by NATS (read too slowly), %d lost on the way (gaps in a node's numbers), %d duplicates dropped, %d forged (the MAC did not verify), %d stale (another incarnation, or a replay)\n",
+		forwarded, st.Published, st.Unsent, st.Delivered, st.Undeliverable, st.MailboxFull, st.Malformed, st.SlowDropped, st.Lost, st.Duplicates, st.Forged, st.Stale)
 }

@@ -154,6 +154,7 @@ type Node struct {
 type Stats struct {
 	Delivered     uint64 // messages handed to a process of this node
 	Undeliverable uint64 // messages for a process of this node that has ended or never was
+	MailboxFull   uint64 // messages dropped because their process's mailbox was full (--max-mailbox)
 	Malformed     uint64 // messages that could not be read
 	SlowDropped   uint64 // messages NATS dropped because this node read too slowly
 	// Lost: messages another node numbered for this one that never came
@@ -184,7 +185,7 @@ type Stats struct {
 type nodeStats struct {
 	delivered, undeliverable, malformed, slowDropped atomic.Uint64
 	lost, duplicates, signals                        atomic.Uint64
-	forged, stale                                    atomic.Uint64
+	forged, stale, mailboxFull                       atomic.Uint64
 	published, unsent                                atomic.Uint64 // the flusher's (batches.go)
 }
 
@@ -195,7 +196,8 @@ func (n *Node) Stats() Stats {
 		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
 		Lost: n.stats.lost.Load(), Duplicates: n.stats.duplicates.Load(),
 		Signals: n.stats.signals.Load(), Forged: n.stats.forged.Load(), Stale: n.stats.stale.Load(),
-		Published: n.stats.published.Load(), Unsent: n.stats.unsent.Load(),
+		MailboxFull: n.stats.mailboxFull.Load(),
+		Published:   n.stats.published.Load(), Unsent: n.stats.unsent.Load(),
 	}
 }
 

@@ -6,6 +6,7 @@ package cluster
 // one number the later gives way.
 
 import (
+	"context"
 	"encoding/binary"
 	"strconv"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -98,4 +100,55 @@ func TestNodeNamesAreChecked(t *testing.T) {
 	for _, name := range []string{"a", "web-1", "eu.web_2"} {
 		assert.NoError(t, checkName(name))
 	}
+}
+
+// hoarder keeps every message it is given unread (its Backlog), so that
+// a bounded mailbox fills.
+type hoarder struct{ held int }
+
+func (h *hoarder) Init(context.Context, string, payload.Payloads) error { return nil }
+func (h *hoarder) Close()                                               {}
+func (h *hoarder) Step(evs []scheduler.Event, out *scheduler.StepOutput) error {
+	for _, ev := range evs {
+		switch ev.Type {
+		case scheduler.EventCancel:
+			return ev.Error
+		case scheduler.EventMessage:
+			h.held++
+		}
+	}
+	out.Backlog, out.Status = h.held, scheduler.StatusReceive
+	return nil
+}
+
+// TestRemoteMailboxFullIsCounted: a message from another node dropped
+// because its process's mailbox is full is counted as such, not as one
+// for a process that had ended.
+func TestRemoteMailboxFullIsCounted(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := Join(ctx, Config{URL: srv.URL(), Name: "b", Heartbeat: 100 * time.Millisecond})
+	require.NoError(t, err)
+	s := scheduler.New(scheduler.Options{Workers: 1, Relay: n, MaxMailbox: 1})
+	require.NoError(t, n.Attach(s))
+	t.Cleanup(func() {
+		s.Shutdown(context.Background())
+		n.Close()
+	})
+	h, err := s.Submit(&hoarder{}, "main", nil)
+	require.NoError(t, err)
+	raw := rawConnTo(t, srv)
+	const source = 77
+	for seq := uint64(1); seq <= 3; seq++ {
+		require.NoError(t, raw.Publish(n.subject(n.Node()), framed(t, n, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), h.PID()}, "m")))
+	}
+	waitFor(t, "the three are counted", time.Minute, func() bool {
+		st := n.Stats()
+		return st.Delivered+st.MailboxFull+st.Undeliverable == 3
+	})
+	st := n.Stats()
+	assert.Equal(t, uint64(1), st.Delivered)
+	assert.Equal(t, uint64(2), st.MailboxFull)
+	assert.Zero(t, st.Undeliverable)
 }

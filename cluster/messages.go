@@ -312,10 +312,21 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, sender int, data []byte) {
 			return
 		}
 		s.HandleSignal(sig)
-	case s.Send(f.from, f.to, msg) != nil:
-		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
 	default:
+		n.countSend(s.Send(f.from, f.to, msg))
+	}
+}
+
+// countSend counts a delivery by its error: delivered, dropped for a
+// full mailbox, or undeliverable (the process ended, or never was).
+func (n *Node) countSend(err error) {
+	switch {
+	case err == nil:
 		n.stats.delivered.Add(1)
+	case errors.Is(err, scheduler.ErrMailboxFull):
+		n.stats.mailboxFull.Add(1)
+	default:
+		n.stats.undeliverable.Add(1)
 	}
 }
 
