@@ -17,8 +17,11 @@
 // process of the next ones. The counter lives as long as the server's
 // JetStream store: an embedded server (StartServer) keeps it in a
 // temporary directory for its own life, so restarting the node that
-// embeds it starts a new cluster. A heartbeat that shows this node's
-// number with another name is logged as a conflict. Node names are
+// embeds it starts a new cluster. A node also claims its number in the
+// names' bucket, so that one taken from a counter that went back (a
+// store lost) is skipped while its node lives; heartbeats carry each
+// node's incarnation, and of two live nodes with one number the later
+// leaves (auth.go). Node names are
 // claimed in a second bucket whose keys expire (nameTTL): a node
 // refreshes its claim with each heartbeat, so a name is free again a few
 // seconds after its node was killed. Every node publishes a heartbeat on
