@@ -324,9 +324,9 @@ func baseLoadString(L *LState) int {
 
 // loadErrorMessage is the message of err, a failure to load the chunk
 // named source (Lua 5.1's name: "=name", "@file" or the text): a syntax
-// error is written as 5.1 writes it, "chunk:line: message near 'token'",
-// '<eof>' at the end of the source (luarun: gopher-lua's was
-// "name line:1(column:3) near 'x':   syntax error").
+// error is written as 5.1 writes it, "chunk:line: message near 'token'"
+// (luarun: gopher-lua's was "name line:1(column:3) near 'x':   syntax
+// error").
 func loadErrorMessage(err error, source string) string {
 	cause := err
 	if ae, ok := err.(*ApiError); ok && ae.Cause != nil {
@@ -337,21 +337,14 @@ func loadErrorMessage(err error, source string) string {
 		return (&UndumpError{Name: undumpName(source), Msg: ue.Msg}).Error()
 	}
 	var pe *parse.Error
-	if !errors.As(cause, &pe) {
-		var ce *CompileError
-		if errors.As(cause, &ce) { // as 5.1's lexerror without a token
-			return fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), ce.Line, ce.Message)
-		}
-		return err.Error()
+	if errors.As(cause, &pe) {
+		return fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), pe.Line, pe.Reason())
 	}
-	msg := fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), pe.Line, strings.TrimSpace(pe.Message))
-	switch {
-	case pe.Pos.Line == parse.EOF:
-		return msg + " near '<eof>'"
-	case pe.Token != "":
-		return msg + " near '" + pe.Token + "'"
+	var ce *CompileError
+	if errors.As(cause, &ce) { // as 5.1's lexerror without a token
+		return fmt.Sprintf("%s:%d: %s", chunkID(source, maxSrc), ce.Line, ce.Message)
 	}
-	return msg // no token: 5.1's "chunk has too many syntax levels"
+	return err.Error()
 }
 
 // PositionSource is how a "chunk:line:" position and a traceback name

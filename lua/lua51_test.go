@@ -221,27 +221,27 @@ func TestTableMaxnAs51(t *testing.T) {
 }
 
 // load, loadstring and loadfile report a syntax error as 5.1's
-// "chunk:line: message near 'token'" (the message is gopher-lua's), with
+// "chunk:line: message near 'token'" (the messages are 5.1's, syntax51_test.go), with
 // the chunk shown as luaO_chunkid shows it and '<eof>' at the end of the
 // source on its last line; a string chunk without a name is named by its
 // text, and "=name" positions show name.
 func TestSyntaxErrorMessagesAs51(t *testing.T) {
 	check51(t, [][2]string{
-		{`print(loadstring("break label"))`, `nil	[string "break label"]:1: syntax error near 'label'`},
-		{`print(loadstring("a = 1 +"))`, `nil	[string "a = 1 +"]:1: syntax error near '<eof>'`},
-		{`print(loadstring("  local a = {4\n\n"))`, `nil	[string "  local a = {4..."]:3: syntax error near '<eof>'`},
-		{`print(loadstring("x = = 2", "=named"))`, `nil	named:1: syntax error near '='`},
-		{`print(loadstring("x = = 2", "@dir/file.lua"))`, `nil	dir/file.lua:1: syntax error near '='`},
-		{`print(loadstring("x = = 2\nline 2", "modname"))`, `nil	[string "modname"]:1: syntax error near '='`},
-		{`print(loadstring("x = = 2 " .. string.rep("y", 60)))`, `nil	[string "x = = 2 ` + strings.Repeat("y", 55) + `..."]:1: syntax error near '='`},
-		{`print(loadstring("x =", "@" .. string.rep("d", 80)))`, `nil	...` + strings.Repeat("d", 72) + `:1: syntax error near '<eof>'`},
-		{`print(load(coroutine.wrap(function() coroutine.yield("x = = ") end)))`, `nil	(load):1: syntax error near '='`},
+		{`print(loadstring("break label"))`, `nil	[string "break label"]:1: no loop to break near 'label'`},
+		{`print(loadstring("a = 1 +"))`, `nil	[string "a = 1 +"]:1: unexpected symbol near '<eof>'`},
+		{`print(loadstring("  local a = {4\n\n"))`, `nil	[string "  local a = {4..."]:3: '}' expected (to close '{' at line 1) near '<eof>'`},
+		{`print(loadstring("x = = 2", "=named"))`, `nil	named:1: unexpected symbol near '='`},
+		{`print(loadstring("x = = 2", "@dir/file.lua"))`, `nil	dir/file.lua:1: unexpected symbol near '='`},
+		{`print(loadstring("x = = 2\nline 2", "modname"))`, `nil	[string "modname"]:1: unexpected symbol near '='`},
+		{`print(loadstring("x = = 2 " .. string.rep("y", 60)))`, `nil	[string "x = = 2 ` + strings.Repeat("y", 55) + `..."]:1: unexpected symbol near '='`},
+		{`print(loadstring("x =", "@" .. string.rep("d", 80)))`, `nil	...` + strings.Repeat("d", 72) + `:1: unexpected symbol near '<eof>'`},
+		{`print(load(coroutine.wrap(function() coroutine.yield("x = = ") end)))`, `nil	(load):1: unexpected symbol near '='`},
 		{`print(pcall(loadstring("error('x')")))`, `false	[string "error('x')"]:1: x`},
 		{`print(pcall(loadstring("error('x')", "=(named)")))`, `false	(named):1: x`},
-		{`print(loadstring("[[a]]"))`, `nil	[string "[[a]]"]:1: syntax error near '[[a]]'`},
-		{`print(loadstring("'aa'"))`, `nil	[string "'aa'"]:1: syntax error near ''aa''`},
-		{`print(loadstring("x = [==[a]==] [=[b]=]"))`, `nil	[string "x = [==[a]==] [=[b]=]"]:1: syntax error near '[=[b]=]'`},
-		{`print(loadstring("1.000"))`, `nil	[string "1.000"]:1: syntax error near '1.000'`},
+		{`print(loadstring("[[a]]"))`, `nil	[string "[[a]]"]:1: unexpected symbol near '[[a]]'`},
+		{`print(loadstring("'aa'"))`, `nil	[string "'aa'"]:1: unexpected symbol near ''aa''`},
+		{`print(loadstring("x = [==[a]==] [=[b]=]"))`, `nil	[string "x = [==[a]==] [=[b]=]"]:1: unexpected symbol near '[=[b]=]'`},
+		{`print(loadstring("1.000"))`, `nil	[string "1.000"]:1: unexpected symbol near '1.000'`},
 	})
 }
 
@@ -249,10 +249,10 @@ func TestSyntaxErrorMessagesAs51(t *testing.T) {
 // a syntax error (errors.lua:39).
 func TestEmptyStatementIsSyntaxErrorAs51(t *testing.T) {
 	check51(t, [][2]string{
-		{`print(loadstring(";"))`, `nil	[string ";"]:1: syntax error near ';'`},
-		{`print(loadstring("a=1;;"))`, `nil	[string "a=1;;"]:1: syntax error near ';'`},
-		{`print(loadstring("return;;"))`, `nil	[string "return;;"]:1: syntax error near ';'`},
-		{`print(loadstring("do ; end"))`, `nil	[string "do ; end"]:1: syntax error near ';'`},
+		{`print(loadstring(";"))`, `nil	[string ";"]:1: unexpected symbol near ';'`},
+		{`print(loadstring("a=1;;"))`, `nil	[string "a=1;;"]:1: unexpected symbol near ';'`},
+		{`print(loadstring("return;;"))`, `nil	[string "return;;"]:1: '<eof>' expected near ';'`},
+		{`print(loadstring("do ; end"))`, `nil	[string "do ; end"]:1: unexpected symbol near ';'`},
 		{`local a = 1; local b = 2; print(a + b);`, "3"},
 		{`print((loadstring("local x = 1; return x;"))())`, "1"},
 	})

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
 	"unsafe"
+
+	"github.com/luarun/luarun/lua/parse"
 )
 
 func intMin(a, b int) int {
@@ -149,59 +150,14 @@ const luaSpace = " \t\n\v\f\r"
 // errNotANumber is parseNumber's error.
 var errNotANumber = errors.New("not a number")
 
-// parseNumber converts a string as Lua 5.1's luaO_str2d does: white space
-// around it, then what C's strtod reads (decimal with an exponent, inf,
-// nan, C99 hex floats, which cover 0x integers of any length). luarun:
-// gopher-lua took Go's syntax, reading "010" as octal 8 and accepting
-// "0b11" and "1_0", and refused "1e2" in tonumber.
+// parseNumber converts a string as Lua 5.1's luaO_str2d does
+// (parse.ParseNumber, which the lexer shares to tell a malformed numeral).
 func parseNumber(number string) (LNumber, error) {
-	s := strings.Trim(number, luaSpace)
-	if s == "" || strings.ContainsRune(s, '_') {
-		return 0, errNotANumber
-	}
-	body := s
-	if body[0] == '-' || body[0] == '+' {
-		body = body[1:]
-	}
-	if len(body) > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X') && !strings.ContainsAny(body, "pP") {
-		s += "p0" // a C hex float may leave out its exponent; Go's may not
-	}
-	if strings.HasPrefix(body, "0b") || strings.HasPrefix(body, "0B") || strings.HasPrefix(body, "0o") || strings.HasPrefix(body, "0O") {
-		return 0, errNotANumber // Go's prefixes, not C's
-	}
-	if isCNaN(body) { // luarun: strtod's signed nan and nan(chars); Go reads neither
-		f := math.NaN()
-		if s[0] == '-' {
-			f = math.Copysign(f, -1)
-		}
-		return LNumber(f), nil
-	}
-	f, err := strconv.ParseFloat(s, LNumberBit)
-	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: strtod's HUGE_VAL or 0
+	f, ok := parse.ParseNumber(number)
+	if !ok {
 		return 0, errNotANumber
 	}
 	return LNumber(f), nil
-}
-
-// isCNaN: s is a NaN as C's strtod reads it after the sign: "nan" in any
-// case, maybe followed by a parenthesized run of letters, digits and _.
-func isCNaN(s string) bool {
-	if len(s) < 3 || !strings.EqualFold(s[:3], "nan") {
-		return false
-	}
-	rest := s[3:]
-	if rest == "" {
-		return true
-	}
-	if len(rest) < 2 || rest[0] != '(' || rest[len(rest)-1] != ')' {
-		return false
-	}
-	for _, c := range rest[1 : len(rest)-1] {
-		if !(c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return false
-		}
-	}
-	return true
 }
 
 // parseUintBase converts a string as Lua 5.1's tonumber(s, base) does

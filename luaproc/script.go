@@ -67,7 +67,7 @@ func Compile(name, src string) (*Script, error) {
 	}
 	chunk, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {
-		return nil, syntaxError(name, err, strings.Count(src, "\n")+1)
+		return nil, syntaxError(name, err)
 	}
 	proto, err := lua.Compile(chunk, name)
 	if err != nil {
@@ -140,20 +140,12 @@ func CompileFile(path string) (*Script, error) {
 	return s, nil
 }
 
-// syntaxError turns gopher-lua's "x.lua line:3(column:5) near 'end': msg"
-// into file:line: message.
-func syntaxError(name string, err error, lastLine int) error {
+// syntaxError turns the parser's error into file:line: message, as Lua
+// 5.1 reports it.
+func syntaxError(name string, err error) error {
 	var pe *parse.Error
 	if errors.As(err, &pe) {
-		msg := strings.TrimSpace(pe.Message)
-		line := pe.Pos.Line
-		if line == parse.EOF {
-			return &SyntaxError{File: name, Line: lastLine, Message: msg + " near '<eof>'"}
-		}
-		if pe.Token != "" {
-			msg = fmt.Sprintf("%s near '%s'", msg, pe.Token)
-		}
-		return &SyntaxError{File: name, Line: line, Message: msg}
+		return &SyntaxError{File: name, Line: pe.Line, Message: pe.Reason()}
 	}
 	return &SyntaxError{File: name, Message: strings.TrimSpace(err.Error())}
 }

@@ -1,38 +1,61 @@
 package parse
 
+// lexer.go: the scanner, Lua 5.1's llex.c (luarun: gopher-lua's differed
+// in what it accepted and in its messages), and the Lexer goyacc's parser
+// reads tokens from.
+//
+// The scanner reads a token as 5.1's does and fails where 5.1's fails,
+// with 5.1's message and the token text 5.1 quotes (txtToken): a string
+// as far as it was read, its quote included; a malformed number as
+// written; '<eof>' at the end. Its line, Scanner.Line, is 5.1's
+// linenumber: the line the end of the last token read is on (before a
+// newline that ends a string, which 5.1 has not read yet). A character
+// that starts no token is a token of its own, which no rule of the
+// grammar takes ("unexpected symbol near '@'").
+
 import (
 	"bufio"
 	"bytes"
 	"fmt"
 	"io"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/luarun/luarun/lua/ast"
 )
 
 const EOF = -1
-const whitespace1 = 1<<'\t' | 1<<' '
-const whitespace2 = 1<<'\t' | 1<<'\n' | 1<<'\r' | 1<<' '
 
+// whitespace is C's isspace in the C locale, what 5.1's lexer skips.
+const whitespace = 1<<'\t' | 1<<'\n' | 1<<'\v' | 1<<'\f' | 1<<'\r' | 1<<' '
+
+// Error is a chunk's syntax error, as Lua 5.1 reports it:
+// "chunk:Line: Message near 'Token'".
 type Error struct {
 	Pos     ast.Position
 	Message string
-	Token   string
-	// Line is the line of the error, also at the end of the source (where
-	// Pos.Line is EOF): the source's last line, as Lua 5.1 reports it
-	// (luarun).
+	// Token is the token the error is near, as 5.1 quotes it ("<eof>" at
+	// the end of the source); "" when the message names none (5.1's
+	// limits).
+	Token string
+	// Line is 5.1's line of the error: the line its lexer was on, the
+	// end of the last token read (luarun).
 	Line int
+	// final: the error stands as raised; the others are 5.1's to name
+	// (syntax51.go)
+	final bool
+}
+
+// Reason is the error without its position: "Message near 'Token'".
+func (e *Error) Reason() string {
+	if e.Token == "" {
+		return e.Message
+	}
+	return e.Message + " near '" + e.Token + "'"
 }
 
 func (e *Error) Error() string {
-	pos := e.Pos
-	if pos.Line == EOF {
-		return fmt.Sprintf("%v at EOF:   %s\n", pos.Source, e.Message)
-	} else {
-		return fmt.Sprintf("%v line:%d(column:%d) near '%v':   %s\n", pos.Source, pos.Line, pos.Column, e.Token, e.Message)
-	}
+	return fmt.Sprintf("%s:%d: %s", e.Pos.Source, e.Line, e.Reason())
 }
 
 func writeChar(buf *bytes.Buffer, c int) { buf.WriteByte(byte(c)) }
@@ -43,8 +66,9 @@ func isIdent(ch int, pos int) bool {
 	return ch == '_' || 'A' <= ch && ch <= 'Z' || 'a' <= ch && ch <= 'z' || isDecimal(ch) && pos > 0
 }
 
-func isDigit(ch int) bool {
-	return '0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f' || 'A' <= ch && ch <= 'F'
+// isAlnum is C's isalnum in the C locale.
+func isAlnum(ch int) bool {
+	return 'A' <= ch && ch <= 'Z' || 'a' <= ch && ch <= 'z' || isDecimal(ch)
 }
 
 type Scanner struct {
@@ -53,8 +77,6 @@ type Scanner struct {
 	buf    bytes.Buffer
 	// eofLine is the line the source ended on (luarun)
 	eofLine int
-	// longSep is the level of the last long string, [==[ is 2 (luarun)
-	longSep int
 }
 
 func NewScanner(reader io.Reader, source string) *Scanner {
@@ -68,13 +90,15 @@ func NewScanner(reader io.Reader, source string) *Scanner {
 	}
 }
 
-func (sc *Scanner) Error(tok string, msg string) *Error {
-	return &Error{Pos: sc.Pos, Message: msg, Token: tok, Line: sc.line(sc.Pos)}
+// lexError is 5.1's luaX_lexerror: msg near the text near, on the line
+// the scanner is on.
+func (sc *Scanner) lexError(msg, near string) *Error {
+	return &Error{Pos: sc.Pos, Message: msg, Token: near, Line: sc.Line()}
 }
 
-func (sc *Scanner) TokenError(tok ast.Token, msg string) *Error {
-	return &Error{Pos: tok.Pos, Message: msg, Token: tokenText(tok), Line: sc.line(tok.Pos)}
-}
+// Line is the line the scanner is on, 5.1's linenumber: the source's
+// last line once it has read all of it.
+func (sc *Scanner) Line() int { return sc.line(sc.Pos) }
 
 // line is pos's line, or the last line when pos is the end of the source.
 func (sc *Scanner) line(pos ast.Position) int {
@@ -104,6 +128,8 @@ func (sc *Scanner) Newline(ch int) {
 	}
 }
 
+// Next reads a character; a newline ("\n", "\r", "\n\r" or "\r\n", one
+// line as 5.1's inclinenumber counts it) is read as '\n'.
 func (sc *Scanner) Next() int {
 	ch := sc.readNext()
 	switch ch {
@@ -130,181 +156,168 @@ func (sc *Scanner) Peek() int {
 	return ch
 }
 
-func (sc *Scanner) skipWhiteSpace(whitespace int64) int {
+func (sc *Scanner) skipWhiteSpace() int {
 	ch := sc.Next()
 	for ; whitespace&(1<<uint(ch)) != 0; ch = sc.Next() {
 	}
 	return ch
 }
 
-func (sc *Scanner) skipComments(ch int) error {
-	// multiline comment
+// skipComment skips a comment, its "--" read: a long one when a long
+// bracket follows, else the rest of the line.
+func (sc *Scanner) skipComment() error {
 	if sc.Peek() == '[' {
-		ch = sc.Next()
-		if sc.Peek() == '[' || sc.Peek() == '=' {
-			var buf bytes.Buffer
-			if err := sc.scanMultilineString(sc.Next(), &buf); err != nil {
-				return sc.Error(buf.String(), "invalid multiline comment")
-			}
-			return nil
+		sc.Next()
+		sep := sc.skipSep('[', &sc.buf)
+		sc.buf.Reset()
+		if sep >= 0 {
+			return sc.scanLongString(sep, &sc.buf, false)
 		}
 	}
-	for {
-		if ch == '\n' || ch == '\r' || ch < 0 {
-			break
-		}
-		ch = sc.Next()
+	for ch := sc.Peek(); ch != '\n' && ch != '\r' && ch != EOF; ch = sc.Peek() {
+		sc.Next()
 	}
 	return nil
 }
 
-func (sc *Scanner) scanIdent(ch int, buf *bytes.Buffer) error {
+func (sc *Scanner) scanIdent(ch int, buf *bytes.Buffer) {
 	writeChar(buf, ch)
 	for isIdent(sc.Peek(), 1) {
 		writeChar(buf, sc.Next())
 	}
-	return nil
 }
 
-func (sc *Scanner) scanDecimal(ch int, buf *bytes.Buffer) error {
+// scanNumber reads a numeral from its first digit ch as 5.1's
+// read_numeral: digits and dots, an exponent's sign, then letters and
+// digits; what luaO_str2d does not read is malformed.
+func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
 	writeChar(buf, ch)
-	for isDecimal(sc.Peek()) {
+	for ch = sc.Peek(); isDecimal(ch) || ch == '.'; ch = sc.Peek() {
 		writeChar(buf, sc.Next())
 	}
-	return nil
-}
-
-func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
-	if ch == '0' { // octal
-		if sc.Peek() == 'x' || sc.Peek() == 'X' {
-			writeChar(buf, ch)
-			writeChar(buf, sc.Next())
-			hasvalue := false
-			for isDigit(sc.Peek()) {
-				writeChar(buf, sc.Next())
-				hasvalue = true
-			}
-			if !hasvalue {
-				return sc.Error(buf.String(), "illegal hexadecimal number")
-			}
-			return nil
-		} else if sc.Peek() != '.' && isDecimal(sc.Peek()) {
-			ch = sc.Next()
-		}
-	}
-	sc.scanDecimal(ch, buf)
-	if sc.Peek() == '.' {
-		sc.scanDecimal(sc.Next(), buf)
-	}
-	if ch = sc.Peek(); ch == 'e' || ch == 'E' {
+	if ch == 'e' || ch == 'E' {
 		writeChar(buf, sc.Next())
 		if ch = sc.Peek(); ch == '-' || ch == '+' {
 			writeChar(buf, sc.Next())
 		}
-		sc.scanDecimal(sc.Next(), buf)
 	}
-
+	for ch = sc.Peek(); isAlnum(ch) || ch == '_'; ch = sc.Peek() {
+		writeChar(buf, sc.Next())
+	}
+	if _, ok := ParseNumber(buf.String()); !ok {
+		return sc.lexError("malformed number", buf.String())
+	}
 	return nil
 }
 
+// scanString reads a quoted string as 5.1's read_string, the quote
+// written and read: buf gets the string as 5.1's buffer holds it (its
+// quotes, its escapes decoded).
 func (sc *Scanner) scanString(quote int, buf *bytes.Buffer) error {
-	ch := sc.Next()
-	for ch != quote {
-		if ch == '\n' || ch == '\r' || ch < 0 {
-			return sc.Error(buf.String(), "unterminated string")
-		}
-		if ch == '\\' {
-			if err := sc.scanEscape(ch, buf); err != nil {
+	writeChar(buf, quote)
+	for {
+		switch ch := sc.Peek(); ch {
+		case quote:
+			writeChar(buf, sc.Next())
+			return nil
+		case EOF:
+			return sc.lexError("unfinished string", "<eof>")
+		case '\n', '\r':
+			return sc.lexError("unfinished string", buf.String())
+		case '\\':
+			sc.Next()
+			if err := sc.scanEscape(buf); err != nil {
 				return err
 			}
-		} else {
-			writeChar(buf, ch)
+		default:
+			writeChar(buf, sc.Next())
 		}
-		ch = sc.Next()
+	}
+}
+
+var escapes = [256]byte{'a': '\a', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', 'v': '\v'}
+
+// scanEscape reads an escape sequence, its backslash read.
+func (sc *Scanner) scanEscape(buf *bytes.Buffer) error {
+	ch := sc.Peek()
+	switch {
+	case ch == EOF: // unfinished: scanString says so
+	case ch == '\n' || ch == '\r':
+		writeChar(buf, sc.Next())
+	case isDecimal(ch): // \ddd
+		c := 0
+		for i := 0; i < 3 && isDecimal(sc.Peek()); i++ {
+			c = 10*c + sc.Next() - '0'
+		}
+		if c > 255 {
+			return sc.lexError("escape sequence too large", buf.String())
+		}
+		writeChar(buf, c)
+	case escapes[ch] != 0:
+		sc.Next()
+		buf.WriteByte(escapes[ch])
+	default: // \\, \", \' and any other character stand for themselves
+		writeChar(buf, sc.Next())
 	}
 	return nil
 }
 
-func (sc *Scanner) scanEscape(ch int, buf *bytes.Buffer) error {
-	ch = sc.Next()
-	switch ch {
-	case 'a':
-		buf.WriteByte('\a')
-	case 'b':
-		buf.WriteByte('\b')
-	case 'f':
-		buf.WriteByte('\f')
-	case 'n':
-		buf.WriteByte('\n')
-	case 'r':
-		buf.WriteByte('\r')
-	case 't':
-		buf.WriteByte('\t')
-	case 'v':
-		buf.WriteByte('\v')
-	case '\\':
-		buf.WriteByte('\\')
-	case '"':
-		buf.WriteByte('"')
-	case '\'':
-		buf.WriteByte('\'')
-	case '\n':
-		buf.WriteByte('\n')
-	case '\r':
-		buf.WriteByte('\n')
-		sc.Newline('\r')
-	default:
-		if '0' <= ch && ch <= '9' {
-			bytes := []byte{byte(ch)}
-			for i := 0; i < 2 && isDecimal(sc.Peek()); i++ {
-				bytes = append(bytes, byte(sc.Next()))
-			}
-			val, _ := strconv.ParseInt(string(bytes), 10, 32)
-			writeChar(buf, int(val))
-		} else {
-			writeChar(buf, ch)
-		}
-	}
-	return nil
-}
-
-func (sc *Scanner) countSep(ch int) (int, int) {
+// skipSep is 5.1's skip_sep, the bracket s ('[' or ']') read: it reads
+// the '='s that follow and returns their count when s follows them (a
+// long bracket), else -count-1. buf gets what it read.
+func (sc *Scanner) skipSep(s int, buf *bytes.Buffer) int {
+	writeChar(buf, s)
 	count := 0
-	for ; ch == '='; count = count + 1 {
-		ch = sc.Next()
+	for sc.Peek() == '=' {
+		writeChar(buf, sc.Next())
+		count++
 	}
-	return count, ch
+	if sc.Peek() == s {
+		return count
+	}
+	return -count - 1
 }
 
-func (sc *Scanner) scanMultilineString(ch int, buf *bytes.Buffer) error {
-	var count1, count2 int
-	count1, ch = sc.countSep(ch)
-	sc.longSep = count1
-	if ch != '[' {
-		return sc.Error(string(rune(ch)), "invalid multiline string")
-	}
-	ch = sc.Next()
-	if ch == '\n' || ch == '\r' {
-		ch = sc.Next()
+// scanLongString reads a long string or comment (isString false: buf
+// is only scratch) as 5.1's read_long_string, its opening bracket read
+// up to the second '[' (skipSep): buf gets the string with its brackets,
+// less a first newline. A "[[" in a level-0 one is 5.1's
+// LUA_COMPAT_LSTR error.
+func (sc *Scanner) scanLongString(sep int, buf *bytes.Buffer, isString bool) error {
+	writeChar(buf, sc.Next()) // the second '['
+	if ch := sc.Peek(); ch == '\n' || ch == '\r' {
+		sc.Next()
 	}
 	for {
-		if ch < 0 {
-			return sc.Error(buf.String(), "unterminated multiline string")
-		} else if ch == ']' {
-			count2, ch = sc.countSep(sc.Next())
-			if count1 == count2 && ch == ']' {
-				goto finally
+		switch ch := sc.Peek(); ch {
+		case EOF:
+			if isString {
+				return sc.lexError("unfinished long string", "<eof>")
 			}
-			buf.WriteByte(']')
-			buf.WriteString(strings.Repeat("=", count2))
-			continue
+			return sc.lexError("unfinished long comment", "<eof>")
+		case '[':
+			sc.Next()
+			if sc.skipSep('[', buf) == sep {
+				writeChar(buf, sc.Next())
+				if sep == 0 {
+					return sc.lexError("nesting of [[...]] is deprecated", "[")
+				}
+			}
+		case ']':
+			sc.Next()
+			if sc.skipSep(']', buf) == sep {
+				writeChar(buf, sc.Next())
+				return nil
+			}
+		case '\n', '\r':
+			writeChar(buf, sc.Next())
+			if !isString {
+				buf.Reset()
+			}
+		default:
+			writeChar(buf, sc.Next())
 		}
-		writeChar(buf, ch)
-		ch = sc.Next()
 	}
-
-finally:
-	return nil
 }
 
 var reservedWords = map[string]int{
@@ -316,166 +329,116 @@ var reservedWords = map[string]int{
 
 // luarun: "goto" is a name, as in Lua 5.1 (gopher-lua reserved it for
 // its goto statement, a 5.2 feature, so 5.1 code using goto as a name
-// or field did not parse).
+// or field did not parse), and "::" is two ':' (gopher-lua's labels).
 
-func (sc *Scanner) Scan(lexer *Lexer) (ast.Token, error) {
-redo:
-	var err error
-	tok := ast.Token{}
-	newline := false
-
-	ch := sc.skipWhiteSpace(whitespace1)
-	if ch == '\n' || ch == '\r' {
-		newline = true
-		ch = sc.skipWhiteSpace(whitespace2)
+// Scan reads the next token; at the end of the source, one of type EOF.
+func (sc *Scanner) Scan() (ast.Token, error) {
+	for {
+		tok, again, err := sc.scan()
+		if !again {
+			tok.Name = TokenName(int(tok.Type))
+			return tok, err
+		}
 	}
+}
 
-	if ch == '(' && lexer.PrevTokenType == ')' {
-		lexer.PNewLine = newline
-	} else {
-		lexer.PNewLine = false
-	}
-
+// scan reads a token, or a comment (again).
+func (sc *Scanner) scan() (tok ast.Token, again bool, err error) {
 	// one buffer for every token (a token's text is copied out of it by
 	// buf.String): a fresh one per token was a third of the lexer's
 	// allocations (luarun)
 	buf := &sc.buf
 	buf.Reset()
+	ch := sc.skipWhiteSpace()
 	tok.Pos = sc.Pos
-
+	tok.Type = ch
 	switch {
 	case isIdent(ch, 0):
-		tok.Type = TIdent
-		err = sc.scanIdent(ch, buf)
+		sc.scanIdent(ch, buf)
 		tok.Str = buf.String()
-		if err != nil {
-			goto finally
-		}
+		tok.Type = TIdent
 		if typ, ok := reservedWords[tok.Str]; ok {
 			tok.Type = typ
 		}
+		return tok, false, nil
 	case isDecimal(ch):
-		tok.Type = TNumber
 		err = sc.scanNumber(ch, buf)
-		tok.Str = buf.String()
-	default:
-		switch ch {
-		case EOF:
-			tok.Type = EOF
-		case '-':
-			if sc.Peek() == '-' {
-				err = sc.skipComments(sc.Next())
-				if err != nil {
-					goto finally
-				}
-				goto redo
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '"', '\'':
-			tok.Type = TString
-			err = sc.scanString(ch, buf)
-			tok.Str = buf.String()
-			tok.Raw = string(rune(ch)) + tok.Str + string(rune(ch))
-		case '[':
-			if c := sc.Peek(); c == '[' || c == '=' {
-				tok.Type = TString
-				err = sc.scanMultilineString(sc.Next(), buf)
-				tok.Str = buf.String()
-				sep := strings.Repeat("=", sc.longSep)
-				tok.Raw = "[" + sep + "[" + tok.Str + "]" + sep + "]"
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '=':
-			if sc.Peek() == '=' {
-				tok.Type = TEqeq
-				tok.Str = "=="
-				sc.Next()
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '~':
-			if sc.Peek() == '=' {
-				tok.Type = TNeq
-				tok.Str = "~="
-				sc.Next()
-			} else {
-				err = sc.Error("~", "Invalid '~' token")
-			}
-		case '<':
-			if sc.Peek() == '=' {
-				tok.Type = TLte
-				tok.Str = "<="
-				sc.Next()
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '>':
-			if sc.Peek() == '=' {
-				tok.Type = TGte
-				tok.Str = ">="
-				sc.Next()
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '.':
-			ch2 := sc.Peek()
-			switch {
-			case isDecimal(ch2):
-				tok.Type = TNumber
-				err = sc.scanNumber(ch, buf)
-				tok.Str = buf.String()
-			case ch2 == '.':
-				writeChar(buf, ch)
-				writeChar(buf, sc.Next())
-				if sc.Peek() == '.' {
-					writeChar(buf, sc.Next())
-					tok.Type = T3Comma
-				} else {
-					tok.Type = T2Comma
-				}
-			default:
-				tok.Type = '.'
-			}
-			tok.Str = buf.String()
-		case ':':
-			if sc.Peek() == ':' {
-				tok.Type = T2Colon
-				tok.Str = "::"
-				sc.Next()
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
-		case '+', '*', '/', '%', '^', '#', '(', ')', '{', '}', ']', ';', ',':
-			tok.Type = ch
-			tok.Str = string(rune(ch))
-		default:
-			writeChar(buf, ch)
-			err = sc.Error(buf.String(), "Invalid token")
-			goto finally
-		}
+		tok.Type, tok.Str = TNumber, buf.String()
+		return tok, false, err
 	}
+	switch ch {
+	case EOF:
+	case '-':
+		if sc.Peek() == '-' {
+			sc.Next()
+			err = sc.skipComment()
+			return tok, err == nil, err
+		}
+	case '"', '\'':
+		err = sc.scanString(ch, buf)
+		tok.Type, tok.Raw = TString, buf.String()
+		if err == nil {
+			tok.Str = tok.Raw[1 : len(tok.Raw)-1]
+		}
+	case '[':
+		sep := sc.skipSep('[', buf)
+		switch {
+		case sep >= 0:
+			err = sc.scanLongString(sep, buf, true)
+			tok.Type, tok.Raw = TString, buf.String()
+			if err == nil {
+				tok.Str = tok.Raw[sep+2 : len(tok.Raw)-sep-2]
+			}
+		case sep != -1:
+			err = sc.lexError("invalid long string delimiter", buf.String())
+		}
+	case '=', '<', '>', '~':
+		if sc.Peek() == '=' {
+			sc.Next()
+			tok.Type, tok.Str = withEquals(ch)
+		}
+	case '.':
+		writeChar(buf, ch)
+		switch next := sc.Peek(); {
+		case next == '.':
+			writeChar(buf, sc.Next())
+			tok.Type = T2Comma
+			if sc.Peek() == '.' {
+				writeChar(buf, sc.Next())
+				tok.Type = T3Comma
+			}
+		case isDecimal(next):
+			err = sc.scanNumber(sc.Next(), buf)
+			tok.Type = TNumber
+		}
+		tok.Str = buf.String()
+	}
+	if tok.Str == "" && tok.Type >= 0 && tok.Type < 256 { // a single character
+		tok.Str = string([]byte{byte(ch)})
+	}
+	return tok, false, err
+}
 
-finally:
-	tok.Name = TokenName(int(tok.Type))
-	return tok, err
+// withEquals is the token of ch followed by '='.
+func withEquals(ch int) (int, string) {
+	switch ch {
+	case '=':
+		return TEqeq, "=="
+	case '<':
+		return TLte, "<="
+	case '>':
+		return TGte, ">="
+	}
+	return TNeq, "~="
 }
 
 // yacc interface {{{
 
 type Lexer struct {
-	scanner       *Scanner
-	Stmts         []ast.Stmt
-	PNewLine      bool
-	Token         ast.Token
-	PrevTokenType int
+	scanner *Scanner
+	Stmts   []ast.Stmt
+	// Token is the last token read
+	Token ast.Token
 	// luarun: the nesting 5.1's recursive parser would be in (levels):
 	// open brackets and blocks, each with the chain of right-associative
 	// operators ('..', '^') its enclosing level had
@@ -502,30 +465,31 @@ func (lx *Lexer) EndLine(lookahead bool) int {
 }
 
 func (lx *Lexer) Lex(lval *yySymType) int {
-	lx.PrevTokenType = lx.Token.Type
 	lastLine := lx.scanner.Pos.Line // where the token before ended
-	tok, err := lx.scanner.Scan(lx)
+	tok, err := lx.scanner.Scan()
 	if err != nil {
 		panic(err)
 	}
 	tok.NewLine = tok.Pos.Line != lastLine
 	lx.prevEnd = lx.tokEnd
-	if tok.Type >= 0 {
-		lx.tokEnd = lx.scanner.Pos.Line
+	lx.Token = tok
+	switch {
+	case tok.Type < 0:
+		return 0
+	case tok.Type == 0: // a NUL character, which goyacc would take for the end
+		return unknownChar
 	}
-	if tok.Type >= 0 {
-		lx.countLevels(tok)
-	}
+	lx.tokEnd = lx.scanner.Pos.Line
+	lx.countLevels(tok)
 	if tok.Type == TFunction {
 		lx.funcLine = tok.Pos.Line
 	}
-	if tok.Type < 0 {
-		return 0
-	}
 	lval.token = tok
-	lx.Token = tok
 	return int(tok.Type)
 }
+
+// unknownChar is a token no rule takes (goyacc's $unk).
+const unknownChar = 1 << 24
 
 // maxSyntaxLevels is Lua 5.1's LUAI_MAXCCALLS, the deepest its parser
 // recurses.
@@ -553,44 +517,66 @@ func (lx *Lexer) countLevels(tok ast.Token) {
 	case ',', ';', '=', '<', '>', TEqeq, TNeq, TLte, TGte:
 		lx.chain = 0
 	default:
-		if tok.Type >= TAnd && tok.Type <= TGoto { // other reserved words
+		if tok.Type >= TAnd && tok.Type <= TWhile { // other reserved words
 			lx.chain = 0
 		}
 	}
 	if len(lx.chains)+lx.chainSum+lx.chain > maxSyntaxLevels {
-		panic(&Error{Pos: tok.Pos, Message: "chunk has too many syntax levels", Line: lx.scanner.line(tok.Pos)})
+		panic(&Error{Pos: tok.Pos, Message: "chunk has too many syntax levels", Line: lx.scanner.line(tok.Pos), final: true})
 	}
 }
 
+// Error is goyacc's syntax error and the grammar's actions': the
+// token it is near is the last one read. It is 5.1's parser's to name
+// (Parse).
 func (lx *Lexer) Error(message string) {
-	panic(lx.scanner.Error(tokenText(lx.Token), message))
+	lx.TokenError(lx.Token, message)
 }
 
 func (lx *Lexer) TokenError(tok ast.Token, message string) {
-	panic(lx.scanner.TokenError(tok, message))
+	panic(&Error{Pos: tok.Pos, Message: message, Token: tokenText(tok), Line: lx.scanner.Line()})
 }
 
-// tokenText is tok as a syntax error quotes it: a string as written
-// (5.1's txtToken), anything else as its text.
+// tokenText is tok as a syntax error quotes it, 5.1's txtToken: a
+// string as written, a control character as char(N), '<eof>' for the
+// end, anything else as its text.
 func tokenText(tok ast.Token) string {
-	if tok.Raw != "" {
+	switch {
+	case tok.Type == EOF:
+		return "<eof>"
+	case tok.Raw != "":
 		return tok.Raw
+	case tok.Type >= 0 && tok.Type < ' ' || tok.Type == 127:
+		return fmt.Sprintf("char(%d)", tok.Type)
 	}
 	return tok.Str
 }
 
+// Parse parses a chunk. Its syntax error is Lua 5.1's: where the
+// grammar fails (or a lexical error stops it), the source is read again
+// by a recognizer of 5.1's parser, which says what 5.1 would have, and
+// where (syntax51.go); the limits (scope.go, countLevels) stand as
+// raised.
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
-	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil}
+	var read bytes.Buffer // what the parser read, for the recognizer
+	lexer := &Lexer{scanner: NewScanner(io.TeeReader(reader, &read), name)}
 	lexer.scopes.init()
-	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {
-			err, _ = e.(error)
+			chunk = nil
+			pe, ok := e.(*Error)
+			if !ok {
+				err, _ = e.(error)
+				return
+			}
+			if !pe.final {
+				pe = syntaxError51(io.MultiReader(&read, reader), name, pe)
+			}
+			err = pe
 		}
 	}()
 	yyParse(lexer)
-	chunk = lexer.Stmts
-	return
+	return lexer.Stmts, nil
 }
 
 // }}}

@@ -11,7 +11,7 @@ import (
 	"github.com/luarun/luarun/lua/ast"
 )
 
-//line parser.go.y:41
+//line parser.go.y:43
 type yySymType struct {
 	yys   int
 	token ast.Token
@@ -54,18 +54,16 @@ const TThen = 57363
 const TTrue = 57364
 const TUntil = 57365
 const TWhile = 57366
-const TGoto = 57367
-const TEqeq = 57368
-const TNeq = 57369
-const TLte = 57370
-const TGte = 57371
-const T2Comma = 57372
-const T3Comma = 57373
-const T2Colon = 57374
-const TIdent = 57375
-const TNumber = 57376
-const TString = 57377
-const UNARY = 57378
+const TEqeq = 57367
+const TNeq = 57368
+const TLte = 57369
+const TGte = 57370
+const T2Comma = 57371
+const T3Comma = 57372
+const TIdent = 57373
+const TNumber = 57374
+const TString = 57375
+const UNARY = 57376
 
 var yyToknames = [...]string{
 	"$end",
@@ -92,14 +90,12 @@ var yyToknames = [...]string{
 	"TTrue",
 	"TUntil",
 	"TWhile",
-	"TGoto",
 	"TEqeq",
 	"TNeq",
 	"TLte",
 	"TGte",
 	"T2Comma",
 	"T3Comma",
-	"T2Colon",
 	"TIdent",
 	"TNumber",
 	"TString",
@@ -132,7 +128,7 @@ const yyEofCode = 1
 const yyErrCode = 2
 const yyInitialStackSize = 16
 
-//line parser.go.y:660
+//line parser.go.y:677
 
 // blockEnd is the line of a block's last token: its last statement's, or
 // open's (the line of the token before the block) when it is empty
@@ -164,136 +160,136 @@ var yyExca = [...]int8{
 	-1, 1,
 	1, -1,
 	-2, 0,
-	-1, 20,
-	48, 40,
-	49, 40,
+	-1, 18,
+	46, 40,
+	47, 40,
 	-2, 77,
-	-1, 62,
-	48, 26,
-	-2, 27,
-	-1, 103,
-	48, 41,
-	49, 41,
+	-1, 61,
+	46, 24,
+	-2, 25,
+	-1, 100,
+	46, 41,
+	47, 41,
 	-2, 77,
 }
 
 const yyPrivate = 57344
 
-const yyLast = 606
+const yyLast = 610
 
 var yyAct = [...]uint8{
-	28, 177, 54, 27, 98, 66, 1, 166, 37, 49,
-	76, 56, 132, 59, 36, 76, 157, 52, 83, 84,
-	82, 81, 85, 53, 74, 120, 121, 127, 128, 117,
-	79, 80, 86, 87, 88, 89, 90, 168, 91, 92,
-	93, 94, 45, 46, 52, 101, 183, 95, 105, 102,
-	53, 152, 178, 151, 153, 109, 43, 44, 51, 60,
-	149, 116, 111, 26, 118, 114, 88, 89, 90, 119,
-	91, 50, 48, 47, 124, 25, 126, 133, 134, 135,
+	27, 174, 95, 26, 53, 65, 36, 1, 35, 163,
+	48, 55, 149, 58, 148, 51, 129, 52, 42, 43,
+	50, 146, 71, 73, 115, 175, 122, 124, 73, 154,
+	118, 119, 180, 49, 47, 46, 125, 126, 89, 90,
+	91, 51, 165, 52, 98, 150, 92, 102, 99, 121,
+	44, 45, 59, 25, 106, 67, 24, 116, 34, 88,
+	114, 8, 108, 23, 167, 112, 73, 21, 117, 85,
+	86, 87, 162, 88, 130, 131, 132, 133, 134, 135,
 	136, 137, 138, 139, 140, 141, 142, 143, 144, 145,
-	146, 147, 148, 85, 35, 76, 42, 8, 123, 20,
-	91, 154, 68, 86, 87, 88, 89, 90, 24, 91,
-	78, 170, 23, 52, 159, 158, 52, 156, 160, 53,
-	165, 162, 53, 164, 77, 130, 167, 43, 44, 51,
-	163, 169, 83, 84, 82, 81, 85, 70, 181, 113,
-	182, 104, 129, 103, 79, 80, 86, 87, 88, 89,
-	90, 101, 91, 107, 172, 171, 106, 73, 71, 72,
-	65, 131, 176, 62, 55, 203, 199, 22, 197, 179,
-	185, 186, 184, 196, 190, 180, 58, 174, 187, 110,
-	189, 150, 97, 122, 191, 34, 21, 193, 192, 195,
-	194, 75, 30, 67, 41, 13, 16, 200, 29, 39,
-	125, 201, 61, 202, 31, 69, 78, 7, 64, 63,
-	3, 175, 4, 33, 57, 99, 32, 43, 44, 23,
-	77, 2, 0, 38, 0, 0, 0, 0, 83, 84,
-	82, 81, 85, 0, 100, 78, 40, 0, 96, 0,
-	79, 80, 86, 87, 88, 89, 90, 0, 91, 77,
-	0, 0, 0, 0, 0, 173, 0, 83, 84, 82,
-	81, 85, 0, 0, 0, 0, 0, 0, 0, 79,
-	80, 86, 87, 88, 89, 90, 30, 91, 41, 0,
-	0, 0, 29, 39, 155, 0, 0, 0, 31, 0,
-	0, 0, 0, 0, 0, 0, 0, 33, 0, 24,
-	32, 43, 44, 23, 30, 0, 41, 38, 0, 0,
-	29, 39, 0, 0, 0, 0, 31, 0, 0, 0,
-	40, 108, 0, 0, 0, 33, 0, 99, 32, 43,
-	44, 23, 30, 0, 41, 38, 0, 0, 29, 39,
-	0, 0, 0, 0, 31, 0, 100, 78, 40, 178,
-	0, 0, 0, 33, 0, 24, 32, 43, 44, 23,
-	0, 77, 0, 38, 0, 0, 0, 0, 0, 83,
-	84, 82, 81, 85, 78, 0, 40, 0, 0, 0,
-	0, 79, 80, 86, 87, 88, 89, 90, 77, 91,
-	0, 0, 188, 0, 0, 0, 83, 84, 82, 81,
-	85, 78, 0, 178, 0, 0, 0, 0, 79, 80,
-	86, 87, 88, 89, 90, 77, 91, 0, 0, 161,
-	0, 0, 0, 83, 84, 82, 81, 85, 78, 0,
-	0, 0, 0, 0, 0, 79, 80, 86, 87, 88,
-	89, 90, 77, 91, 0, 198, 0, 0, 0, 0,
-	83, 84, 82, 81, 85, 78, 0, 0, 0, 0,
-	0, 0, 79, 80, 86, 87, 88, 89, 90, 77,
-	91, 0, 115, 0, 0, 0, 0, 83, 84, 82,
-	81, 85, 78, 0, 112, 0, 0, 0, 0, 79,
-	80, 86, 87, 88, 89, 90, 77, 91, 0, 0,
-	0, 0, 0, 0, 83, 84, 82, 81, 85, 78,
-	0, 0, 0, 0, 0, 0, 79, 80, 86, 87,
-	88, 89, 90, 77, 91, 0, 0, 0, 0, 0,
-	78, 83, 84, 82, 81, 85, 0, 0, 0, 0,
-	0, 0, 0, 79, 80, 86, 87, 88, 89, 90,
-	0, 91, 83, 84, 82, 81, 85, 0, 0, 0,
-	0, 0, 0, 0, 79, 80, 86, 87, 88, 89,
-	90, 0, 91, 6, 9, 0, 0, 0, 0, 14,
-	15, 12, 0, 17, 0, 0, 0, 5, 11, 0,
-	0, 0, 10, 19, 0, 0, 0, 0, 0, 0,
-	18, 24, 0, 0, 0, 23,
+	82, 41, 111, 200, 18, 42, 43, 50, 151, 83,
+	84, 85, 86, 87, 101, 88, 178, 179, 51, 75,
+	52, 51, 156, 52, 155, 153, 69, 161, 157, 159,
+	160, 127, 104, 74, 103, 64, 164, 61, 54, 166,
+	80, 81, 79, 78, 82, 70, 196, 100, 20, 194,
+	57, 76, 77, 83, 84, 85, 86, 87, 98, 88,
+	168, 169, 182, 183, 181, 193, 187, 177, 128, 173,
+	72, 171, 107, 147, 94, 120, 33, 19, 176, 66,
+	11, 109, 13, 16, 123, 184, 60, 68, 7, 186,
+	63, 188, 62, 3, 190, 172, 192, 189, 4, 191,
+	56, 29, 2, 40, 197, 0, 0, 28, 38, 0,
+	198, 0, 199, 30, 75, 0, 0, 0, 0, 0,
+	0, 32, 96, 31, 42, 43, 21, 0, 74, 0,
+	37, 0, 0, 0, 0, 80, 81, 79, 78, 82,
+	0, 97, 75, 39, 0, 93, 76, 77, 83, 84,
+	85, 86, 87, 0, 88, 0, 74, 0, 0, 0,
+	0, 170, 0, 80, 81, 79, 78, 82, 0, 0,
+	0, 0, 0, 0, 76, 77, 83, 84, 85, 86,
+	87, 29, 88, 40, 0, 0, 0, 28, 38, 152,
+	0, 0, 0, 30, 0, 0, 0, 0, 0, 0,
+	0, 32, 23, 31, 42, 43, 21, 29, 0, 40,
+	37, 0, 0, 28, 38, 0, 0, 0, 0, 30,
+	0, 0, 0, 39, 105, 0, 0, 32, 96, 31,
+	42, 43, 21, 29, 0, 40, 37, 0, 0, 28,
+	38, 0, 0, 0, 0, 30, 75, 97, 175, 39,
+	0, 0, 0, 32, 23, 31, 42, 43, 21, 0,
+	74, 0, 37, 0, 0, 0, 0, 80, 81, 79,
+	78, 82, 0, 75, 0, 39, 0, 0, 76, 77,
+	83, 84, 85, 86, 87, 0, 88, 74, 0, 185,
+	0, 0, 0, 0, 80, 81, 79, 78, 82, 0,
+	75, 0, 175, 0, 0, 76, 77, 83, 84, 85,
+	86, 87, 0, 88, 74, 0, 158, 0, 0, 0,
+	0, 80, 81, 79, 78, 82, 0, 75, 0, 0,
+	0, 0, 76, 77, 83, 84, 85, 86, 87, 0,
+	88, 74, 0, 0, 195, 0, 0, 0, 80, 81,
+	79, 78, 82, 0, 75, 0, 0, 0, 0, 76,
+	77, 83, 84, 85, 86, 87, 0, 88, 74, 0,
+	0, 113, 0, 0, 0, 80, 81, 79, 78, 82,
+	0, 75, 0, 110, 0, 0, 76, 77, 83, 84,
+	85, 86, 87, 0, 88, 74, 0, 0, 0, 0,
+	0, 0, 80, 81, 79, 78, 82, 0, 75, 0,
+	0, 0, 0, 76, 77, 83, 84, 85, 86, 87,
+	0, 88, 74, 0, 0, 0, 0, 0, 75, 80,
+	81, 79, 78, 82, 0, 0, 0, 0, 0, 0,
+	76, 77, 83, 84, 85, 86, 87, 0, 88, 80,
+	81, 79, 78, 82, 0, 0, 0, 0, 0, 0,
+	76, 77, 83, 84, 85, 86, 87, 0, 88, 80,
+	81, 79, 78, 82, 0, 0, 0, 0, 0, 0,
+	76, 77, 83, 84, 85, 86, 87, 0, 88, 6,
+	9, 0, 0, 0, 0, 14, 15, 12, 0, 17,
+	0, 0, 0, 5, 22, 0, 0, 0, 10, 0,
+	0, 0, 0, 0, 0, 23, 0, 0, 0, 21,
 }
 
 var yyPact = [...]int16{
-	-1000, -1000, 568, 28, 16, 322, -1000, -6, 21, -1000,
-	322, -1000, 322, 11, 130, 127, 65, 125, 126, 124,
-	-1000, -1000, -1000, 322, -1000, -1000, -1000, -34, 505, -1000,
-	-1000, -1000, -1000, -1000, -1000, 21, -1000, -1000, 322, 322,
-	322, 65, -1000, -1000, 182, 322, 75, 322, 123, -1000,
-	120, 266, -1000, -1000, 170, -1000, 478, 116, -1000, 451,
-	322, 15, -1000, 65, -25, -1000, -1000, 43, -1000, -21,
-	109, -1000, 93, -1000, 106, -43, 322, 322, 322, 322,
-	322, 322, 322, 322, 322, 322, 322, 322, 322, 322,
-	322, 322, 54, 54, 54, -1000, -1000, 4, -1000, 6,
-	322, 505, -34, -1000, 21, 231, -1000, 92, -1000, -39,
-	-1000, -1000, -1000, 322, -1000, -1000, 370, 322, 97, -1000,
-	90, 87, -48, -1000, -1000, -12, -1000, 322, 78, -1000,
-	-1000, -1000, -1000, 505, 526, -8, 63, 63, 63, 63,
-	63, 63, 63, 24, 24, 54, 54, 54, 54, -1000,
-	294, -1000, -1000, 322, 202, -1000, -1000, -1000, 168, 505,
-	-1000, 322, 46, -1000, -1000, -1000, -1000, 166, 107, -34,
-	-1000, -1000, 505, -2, -1000, 163, 343, -1000, -1000, 165,
-	-1000, -1000, -1000, 322, -1000, -1000, 322, -1000, 322, 164,
-	-1000, 505, 159, 424, 157, 397, -1000, -1000, -1000, -1000,
-	-1000, -1000, 156, -1000,
+	-1000, -1000, 574, 11, 8, 313, -1000, 4, -15, -1000,
+	313, -1000, 313, 6, 96, 94, 20, 104, -1000, -1000,
+	-1000, 313, -1000, -1000, -1000, -1000, -19, 494, -1000, -1000,
+	-1000, -1000, -1000, -1000, -15, -1000, -1000, 313, 313, 313,
+	20, -1000, -1000, 181, 313, 32, 313, 93, -1000, 91,
+	261, -1000, -1000, 153, -1000, 467, 69, -1000, 440, 313,
+	10, -1000, 20, -18, -1000, -1000, -4, -1000, -10, 90,
+	-1000, 105, -37, 313, 313, 313, 313, 313, 313, 313,
+	313, 313, 313, 313, 313, 313, 313, 313, 313, 15,
+	15, 15, -1000, -1000, -33, -1000, -1, 313, 494, -19,
+	-1000, -15, 228, -1000, 62, -1000, -24, -1000, -1000, -1000,
+	-1000, 313, -1000, -1000, 359, 313, 89, -1000, 86, 41,
+	-44, -1000, -1000, -5, -1000, 313, 33, -1000, -1000, -1000,
+	494, 514, 534, 61, 61, 61, 61, 61, 61, 61,
+	29, 29, 15, 15, 15, 15, -1000, 287, -1000, -1000,
+	313, 200, -1000, -1000, -1000, 152, 494, -1000, 313, 19,
+	-1000, -1000, -1000, -1000, 148, 76, -19, -1000, -1000, 494,
+	-14, -1000, 145, 332, -1000, -1000, 147, -1000, -1000, -1000,
+	313, -1000, -1000, 313, -1000, 313, 146, -1000, 494, 130,
+	413, 127, 386, -1000, -1000, -1000, -1000, -1000, -1000, 84,
+	-1000,
 }
 
 var yyPgo = [...]uint8{
-	0, 6, 221, 2, 214, 212, 211, 210, 209, 208,
-	207, 96, 205, 202, 200, 196, 195, 1, 193, 3,
-	0, 14, 94, 167, 186, 9, 185, 5, 183, 8,
-	182, 4, 181, 164,
+	0, 7, 192, 4, 190, 188, 185, 183, 182, 180,
+	178, 91, 177, 176, 174, 173, 172, 1, 171, 170,
+	169, 3, 0, 8, 58, 138, 167, 10, 166, 5,
+	165, 6, 164, 2, 163, 128,
 }
 
 var yyR1 = [...]int8{
-	0, 1, 1, 1, 2, 2, 2, 3, 4, 33,
+	0, 1, 1, 1, 2, 2, 2, 3, 4, 35,
 	5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
-	5, 5, 5, 5, 5, 5, 16, 13, 13, 17,
+	5, 5, 5, 5, 16, 13, 13, 17, 18, 19,
 	15, 6, 6, 7, 7, 7, 8, 8, 9, 9,
-	10, 10, 11, 11, 11, 12, 12, 19, 19, 20,
-	20, 20, 20, 20, 20, 20, 20, 20, 20, 20,
-	20, 20, 20, 20, 20, 20, 20, 20, 20, 20,
-	20, 20, 20, 20, 20, 20, 21, 22, 22, 22,
-	22, 24, 23, 23, 25, 25, 25, 25, 26, 27,
-	27, 18, 28, 28, 28, 14, 14, 29, 29, 30,
-	30, 30, 31, 31, 31, 32, 32,
+	10, 10, 11, 11, 11, 12, 12, 21, 21, 22,
+	22, 22, 22, 22, 22, 22, 22, 22, 22, 22,
+	22, 22, 22, 22, 22, 22, 22, 22, 22, 22,
+	22, 22, 22, 22, 22, 22, 23, 24, 24, 24,
+	24, 26, 25, 25, 27, 27, 27, 27, 28, 29,
+	29, 20, 30, 30, 30, 14, 14, 31, 31, 32,
+	32, 32, 33, 33, 33, 34, 34,
 }
 
 var yyR2 = [...]int8{
 	0, 1, 2, 3, 0, 2, 3, 2, 2, 0,
 	3, 1, 3, 5, 4, 6, 8, 8, 10, 7,
-	3, 2, 4, 2, 3, 2, 2, 1, 3, 1,
+	3, 2, 4, 2, 2, 1, 3, 1, 1, 1,
 	3, 0, 5, 1, 2, 1, 1, 3, 1, 3,
 	1, 3, 1, 4, 3, 1, 3, 1, 3, 1,
 	1, 1, 1, 1, 1, 1, 1, 1, 3, 3,
@@ -305,74 +301,74 @@ var yyR2 = [...]int8{
 }
 
 var yyChk = [...]int16{
-	-1000, -1, -2, -7, -5, 19, 5, -10, -22, 6,
-	24, 20, 13, -16, 11, 12, -15, 15, 32, 25,
-	-11, -24, -23, 37, 33, 47, 47, -19, -20, 16,
-	10, 22, 34, 31, -26, -22, -21, -29, 41, 17,
-	54, 12, -11, 35, 36, 48, 49, 52, 51, -25,
-	50, 37, -29, -21, -3, -33, -20, -4, -33, -20,
-	48, -13, 33, -8, -9, 33, -27, -18, 37, -12,
-	12, 33, 33, 33, -20, -23, 49, 18, 4, 38,
-	39, 29, 28, 26, 27, 30, 40, 41, 42, 43,
-	44, 46, -20, -20, -20, -27, 56, -30, -31, 33,
-	52, -20, -19, -11, -22, -20, 33, 33, 55, -19,
-	9, -1, 6, 23, -1, 21, -20, 14, 49, -27,
-	50, 51, -28, 55, 31, -14, 33, 48, 49, 33,
-	32, 55, 55, -20, -20, -20, -20, -20, -20, -20,
-	-20, -20, -20, -20, -20, -20, -20, -20, -20, 56,
-	-32, 49, 47, 48, -20, 53, -25, 55, -3, -20,
-	-3, 49, -19, 33, 33, 33, 55, -3, 49, -19,
-	33, -31, -20, 53, 9, -6, -20, -17, 6, -3,
-	9, 31, 33, 48, 9, 7, 8, -17, 49, -3,
-	9, -20, -3, -20, -3, -20, 9, 9, 21, 9,
-	-17, -3, -3, 9,
+	-1000, -1, -2, -7, -5, 19, 5, -10, -24, 6,
+	24, -19, 13, -16, 11, 12, -15, 15, -11, -26,
+	-25, 35, 20, 31, 45, 45, -21, -22, 16, 10,
+	22, 32, 30, -28, -24, -23, -31, 39, 17, 52,
+	12, -11, 33, 34, 46, 47, 50, 49, -27, 48,
+	35, -31, -23, -3, -35, -22, -4, -35, -22, 46,
+	-13, 31, -8, -9, 31, -29, -20, 35, -12, 12,
+	31, -22, -25, 47, 18, 4, 36, 37, 28, 27,
+	25, 26, 29, 38, 39, 40, 41, 42, 44, -22,
+	-22, -22, -29, 54, -32, -33, 31, 50, -22, -21,
+	-11, -24, -22, 31, 31, 53, -21, 9, -1, -18,
+	6, 23, -1, 21, -22, 14, 47, -29, 48, 49,
+	-30, 53, 30, -14, 31, 46, 47, 31, 53, 53,
+	-22, -22, -22, -22, -22, -22, -22, -22, -22, -22,
+	-22, -22, -22, -22, -22, -22, 54, -34, 47, 45,
+	46, -22, 51, -27, 53, -3, -22, -3, 47, -21,
+	31, 31, 31, 53, -3, 47, -21, 31, -33, -22,
+	51, 9, -6, -22, -17, 6, -3, 9, 30, 31,
+	46, 9, 7, 8, -17, 47, -3, 9, -22, -3,
+	-22, -3, -22, 9, 9, 21, 9, -17, -3, -3,
+	9,
 }
 
 var yyDef = [...]int8{
 	4, -2, 1, 2, 5, 33, 35, 0, 11, 9,
-	0, 9, 0, 0, 0, 0, 0, 0, 0, 0,
-	-2, 78, 79, 0, 42, 3, 6, 34, 47, 49,
-	50, 51, 52, 53, 54, 55, 56, 57, 0, 0,
-	0, 0, 77, 76, 0, 0, 0, 0, 0, 82,
-	0, 0, 86, 87, 0, 4, 0, 0, 4, 0,
-	0, 0, -2, 0, 36, 38, 21, 0, 91, 23,
-	0, 45, 0, 25, 0, 79, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 73, 74, 75, 88, 97, 0, 99, 42,
-	0, 104, 10, -2, 0, 0, 44, 0, 84, 0,
-	12, 7, 9, 0, 8, 9, 0, 0, 0, 20,
-	0, 0, 0, 9, 92, 93, 95, 0, 0, 30,
-	24, 80, 81, 48, 58, 59, 60, 61, 62, 63,
-	64, 65, 66, 67, 68, 69, 70, 71, 72, 98,
-	101, 105, 106, 0, 0, 43, 83, 85, 0, 14,
-	31, 0, 0, 28, 37, 39, 9, 0, 0, 22,
-	46, 100, 102, 0, 13, 0, 0, 9, 29, 0,
-	90, 94, 96, 0, 15, 9, 0, 9, 0, 0,
-	89, 103, 0, 0, 0, 0, 19, 16, 9, 17,
-	9, 32, 0, 18,
+	0, 9, 0, 0, 0, 0, 0, 0, -2, 78,
+	79, 0, 29, 42, 3, 6, 34, 47, 49, 50,
+	51, 52, 53, 54, 55, 56, 57, 0, 0, 0,
+	0, 77, 76, 0, 0, 0, 0, 0, 82, 0,
+	0, 86, 87, 0, 4, 0, 0, 4, 0, 0,
+	0, -2, 0, 36, 38, 21, 0, 91, 23, 0,
+	45, 0, 79, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 73,
+	74, 75, 88, 97, 0, 99, 42, 0, 104, 10,
+	-2, 0, 0, 44, 0, 84, 0, 12, 7, 9,
+	28, 0, 8, 9, 0, 0, 0, 20, 0, 0,
+	0, 9, 92, 93, 95, 0, 0, 30, 80, 81,
+	48, 58, 59, 60, 61, 62, 63, 64, 65, 66,
+	67, 68, 69, 70, 71, 72, 98, 101, 105, 106,
+	0, 0, 43, 83, 85, 0, 14, 31, 0, 0,
+	26, 37, 39, 9, 0, 0, 22, 46, 100, 102,
+	0, 13, 0, 0, 9, 27, 0, 90, 94, 96,
+	0, 15, 9, 0, 9, 0, 0, 89, 103, 0,
+	0, 0, 0, 19, 16, 9, 17, 9, 32, 0,
+	18,
 }
 
 var yyTok1 = [...]int8{
 	1, 3, 3, 3, 3, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	3, 3, 3, 3, 3, 54, 3, 44, 3, 3,
-	37, 55, 42, 40, 49, 41, 51, 43, 3, 3,
-	3, 3, 3, 3, 3, 3, 3, 3, 50, 47,
-	39, 48, 38, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 3, 3, 52, 3, 42, 3, 3,
+	35, 53, 40, 38, 47, 39, 49, 41, 3, 3,
+	3, 3, 3, 3, 3, 3, 3, 3, 48, 45,
+	37, 46, 36, 3, 3, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	3, 52, 3, 53, 46, 3, 3, 3, 3, 3,
+	3, 50, 3, 51, 44, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
 	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	3, 3, 3, 36, 3, 56,
+	3, 3, 3, 34, 3, 54,
 }
 
 var yyTok2 = [...]int8{
 	2, 3, 4, 5, 6, 7, 8, 9, 10, 11,
 	12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
 	22, 23, 24, 25, 26, 27, 28, 29, 30, 31,
-	32, 33, 34, 35, 45,
+	32, 33, 43,
 }
 
 var yyTok3 = [...]int8{
@@ -718,7 +714,7 @@ yydefault:
 
 	case 1:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:80
+//line parser.go.y:82
 		{
 			yyVAL.stmts = yyDollar[1].stmts
 			if l, ok := yylex.(*Lexer); ok {
@@ -727,7 +723,7 @@ yydefault:
 		}
 	case 2:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:86
+//line parser.go.y:88
 		{
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
@@ -737,7 +733,7 @@ yydefault:
 		}
 	case 3:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:93
+//line parser.go.y:95
 		{
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: the ';' */
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
@@ -747,13 +743,13 @@ yydefault:
 		}
 	case 4:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:102
+//line parser.go.y:104
 		{
 			yyVAL.stmts = []ast.Stmt{}
 		}
 	case 5:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:105
+//line parser.go.y:107
 		{
 			/* luarun: a statement's last line is its last token's, as Lua 5.1's lastline */
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char))
@@ -761,7 +757,7 @@ yydefault:
 		}
 	case 6:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:110
+//line parser.go.y:112
 		{
 			/* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* the ';' */
@@ -769,36 +765,36 @@ yydefault:
 		}
 	case 7:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:120
+//line parser.go.y:122
 		{
 			yylex.(*Lexer).leaveBlock()
 			yyVAL.stmts = yyDollar[2].stmts
 		}
 	case 8:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:126
+//line parser.go.y:128
 		{
 			yyVAL.stmts = yyDollar[2].stmts
 		}
 	case 9:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:131
+//line parser.go.y:133
 		{
 			yylex.(*Lexer).enterBlock()
 		}
 	case 10:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:136
+//line parser.go.y:138
 		{
 			yyVAL.stmt = &ast.AssignStmt{Lhs: yyDollar[1].exprlist, Rhs: yyDollar[3].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].exprlist[0].Line())
 		}
 	case 11:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:141
+//line parser.go.y:143
 		{
 			if _, ok := yyDollar[1].expr.(*ast.FuncCallExpr); !ok {
-				yylex.(*Lexer).Error("parse error")
+				yylex.(*Lexer).Error("syntax error")
 			} else {
 				yyVAL.stmt = &ast.FuncCallStmt{Expr: yyDollar[1].expr}
 				yyVAL.stmt.SetLine(yyDollar[1].expr.Line())
@@ -806,7 +802,7 @@ yydefault:
 		}
 	case 12:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:149
+//line parser.go.y:151
 		{
 			yyVAL.stmt = &ast.DoBlockStmt{Stmts: yyDollar[2].stmts, BodyEnd: blockEnd(yyDollar[2].stmts, yyDollar[1].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -814,24 +810,26 @@ yydefault:
 		}
 	case 13:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:154
+//line parser.go.y:156
 		{
+			yylex.(*Lexer).leaveLoop()
 			yyVAL.stmt = &ast.WhileStmt{Condition: yyDollar[2].expr, Stmts: yyDollar[4].stmts, BodyEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[5].token.Pos.Line)
 		}
 	case 14:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:159
+//line parser.go.y:162
 		{
 			yylex.(*Lexer).leaveBlock() /* luarun: the condition sees the block's locals */
+			yylex.(*Lexer).leaveLoop()
 			yyVAL.stmt = &ast.RepeatStmt{Condition: yyDollar[4].expr, Stmts: yyDollar[2].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[4].expr.Line())
 		}
 	case 15:
 		yyDollar = yyS[yypt-6 : yypt+1]
-//line parser.go.y:165
+//line parser.go.y:169
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts, ThenEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			cur := yyVAL.stmt
@@ -844,7 +842,7 @@ yydefault:
 		}
 	case 16:
 		yyDollar = yyS[yypt-8 : yypt+1]
-//line parser.go.y:175
+//line parser.go.y:179
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts, ThenEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			cur := yyVAL.stmt
@@ -858,27 +856,30 @@ yydefault:
 		}
 	case 17:
 		yyDollar = yyS[yypt-8 : yypt+1]
-//line parser.go.y:186
+//line parser.go.y:190
 		{
 			yylex.(*Lexer).leaveBlock()
+			yylex.(*Lexer).leaveLoop()
 			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[1].token.Str, Init: yyDollar[3].expr, Limit: yyDollar[5].expr, Stmts: yyDollar[7].stmts, BodyEnd: blockEnd(yyDollar[7].stmts, yyDollar[6].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[8].token.Pos.Line)
 		}
 	case 18:
 		yyDollar = yyS[yypt-10 : yypt+1]
-//line parser.go.y:192
+//line parser.go.y:197
 		{
 			yylex.(*Lexer).leaveBlock()
+			yylex.(*Lexer).leaveLoop()
 			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[1].token.Str, Init: yyDollar[3].expr, Limit: yyDollar[5].expr, Step: yyDollar[7].expr, Stmts: yyDollar[9].stmts, BodyEnd: blockEnd(yyDollar[9].stmts, yyDollar[8].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[10].token.Pos.Line)
 		}
 	case 19:
 		yyDollar = yyS[yypt-7 : yypt+1]
-//line parser.go.y:198
+//line parser.go.y:204
 		{
 			yylex.(*Lexer).leaveBlock()
+			yylex.(*Lexer).leaveLoop()
 			yyVAL.stmt = &ast.GenericForStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist, Stmts: yyDollar[6].stmts, BodyEnd: blockEnd(yyDollar[6].stmts, yyDollar[5].token.Pos.Line)}
 			/* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
 			yyVAL.stmt.SetLine(yyDollar[4].exprlist[0].Line())
@@ -886,7 +887,7 @@ yydefault:
 		}
 	case 20:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:205
+//line parser.go.y:212
 		{
 			yyVAL.stmt = &ast.FuncDefStmt{Name: yyDollar[2].funcname, Func: yyDollar[3].funcexpr}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -894,7 +895,7 @@ yydefault:
 		}
 	case 21:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:210
+//line parser.go.y:217
 		{
 			yyVAL.stmt = &ast.LocalAssignStmt{Names: []string{yyDollar[1].token.Str}, Exprs: []ast.Expr{yyDollar[2].funcexpr}, Func: true}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
@@ -902,7 +903,7 @@ yydefault:
 		}
 	case 22:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:215
+//line parser.go.y:222
 		{
 			yylex.(*Lexer).activate() /* luarun: after the explist, as 5.1's localstat */
 			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist}
@@ -910,58 +911,59 @@ yydefault:
 		}
 	case 23:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:220
+//line parser.go.y:227
 		{
 			yylex.(*Lexer).activate()
 			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: []ast.Expr{}}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 24:
-		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:225
-		{
-			yyVAL.stmt = &ast.LabelStmt{Name: yyDollar[2].token.Str}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-		}
-	case 25:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:229
-		{
-			yyVAL.stmt = &ast.GotoStmt{Label: yyDollar[2].token.Str}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-		}
-	case 26:
-		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:237
+//line parser.go.y:236
 		{
 			yylex.(*Lexer).declareFor(&numForLocals, yyDollar[2].token.Str, yyrcvr.char)
 			yyVAL.token = yyDollar[2].token
 			yyVAL.token.Pos = yyDollar[1].token.Pos
 		}
-	case 27:
+	case 25:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:244
+//line parser.go.y:243
 		{
 			yylex.(*Lexer).declareFor(&genForLocals, yyDollar[1].token.Str, yyrcvr.char)
 			yyVAL.namelist = []string{yyDollar[1].token.Str}
 		}
-	case 28:
+	case 26:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:248
+//line parser.go.y:247
 		{
 			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
 			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
 		}
-	case 29:
+	case 27:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:255
+//line parser.go.y:254
 		{
 			yylex.(*Lexer).activate()
+			yylex.(*Lexer).enterLoop()
+			yyVAL.token = yyDollar[1].token
+		}
+	case 28:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:262
+		{
+			yylex.(*Lexer).enterLoop()
+			yyVAL.token = yyDollar[1].token
+		}
+	case 29:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:268
+		{
+			yylex.(*Lexer).enterLoop()
 			yyVAL.token = yyDollar[1].token
 		}
 	case 30:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:263
+//line parser.go.y:276
 		{
 			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
 			yylex.(*Lexer).activate()
@@ -970,55 +972,56 @@ yydefault:
 		}
 	case 31:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:271
+//line parser.go.y:284
 		{
 			yyVAL.stmts = []ast.Stmt{}
 		}
 	case 32:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:274
+//line parser.go.y:287
 		{
 			yyVAL.stmts = append(yyDollar[1].stmts, &ast.IfStmt{Condition: yyDollar[3].expr, Then: yyDollar[5].stmts, ThenEnd: blockEnd(yyDollar[5].stmts, yyDollar[4].token.Pos.Line)})
 			yyVAL.stmts[len(yyVAL.stmts)-1].SetLine(yyDollar[2].token.Pos.Line)
 		}
 	case 33:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:280
+//line parser.go.y:293
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: nil}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 34:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:284
+//line parser.go.y:297
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: yyDollar[2].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 35:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:288
+//line parser.go.y:301
 		{
+			yylex.(*Lexer).breakStat() /* luarun: 5.1's parser says it */
 			yyVAL.stmt = &ast.BreakStmt{}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 36:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:294
+//line parser.go.y:308
 		{
 			yylex.(*Lexer).funcStatement(false) /* luarun */
 			yyVAL.funcname = yyDollar[1].funcname
 		}
 	case 37:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:298
+//line parser.go.y:312
 		{
 			yylex.(*Lexer).funcStatement(true) /* luarun */
 			yyVAL.funcname = &ast.FuncName{Func: nil, Receiver: yyDollar[1].funcname.Func, Method: yyDollar[3].token.Str}
 		}
 	case 38:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:304
+//line parser.go.y:318
 		{
 			yylex.(*Lexer).resolve(yyDollar[1].token.Str, yyrcvr.char) /* luarun */
 			yyVAL.funcname = &ast.FuncName{Func: &ast.IdentExpr{Value: yyDollar[1].token.Str}}
@@ -1026,7 +1029,7 @@ yydefault:
 		}
 	case 39:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:309
+//line parser.go.y:323
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -1036,19 +1039,19 @@ yydefault:
 		}
 	case 40:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:318
+//line parser.go.y:332
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 41:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:321
+//line parser.go.y:335
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
 	case 42:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:326
+//line parser.go.y:340
 		{
 			yylex.(*Lexer).resolve(yyDollar[1].token.Str, yyrcvr.char) /* luarun */
 			yyVAL.expr = &ast.IdentExpr{Value: yyDollar[1].token.Str}
@@ -1056,7 +1059,7 @@ yydefault:
 		}
 	case 43:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:331
+//line parser.go.y:345
 		{
 			yyVAL.expr = &ast.AttrGetExpr{Object: yyDollar[1].expr, Key: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1064,7 +1067,7 @@ yydefault:
 		}
 	case 44:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:336
+//line parser.go.y:350
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -1074,33 +1077,33 @@ yydefault:
 		}
 	case 45:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:346
+//line parser.go.y:360
 		{
 			yylex.(*Lexer).declare(yyDollar[1].token.Str, yyrcvr.char)
 			yyVAL.namelist = []string{yyDollar[1].token.Str}
 		}
 	case 46:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:350
+//line parser.go.y:364
 		{
 			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
 			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
 		}
 	case 47:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:356
+//line parser.go.y:370
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 48:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:359
+//line parser.go.y:373
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
 	case 49:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:364
+//line parser.go.y:378
 		{
 			yyVAL.expr = &ast.NilExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1108,7 +1111,7 @@ yydefault:
 		}
 	case 50:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:369
+//line parser.go.y:383
 		{
 			yyVAL.expr = &ast.FalseExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1116,7 +1119,7 @@ yydefault:
 		}
 	case 51:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:374
+//line parser.go.y:388
 		{
 			yyVAL.expr = &ast.TrueExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1124,7 +1127,7 @@ yydefault:
 		}
 	case 52:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:379
+//line parser.go.y:393
 		{
 			yyVAL.expr = &ast.NumberExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1132,39 +1135,40 @@ yydefault:
 		}
 	case 53:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:384
+//line parser.go.y:398
 		{
+			yylex.(*Lexer).vararg(yyDollar[1].token) /* luarun: 5.1's parser says it */
 			yyVAL.expr = &ast.Comma3Expr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
 	case 54:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:389
+//line parser.go.y:404
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 55:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:392
+//line parser.go.y:407
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 56:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:395
+//line parser.go.y:410
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 57:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:398
+//line parser.go.y:413
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 58:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:401
+//line parser.go.y:416
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "or", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1172,7 +1176,7 @@ yydefault:
 		}
 	case 59:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:406
+//line parser.go.y:421
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "and", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1180,7 +1184,7 @@ yydefault:
 		}
 	case 60:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:411
+//line parser.go.y:426
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1188,7 +1192,7 @@ yydefault:
 		}
 	case 61:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:416
+//line parser.go.y:431
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1196,7 +1200,7 @@ yydefault:
 		}
 	case 62:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:421
+//line parser.go.y:436
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1204,7 +1208,7 @@ yydefault:
 		}
 	case 63:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:426
+//line parser.go.y:441
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1212,7 +1216,7 @@ yydefault:
 		}
 	case 64:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:431
+//line parser.go.y:446
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "==", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1220,7 +1224,7 @@ yydefault:
 		}
 	case 65:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:436
+//line parser.go.y:451
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "~=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1228,7 +1232,7 @@ yydefault:
 		}
 	case 66:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:441
+//line parser.go.y:456
 		{
 			yyVAL.expr = &ast.StringConcatOpExpr{Lhs: yyDollar[1].expr, Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1236,7 +1240,7 @@ yydefault:
 		}
 	case 67:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:446
+//line parser.go.y:461
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "+", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1244,7 +1248,7 @@ yydefault:
 		}
 	case 68:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:451
+//line parser.go.y:466
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "-", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1252,7 +1256,7 @@ yydefault:
 		}
 	case 69:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:456
+//line parser.go.y:471
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "*", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1260,7 +1264,7 @@ yydefault:
 		}
 	case 70:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:461
+//line parser.go.y:476
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "/", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1268,7 +1272,7 @@ yydefault:
 		}
 	case 71:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:466
+//line parser.go.y:481
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "%", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1276,7 +1280,7 @@ yydefault:
 		}
 	case 72:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:471
+//line parser.go.y:486
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "^", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1284,7 +1288,7 @@ yydefault:
 		}
 	case 73:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:476
+//line parser.go.y:491
 		{
 			yyVAL.expr = &ast.UnaryMinusOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
@@ -1292,7 +1296,7 @@ yydefault:
 		}
 	case 74:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:481
+//line parser.go.y:496
 		{
 			yyVAL.expr = &ast.UnaryNotOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
@@ -1300,7 +1304,7 @@ yydefault:
 		}
 	case 75:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:486
+//line parser.go.y:501
 		{
 			yyVAL.expr = &ast.UnaryLenOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
@@ -1308,7 +1312,7 @@ yydefault:
 		}
 	case 76:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:493
+//line parser.go.y:508
 		{
 			yyVAL.expr = &ast.StringExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1316,25 +1320,25 @@ yydefault:
 		}
 	case 77:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:500
+//line parser.go.y:515
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 78:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:503
+//line parser.go.y:518
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 79:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:506
+//line parser.go.y:521
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
 	case 80:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:509
+//line parser.go.y:524
 		{
 			if ex, ok := yyDollar[2].expr.(*ast.Comma3Expr); ok {
 				ex.AdjustRet = true
@@ -1345,14 +1349,14 @@ yydefault:
 		}
 	case 81:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:519
+//line parser.go.y:534
 		{
 			yyDollar[2].expr.(*ast.FuncCallExpr).AdjustRet = true
 			yyVAL.expr = yyDollar[2].expr
 		}
 	case 82:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:525
+//line parser.go.y:540
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Func: yyDollar[1].expr, Args: yyDollar[2].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1360,7 +1364,7 @@ yydefault:
 		}
 	case 83:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:530
+//line parser.go.y:545
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Method: yyDollar[3].token.Str, Receiver: yyDollar[1].expr, Args: yyDollar[4].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
@@ -1368,7 +1372,7 @@ yydefault:
 		}
 	case 84:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:537
+//line parser.go.y:552
 		{
 			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
@@ -1377,7 +1381,7 @@ yydefault:
 		}
 	case 85:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:543
+//line parser.go.y:558
 		{
 			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
@@ -1386,19 +1390,19 @@ yydefault:
 		}
 	case 86:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:549
+//line parser.go.y:564
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 87:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:552
+//line parser.go.y:567
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
 	case 88:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:557
+//line parser.go.y:572
 		{
 			yyVAL.expr = &ast.FunctionExpr{ParList: yyDollar[2].funcexpr.ParList, Stmts: yyDollar[2].funcexpr.Stmts}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1406,7 +1410,7 @@ yydefault:
 		}
 	case 89:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:565
+//line parser.go.y:580
 		{
 			yylex.(*Lexer).closeFunc()
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: yyDollar[2].parlist, Stmts: yyDollar[4].stmts}
@@ -1415,7 +1419,7 @@ yydefault:
 		}
 	case 90:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:571
+//line parser.go.y:586
 		{
 			yylex.(*Lexer).closeFunc()
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: false, Names: []string{}}, Stmts: yyDollar[3].stmts}
@@ -1424,30 +1428,32 @@ yydefault:
 		}
 	case 91:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:579
+//line parser.go.y:594
 		{
 			yylex.(*Lexer).openFunc(yyDollar[1].token.Pos.Line)
 			yyVAL.token = yyDollar[1].token
 		}
 	case 92:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:588
+//line parser.go.y:603
 		{
+			yylex.(*Lexer).varargParam()
 			yylex.(*Lexer).declare("arg", yyrcvr.char)
 			yylex.(*Lexer).activate()
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
 		}
 	case 93:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:593
+//line parser.go.y:609
 		{
 			yyVAL.parlist = &ast.ParList{HasVargs: false, Names: []string{}}
 			yyVAL.parlist.Names = append(yyVAL.parlist.Names, yyDollar[1].namelist...)
 		}
 	case 94:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:597
+//line parser.go.y:613
 		{
+			yylex.(*Lexer).varargParam()
 			yylex.(*Lexer).declare("arg", yyrcvr.char)
 			yylex.(*Lexer).activate()
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
@@ -1455,7 +1461,7 @@ yydefault:
 		}
 	case 95:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:605
+//line parser.go.y:622
 		{
 			yylex.(*Lexer).declare(yyDollar[1].token.Str, yyrcvr.char)
 			yylex.(*Lexer).activate()
@@ -1463,7 +1469,7 @@ yydefault:
 		}
 	case 96:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:610
+//line parser.go.y:627
 		{
 			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
 			yylex.(*Lexer).activate()
@@ -1471,7 +1477,7 @@ yydefault:
 		}
 	case 97:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:617
+//line parser.go.y:634
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: []*ast.Field{}}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1479,7 +1485,7 @@ yydefault:
 		}
 	case 98:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:622
+//line parser.go.y:639
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: yyDollar[2].fieldlist}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
@@ -1487,50 +1493,50 @@ yydefault:
 		}
 	case 99:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:630
+//line parser.go.y:647
 		{
 			yyVAL.fieldlist = []*ast.Field{yyDollar[1].field}
 		}
 	case 100:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:633
+//line parser.go.y:650
 		{
 			yyVAL.fieldlist = append(yyDollar[1].fieldlist, yyDollar[3].field)
 		}
 	case 101:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:636
+//line parser.go.y:653
 		{
 			yyVAL.fieldlist = yyDollar[1].fieldlist
 		}
 	case 102:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:641
+//line parser.go.y:658
 		{
 			yyVAL.field = &ast.Field{Key: &ast.StringExpr{Value: yyDollar[1].token.Str}, Value: yyDollar[3].expr}
 			yyVAL.field.Key.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 103:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:645
+//line parser.go.y:662
 		{
 			yyVAL.field = &ast.Field{Key: yyDollar[2].expr, Value: yyDollar[5].expr}
 		}
 	case 104:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:648
+//line parser.go.y:665
 		{
 			yyVAL.field = &ast.Field{Value: yyDollar[1].expr}
 		}
 	case 105:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:653
+//line parser.go.y:670
 		{
 			yyVAL.fieldsep = ","
 		}
 	case 106:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:656
+//line parser.go.y:673
 		{
 			yyVAL.fieldsep = ";"
 		}

@@ -22,6 +22,8 @@ import (
 %type<token> localfunc
 %type<token> fornum
 %type<token> fordo
+%type<token> whiledo
+%type<token> repeat
 %type<token> funcopen
 %type<exprlist> exprlist
 %type<expr> expr
@@ -59,10 +61,10 @@ import (
 }
 
 /* Reserved words */
-%token<token> TAnd TBreak TDo TElse TElseIf TEnd TFalse TFor TFunction TIf TIn TLocal TNil TNot TOr TReturn TRepeat TThen TTrue TUntil TWhile TGoto
+%token<token> TAnd TBreak TDo TElse TElseIf TEnd TFalse TFor TFunction TIf TIn TLocal TNil TNot TOr TReturn TRepeat TThen TTrue TUntil TWhile
 
 /* Literals */
-%token<token> TEqeq TNeq TLte TGte T2Comma T3Comma T2Colon TIdent TNumber TString '{' '('
+%token<token> TEqeq TNeq TLte TGte T2Comma T3Comma TIdent TNumber TString '{' '('
 
 /* Operators */
 %left TOr
@@ -140,7 +142,7 @@ stat:
         /* 'stat = functioncal' causes a reduce/reduce conflict */
         prefixexp {
             if _, ok := $1.(*ast.FuncCallExpr); !ok {
-               yylex.(*Lexer).Error("parse error")
+               yylex.(*Lexer).Error("syntax error")
             } else {
               $$ = &ast.FuncCallStmt{Expr: $1}
               $$.SetLine($1.Line())
@@ -151,13 +153,15 @@ stat:
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($3.Pos.Line)
         } |
-        TWhile expr TDo block TEnd {
+        TWhile expr whiledo block TEnd {
+            yylex.(*Lexer).leaveLoop()
             $$ = &ast.WhileStmt{Condition: $2, Stmts: $4, BodyEnd: blockEnd($4, $3.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($5.Pos.Line)
         } |
-        TRepeat rblock TUntil expr {
+        repeat rblock TUntil expr {
             yylex.(*Lexer).leaveBlock() /* luarun: the condition sees the block's locals */
+            yylex.(*Lexer).leaveLoop()
             $$ = &ast.RepeatStmt{Condition: $4, Stmts: $2}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($4.Line())
@@ -185,18 +189,21 @@ stat:
         } |
         fornum '=' expr ',' expr fordo block TEnd {
             yylex.(*Lexer).leaveBlock()
+            yylex.(*Lexer).leaveLoop()
             $$ = &ast.NumberForStmt{Name: $1.Str, Init: $3, Limit: $5, Stmts: $7, BodyEnd: blockEnd($7, $6.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($8.Pos.Line)
         } |
         fornum '=' expr ',' expr ',' expr fordo block TEnd {
             yylex.(*Lexer).leaveBlock()
+            yylex.(*Lexer).leaveLoop()
             $$ = &ast.NumberForStmt{Name: $1.Str, Init: $3, Limit: $5, Step:$7, Stmts: $9, BodyEnd: blockEnd($9, $8.Pos.Line)}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($10.Pos.Line)
         } |
         TFor fornames TIn exprlist fordo block TEnd {
             yylex.(*Lexer).leaveBlock()
+            yylex.(*Lexer).leaveLoop()
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6, BodyEnd: blockEnd($6, $5.Pos.Line)}
             /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
             $$.SetLine($4[0].Line())
@@ -221,14 +228,6 @@ stat:
             yylex.(*Lexer).activate()
             $$ = &ast.LocalAssignStmt{Names: $2, Exprs:[]ast.Expr{}}
             $$.SetLine($1.Pos.Line)
-        } |
-        T2Colon TIdent T2Colon {
-            $$ = &ast.LabelStmt{Name: $2.Str}
-            $$.SetLine($1.Pos.Line)
-        } |
-        TGoto TIdent {
-            $$ = &ast.GotoStmt{Label: $2.Str}
-            $$.SetLine($1.Pos.Line)
         }
 
 /* luarun: a numeric for's name, at the position of its 'for' (reduced
@@ -250,10 +249,24 @@ fornames:
             $$ = append($1, $3.Str)
         }
 
-/* a for loop's 'do': its locals become active */
+/* a for loop's 'do': its locals become active, its body is a loop's */
 fordo:
         TDo {
             yylex.(*Lexer).activate()
+            yylex.(*Lexer).enterLoop()
+            $$ = $1
+        }
+
+/* luarun: a while's 'do' and a 'repeat' open a loop's body (break) */
+whiledo:
+        TDo {
+            yylex.(*Lexer).enterLoop()
+            $$ = $1
+        }
+
+repeat:
+        TRepeat {
+            yylex.(*Lexer).enterLoop()
             $$ = $1
         }
 
@@ -286,6 +299,7 @@ laststat:
             $$.SetLine($1.Pos.Line)
         } |
         TBreak  {
+            yylex.(*Lexer).breakStat() /* luarun: 5.1's parser says it */
             $$ = &ast.BreakStmt{}
             $$.SetLine($1.Pos.Line)
         }
@@ -382,6 +396,7 @@ expr:
             $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         } | 
         T3Comma {
+            yylex.(*Lexer).vararg($1) /* luarun: 5.1's parser says it */
             $$ = &ast.Comma3Expr{}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
@@ -586,6 +601,7 @@ funcopen:
    LUA_COMPAT_VARARG */
 parlist:
         T3Comma {
+            yylex.(*Lexer).varargParam()
             yylex.(*Lexer).declare("arg", yyrcvr.char)
             yylex.(*Lexer).activate()
             $$ = &ast.ParList{HasVargs: true, Names: []string{}}
@@ -595,6 +611,7 @@ parlist:
           $$.Names = append($$.Names, $1...)
         } | 
         parnames ',' T3Comma {
+          yylex.(*Lexer).varargParam()
           yylex.(*Lexer).declare("arg", yyrcvr.char)
           yylex.(*Lexer).activate()
           $$ = &ast.ParList{HasVargs: true, Names: []string{}}

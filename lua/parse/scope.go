@@ -57,11 +57,15 @@ type funcScope struct {
 	base, active int
 	line         int // 5.1's linedefined: 0 for the main chunk
 	upvals       []string
+	// vararg: the function has a '...' (the main chunk has); loops: the
+	// loops open in it, whose body a break may end
+	vararg bool
+	loops  int
 }
 
 // init opens the main chunk.
 func (s *scopes) init() {
-	s.funcs = append(s.funcs[:0], funcScope{})
+	s.funcs = append(s.funcs[:0], funcScope{vararg: true})
 }
 
 func (s *scopes) top() *funcScope { return &s.funcs[len(s.funcs)-1] }
@@ -136,6 +140,28 @@ func (lx *Lexer) declareFor(hidden *[3]string, name string, char int) {
 	lx.declare(name, char)
 }
 
+// varargParam says the innermost function has a '...' parameter.
+func (lx *Lexer) varargParam() { lx.scopes.top().vararg = true }
+
+// vararg checks that a '...' (tok) is in a vararg function.
+func (lx *Lexer) vararg(tok ast.Token) {
+	if !lx.scopes.top().vararg {
+		lx.TokenError(tok, "cannot use '...' outside a vararg function")
+	}
+}
+
+// enterLoop and leaveLoop open and close a loop's body in the innermost
+// function.
+func (lx *Lexer) enterLoop() { lx.scopes.top().loops++ }
+func (lx *Lexer) leaveLoop() { lx.scopes.top().loops-- }
+
+// breakStat checks that a break is in a loop of its function.
+func (lx *Lexer) breakStat() {
+	if lx.scopes.top().loops == 0 {
+		lx.Error("no loop to break")
+	}
+}
+
 // activate makes the locals declared so far active.
 func (lx *Lexer) activate() {
 	lx.scopes.top().active = len(lx.scopes.names)
@@ -188,10 +214,10 @@ func (lx *Lexer) limitError(f *funcScope, limit int, what string, char int) {
 		msg = fmt.Sprintf("function at line %d has more than %d %s", f.line, limit, what)
 	}
 	if char < 0 {
-		if _, err := lx.scanner.Scan(lx); err != nil {
+		if _, err := lx.scanner.Scan(); err != nil {
 			panic(err)
 		}
 	}
-	line := lx.scanner.line(lx.scanner.Pos)
-	panic(&Error{Pos: ast.Position{Source: lx.scanner.Pos.Source, Line: line}, Message: msg, Line: line})
+	line := lx.scanner.Line()
+	panic(&Error{Pos: ast.Position{Source: lx.scanner.Pos.Source, Line: line}, Message: msg, Line: line, final: true})
 }
