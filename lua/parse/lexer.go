@@ -445,6 +445,10 @@ type Lexer struct {
 	chains   []int
 	chainSum int // the sum of chains
 	chain    int // '..' and '^' in a row at this level
+	// luarun: the token that opened each level of chains, and the types
+	// of the two tokens read before the last one (fieldName)
+	opens    []int
+	previous [2]int
 	// luarun: the lines the last token read and the one before it end on
 	// (EndLine)
 	tokEnd, prevEnd int
@@ -470,8 +474,9 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 	if err != nil {
 		panic(err)
 	}
-	tok.NewLine = tok.Pos.Line != lastLine
+	tok.NewLine = tok.Pos.Line != lastLine && !(tok.Type == '(' && lx.fieldName())
 	lx.prevEnd = lx.tokEnd
+	lx.previous = [2]int{lx.Token.Type, lx.previous[0]}
 	lx.Token = tok
 	switch {
 	case tok.Type < 0:
@@ -486,6 +491,18 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 	}
 	lval.token = tok
 	return int(tok.Type)
+}
+
+// fieldName reports whether the last token read is a name that begins
+// a table constructor's field: 5.1's parser reads the token after it
+// before it takes the name, so that a '(' there is never on a later line
+// than the token before it (lastline), and never an ambiguous call.
+func (lx *Lexer) fieldName() bool {
+	if lx.Token.Type != TIdent || len(lx.opens) == 0 || lx.opens[len(lx.opens)-1] != '{' {
+		return false
+	}
+	before := lx.previous[0]
+	return before == '{' || before == ',' || before == ';'
 }
 
 // unknownChar is a token no rule takes (goyacc's $unk).
@@ -504,6 +521,7 @@ func (lx *Lexer) countLevels(tok ast.Token) {
 	switch tok.Type {
 	case '(', '{', '[', TDo, TIf, TFunction, TRepeat:
 		lx.chains = append(lx.chains, lx.chain)
+		lx.opens = append(lx.opens, tok.Type)
 		lx.chainSum += lx.chain
 		lx.chain = 0
 	case ')', '}', ']', TEnd, TUntil:
@@ -511,6 +529,7 @@ func (lx *Lexer) countLevels(tok ast.Token) {
 			lx.chain = lx.chains[n-1]
 			lx.chainSum -= lx.chain
 			lx.chains = lx.chains[:n-1]
+			lx.opens = lx.opens[:n-1]
 		}
 	case T2Comma, '^':
 		lx.chain++
@@ -546,7 +565,9 @@ func tokenText(tok ast.Token) string {
 		return "<eof>"
 	case tok.Raw != "":
 		return tok.Raw
-	case tok.Type >= 0 && tok.Type < ' ' || tok.Type == 127:
+	case tok.Type == 0: // 5.1's luaX_lexerror takes token 0 for none
+		return ""
+	case tok.Type > 0 && tok.Type < ' ' || tok.Type == 127:
 		return fmt.Sprintf("char(%d)", tok.Type)
 	}
 	return tok.Str
