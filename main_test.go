@@ -92,7 +92,8 @@ func TestExecOption(t *testing.T) {
 
 // TestExecOptionErrors: an error in -e is lua's: "luarun: (command
 // line):1: msg" and a traceback on stderr, status 1, the script unrun; a
-// statement that does not compile is also status 1.
+// statement that does not compile is also status 1, with lua5.1's
+// message.
 func TestExecOptionErrors(t *testing.T) {
 	script := writeLua(t, "s.lua", `print("script ran")`)
 	code, out, errs := runCmd(t, "", "-e", "error('x')", script)
@@ -103,7 +104,7 @@ func TestExecOptionErrors(t *testing.T) {
 	code, out, errs = runCmd(t, "", "-e", "x =", script)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "", out)
-	assert.Equal(t, "luarun: (command line):1: syntax error near '<eof>'\n", errs)
+	assert.Equal(t, "luarun: (command line):1: unexpected symbol near '<eof>'\n", errs)
 
 	code, _, errs = runCmd(t, "", "-l", "no_such_module_xyz", script)
 	assert.Equal(t, 1, code)

@@ -62,7 +62,7 @@ function drive()
   local none, err = process.spawn_on("gamma", "worker.lua", "square", 1, process.self())
   assert(none == nil and err:find("no such node"), tostring(err))
   local ok, cerr = pcall(process.spawn_on, "beta", "broken.lua", "main")
-  assert(not ok and cerr:find("broken.lua:1: syntax error"), tostring(cerr)) -- as spawn_file: raised here
+  assert(not ok and cerr:find("broken.lua:1: <name> or '...' expected near 'end'", 1, true), tostring(cerr)) -- as spawn_file: raised here
   return true
 end
 `

@@ -183,7 +183,7 @@ func TestExitStatuses(t *testing.T) {
 		path := writeScript(t, "bad.lua", "local x = 1\nif x then\n  print(x))\nend\n")
 		r := runLuarun(t, "", path)
 		assert.Equal(t, 2, r.code)
-		assert.Regexp(t, `^luarun: `+regexp.QuoteMeta(path)+`:3: syntax error near '\)'\n$`, r.stderr)
+		assert.Regexp(t, `^luarun: `+regexp.QuoteMeta(path)+`:3: unexpected symbol near '\)'\n$`, r.stderr)
 	})
 	t.Run("runtime error: 1 with message and traceback", func(t *testing.T) {
 		path := writeScript(t, "crash.lua", "local function load(cfg)\n  return cfg.name\nend\nfunction main()\n  time.sleep(0)\n  local n = load(nil)\n  return n\nend\n")
@@ -308,7 +308,7 @@ func TestCheck(t *testing.T) {
 	bad2 := writeScript(t, "bad2.lua", "function f()\n")
 	r := runLuarun(t, "", "check", good, bad1, bad2)
 	assert.Equal(t, 2, r.code)
-	assert.Equal(t, bad1+":1: syntax error near '='\n"+bad2+":2: syntax error near '<eof>'\n", r.stderr)
+	assert.Equal(t, bad1+":1: unexpected symbol near '='\n"+bad2+":2: 'end' expected (to close 'function' at line 1) near '<eof>'\n", r.stderr)
 	r = runLuarun(t, "", "check", good, "scripts/ring.lua")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "2 files ok\n", r.stdout)

@@ -83,7 +83,7 @@ func TestRequireErrors(t *testing.T) {
 
 	r = runLuarun(t, "", filepath.Join(prog, "syntax.lua"))
 	assert.Equal(t, 1, r.code)
-	assert.Regexp(t, "^luarun: "+regexp.QuoteMeta(prog+"/broken.lua")+`:2: syntax error near '='\n`, r.stderr)
+	assert.Regexp(t, "^luarun: "+regexp.QuoteMeta(prog+"/broken.lua")+`:2: unexpected symbol near '='\n`, r.stderr)
 
 	r = runLuarun(t, "", filepath.Join(prog, "cycle.lua"))
 	assert.Equal(t, 1, r.code)
