@@ -30,16 +30,16 @@ import (
 )
 
 // syntaxError51 reads the chunk in src again as Lua 5.1's parser does
-// and returns its first error, or failed when it finds none.
+// and returns its first error, or failed when it finds none (or fails
+// itself: a parser's error, not a crash, is what Parse returns).
 func syntaxError51(src io.Reader, name string, failed *Error) (err *Error) {
 	c := &checker{sc: NewScanner(src, name), fs: &funcState51{vararg: true}}
 	defer func() {
 		if e := recover(); e != nil {
-			pe, ok := e.(*Error)
-			if !ok {
-				panic(e)
+			err = failed
+			if pe, ok := e.(*Error); ok {
+				err = pe
 			}
-			err = pe
 		}
 	}()
 	c.next()
