@@ -174,8 +174,7 @@ func (sc *Scanner) skipComment() error {
 			return sc.scanLongString(sep, &sc.buf, false)
 		}
 	}
-	for ch := sc.Peek(); ch != '\n' && ch != '\r' && ch != EOF; ch = sc.Peek() {
-		sc.Next()
+	for ch := sc.Next(); ch != '\n' && ch != EOF; ch = sc.Next() {
 	}
 	return nil
 }
@@ -204,10 +203,26 @@ func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
 	for ch = sc.Peek(); isAlnum(ch) || ch == '_'; ch = sc.Peek() {
 		writeChar(buf, sc.Next())
 	}
-	if _, ok := ParseNumber(buf.String()); !ok {
-		return sc.lexError("malformed number", buf.String())
+	if !isDecimalNumeral(buf.Bytes()) {
+		if _, ok := ParseNumber(buf.String()); !ok {
+			return sc.lexError("malformed number", buf.String())
+		}
 	}
 	return nil
+}
+
+// isDecimalNumeral: b, a numeral, is digits with at most one '.', which
+// luaO_str2d reads (most numerals: the lexer need not convert them).
+func isDecimalNumeral(b []byte) bool {
+	dots := 0
+	for _, c := range b {
+		if c == '.' {
+			dots++
+		} else if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return dots <= 1
 }
 
 // scanString reads a quoted string as 5.1's read_string, the quote
@@ -216,21 +231,22 @@ func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
 func (sc *Scanner) scanString(quote int, buf *bytes.Buffer) error {
 	writeChar(buf, quote)
 	for {
-		switch ch := sc.Peek(); ch {
+		switch ch := sc.Next(); ch {
 		case quote:
-			writeChar(buf, sc.Next())
+			writeChar(buf, ch)
 			return nil
 		case EOF:
 			return sc.lexError("unfinished string", "<eof>")
-		case '\n', '\r':
-			return sc.lexError("unfinished string", buf.String())
+		case '\n':
+			err := sc.lexError("unfinished string", buf.String())
+			err.Line-- // 5.1 has not read the newline
+			return err
 		case '\\':
-			sc.Next()
 			if err := sc.scanEscape(buf); err != nil {
 				return err
 			}
 		default:
-			writeChar(buf, sc.Next())
+			writeChar(buf, ch)
 		}
 	}
 }
@@ -289,14 +305,13 @@ func (sc *Scanner) scanLongString(sep int, buf *bytes.Buffer, isString bool) err
 		sc.Next()
 	}
 	for {
-		switch ch := sc.Peek(); ch {
+		switch ch := sc.Next(); ch {
 		case EOF:
 			if isString {
 				return sc.lexError("unfinished long string", "<eof>")
 			}
 			return sc.lexError("unfinished long comment", "<eof>")
 		case '[':
-			sc.Next()
 			if sc.skipSep('[', buf) == sep {
 				writeChar(buf, sc.Next())
 				if sep == 0 {
@@ -304,18 +319,17 @@ func (sc *Scanner) scanLongString(sep int, buf *bytes.Buffer, isString bool) err
 				}
 			}
 		case ']':
-			sc.Next()
 			if sc.skipSep(']', buf) == sep {
 				writeChar(buf, sc.Next())
 				return nil
 			}
-		case '\n', '\r':
-			writeChar(buf, sc.Next())
+		case '\n':
+			writeChar(buf, ch)
 			if !isString {
 				buf.Reset()
 			}
 		default:
-			writeChar(buf, sc.Next())
+			writeChar(buf, ch)
 		}
 	}
 }
