@@ -150,9 +150,11 @@ func TestExampleScripts(t *testing.T) {
 	scripts, err := filepath.Glob("../scripts/*.lua")
 	require.NoError(t, err)
 	covered := map[string]bool{
-		"crawl.lua":  true, // needs a server: crawl_test.go
-		"jobs.lua":   true, // interrupted: TestJobsScript
-		"logagg.lua": true, // writes files: TestLogaggScript
+		"crawl.lua":   true, // needs a server: crawl_test.go
+		"jobs.lua":    true, // interrupted: TestJobsScript
+		"logagg.lua":  true, // writes files: TestLogaggScript
+		"kvstore.lua": true, // a server, tried with a client: serve/examples_test.go
+		"chat.lua":    true, // a TCP server, tried with clients: serve/examples_test.go
 	}
 	for _, c := range cases {
 		covered[filepath.Base(c.args[0])] = true
