@@ -89,7 +89,10 @@ type Runtime struct {
 	allowed map[string]bool
 	logger  *log.Logger
 	luaPath string // Options.LuaPath
-	started time.Time
+	// maxMailbox is Options.MaxMailbox, for the messages a process sends
+	// itself (sendToSelf).
+	maxMailbox int
+	started    time.Time
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -125,7 +128,9 @@ func New(opts Options) *Runtime {
 		out:     opts.Stdout,
 		luaPath: opts.LuaPath,
 		started: time.Now(),
-		files:   newScriptFiles(),
+
+		maxMailbox: opts.MaxMailbox,
+		files:      newScriptFiles(),
 	}
 	for _, m := range opts.Allow {
 		rt.allowed[m] = true
@@ -185,8 +190,15 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		cand := filepath.Join(dir, path)
-		if s, _ := rt.files.cached(cand); s != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
+		s, _ := rt.files.cached(cand)
+		touch := s != nil || rt.mayTouch(cand, progDir)
+		switch {
+		case s != nil || touch && isFile(cand):
 			path = cand
+		case !touch:
+			if _, inside := rt.lexicallyInside(cand, progDir); inside {
+				path = cand // a link out of the directory: refused by this name
+			}
 		}
 	}
 	return rt.loadInside(path, progDir, false)
