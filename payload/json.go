@@ -144,8 +144,8 @@ func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), p
 }
 
 // Decode parses JSON into a Value: objects become map[string]any, arrays
-// []any, numbers int64 when they are integers that fit and float64
-// otherwise, null nil.
+// []any, numbers int64 when they are written as integers that fit (but
+// -0) and float64 otherwise, null nil.
 func Decode(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -188,7 +188,8 @@ func position(data []byte, err error, offset int64) string {
 func fromJSON(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+		// -0 stays a float: Lua's -0 (tonumber("-0")) round-trips
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil && (i != 0 || x[0] != '-') {
 			return i
 		}
 		f, _ := strconv.ParseFloat(string(x), 64)

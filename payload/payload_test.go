@@ -118,3 +118,23 @@ func TestEncodeRefusesCollidingKeys(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, `{"1":"a","2":"b","true":"c"}`, string(b))
 }
+
+// TestDecodeKeepsNegativeZero: JSON -0 is Lua's -0 (tonumber("-0")), a
+// float, so that -0 encodes and decodes back as itself (FuzzDecodeJSON
+// found "-0.0" coming back as the integer 0).
+func TestDecodeKeepsNegativeZero(t *testing.T) {
+	for _, doc := range []string{"-0", "-0.0", "-0e3"} {
+		v, err := Decode([]byte(doc))
+		require.NoError(t, err)
+		f, ok := v.(float64)
+		require.True(t, ok && f == 0 && math.Signbit(f), "%s decodes to %#v", doc, v)
+		b, err := Encode(v)
+		require.NoError(t, err)
+		back, err := Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, v, back)
+	}
+	v, err := Decode([]byte("0"))
+	require.NoError(t, err)
+	require.Equal(t, int64(0), v)
+}

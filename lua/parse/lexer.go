@@ -577,7 +577,10 @@ func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
 	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {
-			err, _ = e.(error)
+			var ok bool
+			if err, ok = e.(error); !ok { // luarun: it was dropped (no error, no chunk)
+				err = fmt.Errorf("%s: internal error: %v", name, e)
+			}
 		}
 	}()
 	yyParse(lexer)
