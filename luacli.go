@@ -159,7 +159,7 @@ func beforeChunks(rt *luaproc.Runtime, init string, opts []luaOption) ([]*luapro
 		if o.require {
 			src = "require(" + luaQuote(o.value) + ")"
 		}
-		s, err := rt.LoadString("(command line)", src)
+		s, err := rt.LoadString("=(command line)", src)
 		if err != nil {
 			return nil, err
 		}

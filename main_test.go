@@ -103,7 +103,7 @@ func TestExecOptionErrors(t *testing.T) {
 	code, out, errs = runCmd(t, "", "-e", "x =", script)
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "", out)
-	assert.Equal(t, "luarun: (command line):1: syntax error at end of file\n", errs)
+	assert.Equal(t, "luarun: (command line):1: syntax error near '<eof>'\n", errs)
 
 	code, _, errs = runCmd(t, "", "-l", "no_such_module_xyz", script)
 	assert.Equal(t, 1, code)
@@ -118,6 +118,30 @@ func TestExecOptionErrors(t *testing.T) {
 }
 
 // TestOsExitStatus: os.exit(n) in -e or the script exits n, as lua.
+// TestErrorReportAsLua: the main chunk's failure is reported as lua.c's
+// report does (outputs are lua5.1's): nothing for error(), "(error object
+// is not a string)" without a traceback (and without __tostring) for a
+// value that is neither a string nor a number; -e's chunk is
+// "=(command line)".
+func TestErrorReportAsLua(t *testing.T) {
+	for src, want := range map[string]string{
+		`error()`:     "",
+		`error(true)`: "luarun: (error object is not a string)\n",
+		`error(setmetatable({}, {__tostring = function() return "TS" end}))`: "luarun: (error object is not a string)\n",
+	} {
+		code, out, errs := runCmd(t, "", "-e", src)
+		assert.Equal(t, 1, code, src)
+		assert.Equal(t, "", out, src)
+		assert.Equal(t, want, errs, src)
+	}
+	code, out, errs := runCmd(t, "", "-e", "error(42)")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "", out)
+	assert.Equal(t, "luarun: (command line):1: 42\nstack traceback:\n\t[C]: in function 'error'\n\t(command line):1: in main chunk\n\t[C]: ?\n", errs)
+	_, out, _ = runCmd(t, "", "-e", "local i = debug.getinfo(1, 'S') print(i.source, i.short_src)")
+	assert.Equal(t, "=(command line)\t(command line)\n", out)
+}
+
 func TestOsExitStatus(t *testing.T) {
 	code, out, errs := runCmd(t, "", "-e", "os.exit(255)", "-e", "print('not reached')")
 	assert.Equal(t, 255, code, errs)

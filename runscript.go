@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -110,13 +112,26 @@ func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
 	if c.Duration("max-step") < 0 {
 		return luaproc.Options{}, errors.New("--max-step must not be negative (0: no limit)")
 	}
+	maxMem, err := sizeFlag(c, "max-memory", 0)
+	if err != nil {
+		return luaproc.Options{}, err
+	}
+	maxProcMem, err := sizeFlag(c, "max-process-memory", 0)
+	if err != nil {
+		return luaproc.Options{}, err
+	}
+	if c.IsSet("max-memory") && maxMem == 0 {
+		maxMem = -1 // --max-memory 0: no bound
+	}
 	return luaproc.Options{
-		Workers:      w,
-		LuaPath:      os.Getenv("LUA_PATH"),
-		MaxStep:      c.Duration("max-step"),
-		MaxMailbox:   c.Int("max-mailbox"),
-		MaxProcs:     c.Int("max-procs"),
-		QuietCrashes: c.Bool("quiet-crashes"),
+		MaxMemory:        maxMem,
+		MaxProcessMemory: maxProcMem,
+		Workers:          w,
+		LuaPath:          os.Getenv("LUA_PATH"),
+		MaxStep:          c.Duration("max-step"),
+		MaxMailbox:       c.Int("max-mailbox"),
+		MaxProcs:         c.Int("max-procs"),
+		QuietCrashes:     c.Bool("quiet-crashes"),
 	}, nil
 }
 
@@ -180,6 +195,12 @@ func reportFailure(err error, stderr io.Writer) int {
 	var se *luaproc.ScriptError
 	var ee *luaproc.EntryError
 	switch {
+	case errors.As(err, &se) && se.ValueType == "nil":
+		// lua.c prints nothing for error() or error(nil)
+	case errors.As(err, &se) && se.ValueType != "" && se.ValueType != "string" && se.ValueType != "number":
+		// nor a traceback, and no __tostring, for an error value that is
+		// not a string (lua.c's report)
+		fmt.Fprintln(stderr, "luarun: (error object is not a string)")
 	case errors.As(err, &se):
 		fmt.Fprintf(stderr, "luarun: %s\n", se.Message)
 		if se.Traceback != "" {
@@ -248,4 +269,36 @@ func printStats(w io.Writer, st luaproc.Stats) {
 	fmt.Fprintf(w, "luarun: scheduler: %d extra workers started for busy ones\n", st.Helpers)
 	fmt.Fprintf(w, "luarun: messages: %d never received (left when their process ended), %d refused (--max-mailbox); %d late completions dropped\n",
 		st.DroppedMessages, st.RefusedMessages, st.DroppedCompletions)
+}
+
+// sizeFlag reads flag name as a size: bytes, or a number with K, M, G or
+// T (powers of 1024, an optional trailing B or iB); def when it is not
+// set.
+func sizeFlag(c *cli.Context, name string, def int64) (int64, error) {
+	if !c.IsSet(name) {
+		return def, nil
+	}
+	n, err := parseSize(c.String(name))
+	if err != nil {
+		return 0, fmt.Errorf("--%s: %w", name, err)
+	}
+	return n, nil
+}
+
+// parseSize reads "512M", "2G", "1.5GiB", "65536".
+func parseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	mult := 1.0
+	if k := len(t); k > 0 {
+		if i := strings.IndexByte("KMGT", t[k-1]); i >= 0 {
+			mult = math.Pow(1024, float64(i+1))
+			t = t[:k-1]
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || f < 0 || math.IsInf(f*mult, 0) || f*mult > math.MaxInt64/2 {
+		return 0, fmt.Errorf("%q is not a size (bytes, or a number with K, M, G or T)", s)
+	}
+	return int64(f * mult), nil
 }

@@ -100,6 +100,8 @@ func workloads() []workload {
 		{"vm", vmBench},
 		{"erlang", erlang},
 		{"cluster", clusterBench},
+		{"scaling", scaling},
+		{"serve", serveBench},
 	}
 }
 

@@ -81,6 +81,9 @@ type outbound struct {
 	maxPayload int
 	// closed: Close has begun; nothing more is appended
 	closed bool
+	// hdr is the length of a batch's header (batchHeader), which the
+	// flusher fills in: every batch's buf starts with it
+	hdr int
 
 	wake    chan struct{} // capacity 1: open has something; sent by the append that found size 0
 	flushed chan struct{} // closed when the flusher returns
@@ -89,6 +92,7 @@ type outbound struct {
 // dest is what this node sent to another (under outbound.mu).
 type dest struct {
 	node  int
+	inc   uint64   // its incarnation, as this node last heard (0: not yet)
 	seq   uint64   // the last number sent to it
 	ticks int      // the ticks still to send it
 	open  []*batch // its batches not yet published, oldest first
@@ -101,10 +105,12 @@ type dest struct {
 type batch struct {
 	buf      []byte
 	numbered uint64 // the frames in buf that took a number (not ticks)
+	to       uint64 // the receiving node's incarnation its frames are for
 }
 
-func (o *outbound) init(maxPayload int) {
+func (o *outbound) init(maxPayload, hdr int) {
 	o.room.L = &o.mu
+	o.hdr = hdr
 	o.maxPayload = maxPayload
 	o.dests = map[int]*dest{}
 	o.wake, o.flushed = make(chan struct{}, 1), make(chan struct{})
@@ -145,13 +151,13 @@ func (o *outbound) addNumbered(source int, from, to scheduler.PID, v any) (uint6
 		return 0, err // b.buf keeps its length: what was appended is dropped
 	}
 	if len(buf) > o.batchLimit() {
-		if n := len(buf) - start; n > o.maxPayload { // n counts the length: NATS counts the whole batch
-			return 0, fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n-lengthBytes, o.maxPayload-lengthBytes)
+		if n := len(buf) - start + o.hdr; n > o.maxPayload { // n counts the length and header: NATS counts the whole batch
+			return 0, fmt.Errorf("a message of %d bytes is larger than the NATS server takes (%d)", n-lengthBytes-o.hdr, o.maxPayload-lengthBytes-o.hdr)
 		}
-		if start > 0 && len(buf) > o.maxPayload { // alone it fits: move it to a batch of its own
+		if start > o.hdr && len(buf) > o.maxPayload { // alone it fits: move it to a batch of its own
 			nb := o.newBatch(d)
 			nb.buf = append(nb.buf, buf[start:]...)
-			b, start, buf = nb, 0, nb.buf
+			b, start, buf = nb, o.hdr, nb.buf
 		}
 	}
 	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-lengthBytes))
@@ -168,6 +174,23 @@ func (o *outbound) resetting(node, by int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.dest(node).resetting += by
+}
+
+// learn records node's incarnation inc, heard in a heartbeat or read
+// in a batch from it. A later incarnation than the one known is a new
+// node under that number: its numbers start again, and the batches still
+// open for the old one stay addressed to it (the new one drops them).
+func (o *outbound) learn(node int, inc uint64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	d := o.dest(node)
+	if inc <= d.inc {
+		return
+	}
+	if d.inc != 0 {
+		d.seq, d.ticks = 0, 0
+	}
+	d.inc = inc
 }
 
 // addTicks appends a tick to each node this node sent to in its last
@@ -211,7 +234,7 @@ func (o *outbound) dest(node int) *dest {
 // batchFor is d's last open batch, or a new one if it has none or that
 // one is full (under mu).
 func (o *outbound) batchFor(d *dest) *batch {
-	if k := len(d.open); k > 0 && len(d.open[k-1].buf) < o.batchLimit() {
+	if k := len(d.open); k > 0 && len(d.open[k-1].buf) < o.batchLimit() && d.open[k-1].to == d.inc {
 		return d.open[k-1]
 	}
 	return o.newBatch(d)
@@ -225,6 +248,8 @@ func (o *outbound) newBatch(d *dest) *batch {
 	} else {
 		b = &batch{buf: make([]byte, 0, 512)}
 	}
+	b.buf = append(b.buf[:0], make([]byte, o.hdr)...) // the flusher fills it in
+	b.to = d.inc
 	if len(d.open) == 0 {
 		o.open = append(o.open, d)
 	}
@@ -290,9 +315,10 @@ func (n *Node) flush() {
 	for _, t := range n.taken {
 		subject := n.subject(t.node)
 		for _, b := range t.batches {
-			if len(b.buf) == 0 {
+			if len(b.buf) <= o.hdr {
 				continue // opened for a frame that was refused
 			}
+			n.sealBatch(subject, b)
 			if err := n.nc.Publish(subject, b.buf); err != nil {
 				n.stats.unsent.Add(b.numbered)
 				n.logf("cluster: publish to node %d: %v", t.node, err)

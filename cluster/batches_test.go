@@ -15,7 +15,7 @@ import (
 // messages up to maxPayload: the test takes its batches.
 func newOutbound(maxPayload int) *outbound {
 	o := &outbound{}
-	o.init(maxPayload)
+	o.init(maxPayload, batchHeader)
 	return o
 }
 
@@ -34,7 +34,7 @@ func batchesOf(t *testing.T, o *outbound, node int) []*batch {
 // framesOf reads a batch back: its frames' headers and bodies, in order.
 func framesOf(t *testing.T, b *batch) (frames []frame, bodies [][]byte) {
 	t.Helper()
-	require.True(t, eachFrame(b.buf, func(data []byte) {
+	require.True(t, eachFrame(b.buf[batchHeader:], func(data []byte) {
 		f, body, ok := readFrame(data)
 		require.True(t, ok)
 		frames, bodies = append(frames, f), append(bodies, body)
@@ -198,7 +198,7 @@ func TestRefusedPublishIsCounted(t *testing.T) {
 	require.NoError(t, err)
 	nc.Close()
 	n := &Node{cfg: Config{Cluster: "t"}, nc: nc}
-	n.out.init(unlimited)
+	n.out.init(unlimited, batchHeader)
 	to := scheduler.NodePID(2, 1)
 	for range 3 {
 		require.NoError(t, n.out.add(1, 0, to, "lost"))

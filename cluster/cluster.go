@@ -17,8 +17,11 @@
 // process of the next ones. The counter lives as long as the server's
 // JetStream store: an embedded server (StartServer) keeps it in a
 // temporary directory for its own life, so restarting the node that
-// embeds it starts a new cluster. A heartbeat that shows this node's
-// number with another name is logged as a conflict. Node names are
+// embeds it starts a new cluster. A node also claims its number in the
+// names' bucket, so that one taken from a counter that went back (a
+// store lost) is skipped while its node lives; heartbeats carry each
+// node's incarnation, and of two live nodes with one number the later
+// leaves (auth.go). Node names are
 // claimed in a second bucket whose keys expire (nameTTL): a node
 // refreshes its claim with each heartbeat, so a name is free again a few
 // seconds after its node was killed. Every node publishes a heartbeat on
@@ -42,9 +45,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"hash"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -68,8 +74,9 @@ type Config struct {
 	Cluster string
 
 	// User and Password, or CredsFile (a NATS credentials file), or
-	// Token authenticate to the server.
-	User, Password, CredsFile, Token string
+	// Token, or NKeySeedFile (a file holding a user nkey's seed)
+	// authenticate to the server. None is ever quoted in an error.
+	User, Password, CredsFile, Token, NKeySeedFile string
 	// TLS: a CA file to trust, and a client certificate and key (for
 	// servers that verify clients). A tls:// URL turns TLS on with the
 	// system's roots.
@@ -80,6 +87,11 @@ type Config struct {
 	// DefaultDownAfter.
 	Heartbeat time.Duration
 	DownAfter int
+
+	// Secret, when set, is the cluster's secret (auth.go): every node of
+	// the cluster must have the same. Without one, any client of the NATS
+	// account can act as a node.
+	Secret []byte
 
 	// Logf, when set, hears of what goes wrong after Join: a heartbeat
 	// conflict, a lost name claim, NATS errors. nil: silence.
@@ -106,6 +118,8 @@ type Node struct {
 	name   string
 	names  jetstream.KeyValue // name -> node number, expiring
 	claim  uint64             // the revision of this node's name claim
+	// numberClaim: the revision of its number's claim (numberKey)
+	numberClaim uint64
 
 	mu    sync.RWMutex
 	sched *scheduler.Scheduler // set by Attach; incoming messages go to it
@@ -124,6 +138,14 @@ type Node struct {
 	in    inbound   // what it received from each node: the subscription's alone
 	js    jetstream.JetStream
 
+	incarnation uint64          // this node's (auth.go)
+	beats       atomic.Uint64   // the heartbeats it published
+	spawnSeq    atomic.Uint64   // the spawn requests it sent
+	spawnsSeen  map[int]*window // the spawn requests taken, by sender (under mu)
+	sign        signer          // the cluster secret's MACs (auth.go)
+	flushHash   hash.Hash       // the flusher's HMAC
+	deliverHash hash.Hash       // the delivering subscription's HMAC
+
 	beating   bool          // the heartbeat goroutine runs (Attach succeeded); under mu
 	stop      chan struct{} // closed by Close
 	done      chan struct{} // closed when the heartbeat goroutine returns
@@ -135,6 +157,7 @@ type Node struct {
 type Stats struct {
 	Delivered     uint64 // messages handed to a process of this node
 	Undeliverable uint64 // messages for a process of this node that has ended or never was
+	MailboxFull   uint64 // messages dropped because their process's mailbox was full (--max-mailbox)
 	Malformed     uint64 // messages that could not be read
 	SlowDropped   uint64 // messages NATS dropped because this node read too slowly
 	// Lost: messages another node numbered for this one that never came
@@ -145,6 +168,12 @@ type Stats struct {
 	// Signals: links', monitors' and kills' signals received (not
 	// messages: not in Delivered).
 	Signals uint64
+	// Forged: batches, spawn requests, heartbeats and names dropped
+	// because their MAC did not verify (or a frame's source was not its
+	// batch's sender): auth.go. Stale: batches for another incarnation of
+	// this node, or from an older incarnation of their sender, and
+	// replayed spawn requests.
+	Forged, Stale uint64
 
 	// Published: the NATS messages this node published to other nodes,
 	// each a batch of one or more messages and signals (batches.go).
@@ -159,6 +188,7 @@ type Stats struct {
 type nodeStats struct {
 	delivered, undeliverable, malformed, slowDropped atomic.Uint64
 	lost, duplicates, signals                        atomic.Uint64
+	forged, stale, mailboxFull                       atomic.Uint64
 	published, unsent                                atomic.Uint64 // the flusher's (batches.go)
 }
 
@@ -168,8 +198,9 @@ func (n *Node) Stats() Stats {
 		Delivered: n.stats.delivered.Load(), Undeliverable: n.stats.undeliverable.Load(),
 		Malformed: n.stats.malformed.Load(), SlowDropped: n.stats.slowDropped.Load(),
 		Lost: n.stats.lost.Load(), Duplicates: n.stats.duplicates.Load(),
-		Signals:   n.stats.signals.Load(),
-		Published: n.stats.published.Load(), Unsent: n.stats.unsent.Load(),
+		Signals: n.stats.signals.Load(), Forged: n.stats.forged.Load(), Stale: n.stats.stale.Load(),
+		MailboxFull: n.stats.mailboxFull.Load(),
+		Published:   n.stats.published.Load(), Unsent: n.stats.unsent.Load(),
 	}
 }
 
@@ -182,8 +213,11 @@ func (n *Node) logf(format string, args ...any) {
 // peer is another node, as its heartbeats tell.
 type peer struct {
 	name string
-	seen time.Time
-	down bool // its heartbeats stopped and NodeDown was called; until it beats again (live is !down)
+	// incarnation: the one heard (a later one replaces it); beat: the
+	// number of its last heartbeat
+	incarnation, beat uint64
+	seen              time.Time
+	down              bool // its heartbeats stopped and NodeDown was called; until it beats again (live is !down)
 	// The resets this node sent it (reset.go): resetsGoing are being
 	// numbered; resetSeq is the latest one's number, ackedUpTo the last
 	// number it said it received. Its monitor and link requests are
@@ -200,25 +234,52 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.Heartbeat > nameTTL/3 {
 		return nil, fmt.Errorf("cluster: a heartbeat of %v is too slow to keep a name (at most %v)", cfg.Heartbeat, nameTTL/3)
 	}
+	if err := checkName(cfg.Name); err != nil {
+		return nil, err
+	}
 	opts, err := connectOptions(cfg)
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, stop: make(chan struct{}), done: make(chan struct{})}
-	n.in.seq = map[int]uint64{}
+	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, spawnsSeen: map[int]*window{}, stop: make(chan struct{}), done: make(chan struct{})}
+	n.in.seq, n.in.inc = map[int]uint64{}, map[int]uint64{}
+	n.incarnation = newIncarnation()
+	n.sign = signer{secret: cfg.Secret}
+	if n.sign.on() {
+		n.flushHash, n.deliverHash = n.sign.newHash(), n.sign.newHash()
+	} else {
+		n.logf("cluster: no cluster secret (--cluster-secret-file, $LUARUN_CLUSTER_SECRET): any client of the NATS account controls every node")
+	}
 	opts = append(opts, nats.ErrorHandler(n.natsError))
 	nc, err := nats.Connect(cfg.URL, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("cluster: connect to %s: %w", cfg.URL, err)
+		return nil, fmt.Errorf("cluster: connect to %s: %w", redacted(cfg.URL), redactedErr(err, cfg))
 	}
 	n.nc = nc
-	n.out.init(int(nc.MaxPayload()))
+	n.out.init(int(nc.MaxPayload()), n.sign.size()+batchHeader)
 	if err := n.register(ctx); err != nil {
 		nc.Close()
 		return nil, err
 	}
 	go n.flushes()
 	return n, nil
+}
+
+// checkName refuses a node name that is not a key of NATS's key-value
+// buckets (where it is claimed): letters, digits, '-' and '_', in words
+// joined by single dots.
+func checkName(name string) error {
+	for _, word := range strings.Split(name, ".") {
+		if word == "" {
+			return fmt.Errorf("cluster: the node name %q: no dot may start or end it, or follow another", name)
+		}
+		for _, r := range word {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return fmt.Errorf("cluster: the node name %q: %q is not allowed (letters, digits, '-', '_' and '.' are)", name, r)
+			}
+		}
+	}
+	return nil
 }
 
 func withDefaults(cfg Config) Config {
@@ -249,6 +310,12 @@ func connectOptions(cfg Config) ([]nats.Option, error) {
 		opts = append(opts, nats.UserInfo(cfg.User, cfg.Password))
 	case cfg.Token != "":
 		opts = append(opts, nats.Token(cfg.Token))
+	case cfg.NKeySeedFile != "":
+		o, err := nats.NkeyOptionFromSeed(cfg.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("cluster: the nkey seed in %s cannot be read", cfg.NKeySeedFile) // not err: it may quote the seed
+		}
+		opts = append(opts, o)
 	}
 	if cfg.CAFile != "" {
 		opts = append(opts, nats.RootCAs(cfg.CAFile))
@@ -263,6 +330,34 @@ func connectOptions(cfg Config) ([]nats.Option, error) {
 		opts = append(opts, nats.Secure(&tls.Config{MinVersion: tls.VersionTLS12}))
 	}
 	return opts, nil
+}
+
+// redacted is urls (comma-separated) without the passwords or tokens
+// they may hold.
+func redacted(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			u.User = url.User("xxxxx")
+			parts[i] = u.String()
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// redactedErr is err, with any credential of cfg that its text quotes
+// replaced.
+func redactedErr(err error, cfg Config) error {
+	text := err.Error()
+	for _, secret := range []string{cfg.Password, cfg.Token} {
+		if secret != "" && strings.Contains(text, secret) {
+			text = strings.ReplaceAll(text, secret, "xxxxx")
+		}
+	}
+	if text == err.Error() {
+		return err
+	}
+	return errors.New(text)
 }
 
 // natsError counts the messages NATS dropped for a slow subscription and
@@ -296,7 +391,7 @@ func (n *Node) register(ctx context.Context) error {
 	}
 	ids, err := bucket(ctx, js, n.cfg.Cluster+"_ids", 0)
 	if err == nil {
-		n.number, err = takeNumber(ctx, ids)
+		err = n.takeFreeNumber(ctx, ids)
 	}
 	if err == nil {
 		n.claim, err = n.names.Update(ctx, n.name, []byte(strconv.Itoa(n.number)), n.claim)
@@ -311,6 +406,43 @@ func (n *Node) register(ctx context.Context) error {
 	}
 	return nil
 }
+
+// maxNumberTries bounds how many numbers a joining node takes from the
+// counter before it gives up finding one that no live node claims.
+const maxNumberTries = 100
+
+// takeFreeNumber takes numbers from the counter until one is not
+// claimed by a live node (numberKey, in the names' bucket, renewed with
+// the name's claim): after a server lost its store, the counter starts
+// again while the nodes that hold its first numbers live on and put
+// their claims back. (A node that joins in the moment before they did
+// is told by their heartbeats, and leaves: numberTaken.)
+func (n *Node) takeFreeNumber(ctx context.Context, ids jetstream.KeyValue) error {
+	for range maxNumberTries {
+		number, err := takeNumber(ctx, ids)
+		if err != nil {
+			return err
+		}
+		rev, err := n.names.Create(ctx, numberKey(number), n.numberValue())
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			n.logf("cluster: node number %d is held by a live node (was the counter reset?): taking another", number)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		n.number, n.numberClaim = number, rev
+		return nil
+	}
+	return fmt.Errorf("the %d numbers taken were all held by live nodes", maxNumberTries)
+}
+
+// numberKey is the key of node number's claim in the names' bucket: "="
+// is in no node name (checkName).
+func numberKey(number int) string { return "=" + strconv.Itoa(number) }
+
+// numberValue is this node's number claim's value: its incarnation.
+func (n *Node) numberValue() []byte { return []byte(strconv.FormatUint(n.incarnation, 10)) }
 
 // bucket opens the key-value bucket, making it (with ttl) if it is not
 // there: a bucket made by another node keeps that node's settings.
@@ -458,6 +590,7 @@ func (n *Node) keepClaims() {
 func (n *Node) renewClaim() {
 	ctx, cancel := context.WithTimeout(context.Background(), nameTTL/3)
 	defer cancel()
+	defer n.renewNumber(ctx)
 	mine := []byte(strconv.Itoa(n.number))
 	rev, err := n.names.Update(ctx, n.name, mine, n.claim)
 	if err == nil {
@@ -486,49 +619,152 @@ func (n *Node) renewClaim() {
 	}
 }
 
-func (n *Node) beat() {
-	n.nc.Publish(n.cfg.Cluster+".heartbeat", []byte(strconv.Itoa(n.number)+" "+n.name))
+// beat publishes this node's heartbeat: "number name incarnation beat
+// state", state "up", or "bye" when it leaves (Close), then, with a
+// secret, the MAC of that text.
+func (n *Node) beat() { n.publishBeat("up") }
+
+// renewNumber refreshes the claim of this node's number, as renewClaim
+// the name's: a claim that vanished (a server that lost its store) is
+// made again; one that another incarnation holds is logged (the
+// heartbeats decide which node gives way: numberTaken).
+func (n *Node) renewNumber(ctx context.Context) {
+	key, mine := numberKey(n.number), n.numberValue()
+	rev, err := n.names.Update(ctx, key, mine, n.numberClaim)
+	if err == nil {
+		n.numberClaim = rev
+		return
+	}
+	e, err := n.names.Get(ctx, key)
+	switch {
+	case err == nil && string(e.Value()) == string(mine):
+		n.numberClaim = e.Revision()
+	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
+		if rev, err := n.names.Create(ctx, key, mine); err == nil {
+			n.numberClaim = rev
+		}
+	case err == nil:
+		n.logf("cluster: this node's number %d is claimed by another incarnation (%s)", n.number, e.Value())
+	default:
+		n.logf("cluster: renew the claim of node number %d: %v", n.number, err)
+	}
+}
+
+func (n *Node) publishBeat(state string) {
+	subject := n.cfg.Cluster + ".heartbeat"
+	text := fmt.Sprintf("%d %s %d %d %s", n.number, n.name, n.incarnation, n.beats.Add(1), state)
+	if n.sign.on() {
+		text += " " + n.sign.hexSum([]byte(subject), []byte(text))
+	}
+	n.nc.Publish(subject, []byte(text))
+}
+
+// heartbeat is a heartbeat as read.
+type heartbeat struct {
+	number      int
+	name        string
+	incarnation uint64
+	beat        uint64
+	bye         bool
+}
+
+// readBeat reads and verifies a heartbeat, counting a forged one.
+func (n *Node) readBeat(m *nats.Msg) (hb heartbeat, ok bool) {
+	fields := strings.Fields(string(m.Data))
+	if len(fields) < 5 {
+		return hb, false
+	}
+	if n.sign.on() {
+		text := strings.Join(fields[:5], " ")
+		if len(fields) != 6 || !n.sign.verifyHex(fields[5], []byte(m.Subject), []byte(text)) {
+			n.stats.forged.Add(1)
+			return hb, false
+		}
+	}
+	var err1, err2, err3 error
+	hb.number, err1 = strconv.Atoi(fields[0])
+	hb.incarnation, err2 = strconv.ParseUint(fields[2], 10, 64)
+	hb.beat, err3 = strconv.ParseUint(fields[3], 10, 64)
+	hb.name, hb.bye = fields[1], fields[4] == "bye"
+	if err1 != nil || err2 != nil || err3 != nil || hb.number < 0 || hb.number > scheduler.MaxNode {
+		return hb, false
+	}
+	return hb, true
 }
 
 // heard notes a heartbeat; a node heard from for the first time hears
 // this one's at once, so that nodes learn of each other without waiting
-// a heartbeat.
+// a heartbeat. A later incarnation of a node number is a new node: the
+// old one's relations fire with noconnection (its links, monitors) as
+// if it had gone down. A "bye" takes the node down at once.
 func (n *Node) heard(m *nats.Msg) {
-	var number int
-	var name string
-	if _, err := fmt.Sscanf(string(m.Data), "%d %s", &number, &name); err != nil {
+	hb, ok := n.readBeat(m)
+	if !ok {
 		return
 	}
-	if number == n.number {
-		if name != n.name {
-			n.logf("cluster: node %q has this node's number %d: their PIDs collide (was the server's JetStream store lost?)", name, number)
+	if hb.number == n.number {
+		if hb.incarnation != n.incarnation {
+			n.numberTaken(hb)
 		}
 		return
 	}
 	n.mu.Lock()
-	p, known := n.peers[number]
+	p, known := n.peers[hb.number]
 	if !known {
-		p = &peer{name: name}
-		n.peers[number] = p
+		p = &peer{name: hb.name, incarnation: hb.incarnation}
+		n.peers[hb.number] = p
 	}
+	if hb.incarnation < p.incarnation || hb.incarnation == p.incarnation && hb.beat <= p.beat {
+		n.mu.Unlock()
+		return // an older node of that number, or a beat that came late (or again)
+	}
+	reborn := hb.incarnation > p.incarnation
+	if reborn {
+		p.name, p.incarnation, p.resetSeq, p.ackedUpTo = hb.name, hb.incarnation, 0, 0
+	}
+	p.beat = hb.beat
 	wasDown := p.down
 	p.seen = time.Now()
 	n.mu.Unlock()
+	n.out.learn(hb.number, hb.incarnation)
+	switch {
+	case hb.bye:
+		n.takeDown(hb.number, "it left")
+		return
+	case reborn && !wasDown:
+		n.logf("cluster: node %d is %q of another incarnation now: the old one's links and monitors fire with noconnection", hb.number, hb.name)
+		n.takeDown(hb.number, "another incarnation took its number")
+		wasDown = true // it is, now: the new one is up below
+	}
 	if wasDown {
 		// it may not have seen this node go quiet: the reset goes before
 		// anything this node sends it from now on, and it stays down (its
 		// requests refused, sends to it refused) until the reset has its
 		// number (reset.go)
-		n.logf("cluster: node %q (%d) is up again", name, number)
-		n.sendReset(number, 0) // 0: the received numbers are the delivering goroutine's
+		n.logf("cluster: node %q (%d) is up", hb.name, hb.number)
+		n.sendReset(hb.number, 0) // 0: the received numbers are the delivering goroutine's
 		n.mu.Lock()
 		p.down = false
 		n.mu.Unlock()
 	}
-	n.live[number].Store(true)
+	n.live[hb.number].Store(true)
 	if !known {
 		n.beat()
 	}
+}
+
+// numberTaken is a heartbeat of another incarnation with this node's
+// number: two live nodes hold one number (a NATS server lost its store
+// and its counter began again). The later incarnation gives way: if it
+// is this one, it leaves the cluster (its PIDs would collide); see
+// claimNumber for how a joining node avoids this.
+func (n *Node) numberTaken(hb heartbeat) {
+	if hb.incarnation > n.incarnation {
+		n.logf("cluster: node %q (a later incarnation) has this node's number %d: it gives way", hb.name, hb.number)
+		return
+	}
+	n.logf("cluster: node %q (an earlier incarnation) holds this node's number %d: this node leaves the cluster", hb.name, hb.number)
+	go n.Close()
 }
 
 // noticeDown tells the scheduler of each node that stopped beating since
@@ -539,9 +775,7 @@ func (n *Node) noticeDown() {
 	n.mu.Lock()
 	for number, p := range n.peers {
 		if !p.down && time.Since(p.seen) >= n.cfg.Heartbeat*time.Duration(n.cfg.DownAfter) {
-			p.down = true
-			n.live[number].Store(false)
-			n.out.resetting(number, +1) // until its NodeDown is done, though it beat meanwhile (reset.go)
+			n.markDown(number, p)
 			gone = append(gone, number)
 			n.logf("cluster: node %q (%d) is down: no heartbeat for %v", p.name, number, time.Since(p.seen).Round(time.Millisecond))
 		}
@@ -552,6 +786,34 @@ func (n *Node) noticeDown() {
 		s.NodeDown(number)
 		n.out.resetting(number, -1)
 	}
+}
+
+// markDown marks node number down (under mu): sends to it fail from now,
+// and its monitor and link requests are refused until its NodeDown is
+// done (the caller's, after it lets go of mu).
+func (n *Node) markDown(number int, p *peer) {
+	p.down = true
+	n.live[number].Store(false)
+	n.out.resetting(number, +1) // until its NodeDown is done, though it beat meanwhile (reset.go)
+}
+
+// takeDown takes node number down at once (it said bye, or another
+// incarnation took its number), if it is not down already.
+func (n *Node) takeDown(number int, why string) {
+	n.mu.Lock()
+	p := n.peers[number]
+	if p == nil || p.down {
+		n.mu.Unlock()
+		return
+	}
+	n.markDown(number, p)
+	s := n.sched
+	n.mu.Unlock()
+	n.logf("cluster: node %q (%d) is down: %s", p.name, number, why)
+	if s != nil {
+		s.NodeDown(number)
+	}
+	n.out.resetting(number, -1)
 }
 
 // up reports whether node number is this one or is up: heard from, and
@@ -589,7 +851,8 @@ func (n *Node) Close() error {
 		n.unsubscribe()
 		n.mu.Unlock()
 		if beating {
-			<-n.done // the claim is the heartbeat goroutine's until then
+			<-n.done             // the claim is the heartbeat goroutine's until then
+			n.publishBeat("bye") // the others take it down at once
 		}
 		n.reg.pending.Wait() // the names of processes that ended are released
 		n.reg.mu.Lock()
@@ -598,6 +861,7 @@ func (n *Node) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		n.names.Delete(ctx, n.name, jetstream.LastRevision(n.claim))
+		n.names.Delete(ctx, numberKey(n.number), jetstream.LastRevision(n.numberClaim))
 		<-n.out.flushed
 		n.closeErr = n.nc.FlushWithContext(ctx)
 		n.nc.Close()

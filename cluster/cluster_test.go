@@ -34,9 +34,16 @@ type joined struct {
 
 func join(t *testing.T, srv *Server, name string) joined {
 	t.Helper()
+	return joinWith(t, srv, Config{Name: name})
+}
+
+// joinWith is join with cfg (its URL and heartbeat set here).
+func joinWith(t *testing.T, srv *Server, cfg Config) joined {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	n, err := Join(ctx, Config{URL: srv.URL(), Name: name, Heartbeat: 100 * time.Millisecond})
+	cfg.URL, cfg.Heartbeat = srv.URL(), 100*time.Millisecond
+	n, err := Join(ctx, cfg)
 	require.NoError(t, err)
 	s := scheduler.New(scheduler.Options{Workers: 2, Relay: n})
 	require.NoError(t, n.Attach(s))

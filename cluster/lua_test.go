@@ -25,7 +25,11 @@ func node(t *testing.T, url, name string) *luaproc.Runtime {
 // runtime, as a node killed or cut off).
 func joinNode(t *testing.T, url, name string) (*luaproc.Runtime, *cluster.Node) {
 	t.Helper()
-	n, err := cluster.Join(t.Context(), cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
+	// a context that ends when Join returns, as the command's does:
+	// nothing the node keeps may live under it
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	n, err := cluster.Join(ctx, cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
+	cancel()
 	require.NoError(t, err)
 	rt := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
 	t.Cleanup(func() {

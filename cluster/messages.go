@@ -3,8 +3,18 @@ package cluster
 // Messages and signals between nodes.
 //
 // What one node sends another travels in batches (batches.go): a NATS
-// message on the receiving node's subject holds one or more frames, each
-// after its length in 4 bytes (big-endian). A frame is
+// message on the receiving node's subject holds a header and one or more
+// frames, each after its length in 4 bytes (big-endian). The header is
+//
+//	MAC            32 bytes, with a cluster secret only (auth.go): over
+//	               the subject and everything after it
+//	sender         the sending node's number (2 bytes, big-endian)
+//	incarnations   the sender's, then the receiver's (8 bytes each)
+//
+// A batch whose MAC does not verify is dropped before anything in it is
+// read (Stats.Forged); one for another incarnation of this node, or from
+// an incarnation of its sender older than one already heard, is dropped
+// too (Stats.Stale). A frame is
 //
 //	source node, sequence, kind, from PID, to PID   uvarints
 //	the body, by kind:
@@ -48,10 +58,33 @@ import (
 // ticks to another.
 const tickHeartbeats = 4
 
-// inbound is, for each source node, the last number received: read and
-// written by the delivering subscription's goroutine only.
+// inbound is, for each source node, the last number received and the
+// incarnation it came from: read and written by the delivering
+// subscription's goroutine only.
 type inbound struct {
 	seq map[int]uint64
+	inc map[int]uint64
+}
+
+// batchHeader is the length of a batch's header after its MAC: the
+// sender's number and the two incarnations.
+const batchHeader = 2 + 8 + 8
+
+// incarnation takes the sender incarnation inc of a batch from node
+// source: false for one older than the last seen (a replay); a newer one
+// starts its numbers again.
+func (in *inbound) incarnation(source int, inc uint64) bool {
+	cur := in.inc[source]
+	switch {
+	case inc < cur:
+		return false
+	case inc > cur:
+		if cur != 0 {
+			delete(in.seq, source)
+		}
+		in.inc[source] = inc
+	}
+	return true
 }
 
 // The kinds of frames.
@@ -159,8 +192,49 @@ func (n *Node) deliver(m *nats.Msg) {
 	n.mu.RLock()
 	s := n.sched
 	n.mu.RUnlock()
-	if !eachFrame(m.Data, func(f []byte) { n.deliverFrame(s, f) }) {
+	sender, data, ok := n.openBatch(m)
+	if !ok {
+		return
+	}
+	if !eachFrame(data, func(f []byte) { n.deliverFrame(s, sender, f) }) {
 		n.stats.malformed.Add(1) // the rest cannot be read (its frames count as lost too, when a later number comes: only foreign input does this)
+	}
+}
+
+// openBatch verifies a batch's MAC and reads its header, before anything
+// else (a sequence number above all) is touched, and returns its sender
+// and its frames; it counts and refuses a batch it drops.
+func (n *Node) openBatch(m *nats.Msg) (sender int, frames []byte, ok bool) {
+	mac := n.sign.size()
+	if len(m.Data) < mac+batchHeader {
+		n.stats.malformed.Add(1)
+		return 0, nil, false
+	}
+	if !n.sign.verify(n.deliverHash, m.Data[:mac], []byte(m.Subject), m.Data[mac:]) {
+		n.stats.forged.Add(1)
+		return 0, nil, false
+	}
+	h := m.Data[mac:]
+	sender = int(binary.BigEndian.Uint16(h))
+	from, to := binary.BigEndian.Uint64(h[2:]), binary.BigEndian.Uint64(h[10:])
+	if to != n.incarnation || sender > scheduler.MaxNode || !n.in.incarnation(sender, from) {
+		n.stats.stale.Add(1)
+		return 0, nil, false
+	}
+	n.out.learn(sender, from)
+	return sender, h[batchHeader:], true
+}
+
+// sealBatch fills in b's header for node subject and, with a secret,
+// its MAC: the flusher's.
+func (n *Node) sealBatch(subject string, b *batch) {
+	mac := n.sign.size()
+	h := b.buf[mac:]
+	binary.BigEndian.PutUint16(h, uint16(n.number))
+	binary.BigEndian.PutUint64(h[2:], n.incarnation)
+	binary.BigEndian.PutUint64(h[10:], b.to)
+	if mac > 0 {
+		n.sign.sum(n.flushHash, b.buf[:0], []byte(subject), h) // written over the room left for it
 	}
 }
 
@@ -182,10 +256,14 @@ func eachFrame(data []byte, do func(frame []byte)) bool {
 // deliverFrame hands one frame to s. A frame whose header can be read
 // takes its number even if its body cannot: it is counted malformed,
 // not lost too.
-func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
+func (n *Node) deliverFrame(s *scheduler.Scheduler, sender int, data []byte) {
 	f, body, ok := readFrame(data)
 	if !ok {
 		n.stats.malformed.Add(1)
+		return
+	}
+	if f.source != sender { // a frame of another node's, in this one's batch
+		n.stats.forged.Add(1)
 		return
 	}
 	if f.kind == kindTick {
@@ -218,10 +296,21 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, data []byte) {
 			return
 		}
 		s.HandleSignal(sig)
-	case s.Send(f.from, f.to, msg) != nil:
-		n.stats.undeliverable.Add(1) // ended, never was, or its mailbox is full
 	default:
+		n.countSend(s.Send(f.from, f.to, msg))
+	}
+}
+
+// countSend counts a delivery by its error: delivered, dropped for a
+// full mailbox, or undeliverable (the process ended, or never was).
+func (n *Node) countSend(err error) {
+	switch {
+	case err == nil:
 		n.stats.delivered.Add(1)
+	case errors.Is(err, scheduler.ErrMailboxFull):
+		n.stats.mailboxFull.Add(1)
+	default:
+		n.stats.undeliverable.Add(1)
 	}
 }
 

@@ -23,6 +23,9 @@ package cluster
 //     entry reached this node (the watch; milliseconds on a LAN). A holder
 //     whose node is down is no holder: its names are free from the moment
 //     its heartbeats stop, for lookups and for Register.
+//   - With a cluster secret, a value is the PID and the MAC of the key and
+//     the PID (auth.go): an entry a client without the secret wrote is no
+//     holder (counted Forged when the watch brings it).
 
 import (
 	"context"
@@ -30,7 +33,9 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,8 +45,10 @@ import (
 
 // registry is this node's side of the cluster's names.
 type registry struct {
-	kv    jetstream.KeyValue
-	watch jetstream.KeyWatcher
+	kv     jetstream.KeyValue
+	watch  jetstream.KeyWatcher
+	sign   signer         // the node's
+	forged *atomic.Uint64 // the node's count of forgeries
 
 	mu      sync.Mutex
 	replica map[string]scheduler.PID // every name of the cluster, from the watch
@@ -56,6 +63,27 @@ type heldName struct {
 
 func nameKey(name string) string { return base64.RawURLEncoding.EncodeToString([]byte(name)) }
 
+// value is the entry of name held by pid: the PID, and with a secret its
+// MAC.
+func (r *registry) value(name string, pid scheduler.PID) []byte {
+	v := strconv.FormatUint(uint64(pid), 10)
+	if r.sign.on() {
+		v += " " + r.sign.hexSum([]byte(nameKey(name)), []byte(v))
+	}
+	return []byte(v)
+}
+
+// holder reads an entry of the key of name: its PID, unless it does not
+// verify.
+func (r *registry) holder(key string, value []byte) (scheduler.PID, bool) {
+	pidText, mac, _ := strings.Cut(string(value), " ")
+	pid, err := strconv.ParseUint(pidText, 10, 64)
+	if err != nil || !r.sign.verifyHex(mac, []byte(key), []byte(pidText)) {
+		return 0, false
+	}
+	return scheduler.PID(pid), true
+}
+
 // openRegistry opens the names' bucket and fills the replica from it
 // before Join returns, so a name registered before this node joined is
 // found at once.
@@ -64,21 +92,32 @@ func (n *Node) openRegistry(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: the names' bucket: %w", err)
 	}
-	w, err := kv.WatchAll(ctx)
+	// not under ctx: a watch's subscription ends with its context, and
+	// this one lasts as long as the node (Close stops it); ctx bounds
+	// only the wait for the present entries
+	w, err := kv.WatchAll(context.Background())
 	if err != nil {
 		return fmt.Errorf("cluster: watch the names: %w", err)
 	}
 	r := &n.reg
-	r.kv, r.watch = kv, w
+	r.kv, r.watch, r.sign, r.forged = kv, w, n.sign, &n.stats.forged
 	r.replica, r.held = map[string]scheduler.PID{}, map[string]heldName{}
-	for e := range w.Updates() {
-		if e == nil { // the bucket's present entries are all in
-			go r.follow(w)
-			return nil
+	for {
+		select {
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return errors.New("cluster: the names' watch ended before it started")
+			case e == nil: // the bucket's present entries are all in
+				go r.follow(w)
+				return nil
+			}
+			r.apply(e)
+		case <-ctx.Done():
+			w.Stop()
+			return fmt.Errorf("cluster: read the names: %w", ctx.Err())
 		}
-		r.apply(e)
 	}
-	return errors.New("cluster: the names' watch ended before it started")
 }
 
 // follow applies w's updates until it stops (Close, or a new watch).
@@ -130,7 +169,7 @@ func (n *Node) restoreRegistry() {
 	go r.follow(w)
 	for name, h := range held {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second) // each its own: many names, a slow server
-		rev, err := kv.Create(ctx, nameKey(name), []byte(strconv.FormatUint(uint64(h.pid), 10)))
+		rev, err := kv.Create(ctx, nameKey(name), r.value(name, h.pid))
 		cancel()
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			continue // taken meanwhile (or put back already): the watch says by whom
@@ -163,9 +202,13 @@ func (r *registry) apply(e jetstream.KeyValueEntry) {
 		delete(r.replica, name)
 		return
 	}
-	if pid, err := strconv.ParseUint(string(e.Value()), 10, 64); err == nil {
-		r.replica[name] = scheduler.PID(pid)
+	pid, ok := r.holder(e.Key(), e.Value())
+	if !ok {
+		r.forged.Add(1)
+		delete(r.replica, name) // no holder: a forged entry replaced the last
+		return
 	}
+	r.replica[name] = pid
 }
 
 // Whereis returns the process that holds name in the cluster, if its
@@ -223,7 +266,7 @@ func (n *Node) hold(name string, pid scheduler.PID, rev uint64) error {
 // claimName writes pid under name's key unless a live process of
 // another node holds it, and returns the entry's revision.
 func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (uint64, error) {
-	key, val := nameKey(name), []byte(strconv.FormatUint(uint64(pid), 10))
+	key, val := nameKey(name), n.reg.value(name, pid)
 	for range 5 { // each turn lost a race with another node's write
 		kv := n.reg.bucket()
 		rev, err := kv.Create(ctx, key, val)
@@ -237,8 +280,10 @@ func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (u
 		if err != nil {
 			return 0, err
 		}
-		holder, _ := strconv.ParseUint(string(e.Value()), 10, 64)
-		switch h := scheduler.PID(holder); {
+		h, valid := n.reg.holder(key, e.Value())
+		switch {
+		case !valid:
+			// written by a client without the secret: no holder, taken over below
 		case h == pid:
 			return e.Revision(), nil
 		case h.Node() != n.number && n.up(h.Node()):
@@ -297,26 +342,24 @@ func (n *Node) checkNames() {
 
 // checkName is checkNames' look at one name.
 func (n *Node) checkName(ctx context.Context, kv jetstream.KeyValue, name string, h heldName) {
-	mine := strconv.FormatUint(uint64(h.pid), 10)
+	mine := string(n.reg.value(name, h.pid))
 	e, err := kv.Get(ctx, nameKey(name))
 	switch {
 	case err == nil && string(e.Value()) == mine:
 		return
 	case errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted):
 		if rev, err := kv.Create(ctx, nameKey(name), []byte(mine)); err == nil {
-			n.reg.mu.Lock()
-			cur, ok := n.reg.held[name]
-			if ok && cur == h {
-				n.reg.held[name] = heldName{h.pid, rev}
-			}
-			n.reg.mu.Unlock()
-			if !ok || cur != h { // released while it was made again
-				n.deleteName(name, rev)
-			}
+			n.remade(name, h, rev)
 		}
 		return
 	case err != nil:
 		n.logf("cluster: look up the name %q: %v", name, err)
+		return
+	}
+	if _, valid := n.reg.holder(e.Key(), e.Value()); !valid { // a forgery: put back
+		if rev, err := kv.Update(ctx, nameKey(name), []byte(mine), e.Revision()); err == nil {
+			n.remade(name, h, rev)
+		}
 		return
 	}
 	r := &n.reg
@@ -332,6 +375,21 @@ func (n *Node) checkName(ctx context.Context, kv jetstream.KeyValue, name string
 	n.logf("cluster: the name %q was taken over by process %s while this node was taken for down: process %d lets go of it", name, e.Value(), h.pid)
 	s := n.scheduler()
 	s.UnregisterPID(name, h.pid)
+}
+
+// remade records that checkName wrote name's key again for h, at
+// revision rev, unless it was released meanwhile: then it is released
+// again.
+func (n *Node) remade(name string, h heldName, rev uint64) {
+	n.reg.mu.Lock()
+	cur, ok := n.reg.held[name]
+	if ok && cur == h {
+		n.reg.held[name] = heldName{h.pid, rev}
+	}
+	n.reg.mu.Unlock()
+	if !ok || cur != h {
+		n.deleteName(name, rev)
+	}
 }
 
 // deleteName deletes name's key if it is still at revision rev, in the
@@ -376,7 +434,7 @@ func (n *Node) dropClaim(name string, pid scheduler.PID) {
 	}
 	r.background(func(ctx context.Context, kv jetstream.KeyValue) {
 		e, err := kv.Get(ctx, nameKey(name))
-		if err == nil && string(e.Value()) == strconv.FormatUint(uint64(pid), 10) {
+		if err == nil && string(e.Value()) == string(r.value(name, pid)) {
 			kv.Delete(ctx, nameKey(name), jetstream.LastRevision(e.Revision()))
 		}
 	})

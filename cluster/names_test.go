@@ -105,3 +105,62 @@ func TestNamesOfANodeThatWentAway(t *testing.T) {
 	na.Close() // alpha's runtime runs on, cut off
 	waitOK(t, s)
 }
+
+const lateNamesLua = `
+local function meet()
+  while #process.nodes() < 2 do time.sleep(0.01) end
+end
+local function eventually(f)
+  while not f() do time.sleep(0.01) end
+end
+
+-- registers after both nodes are up, lets go when told, then ends
+function lateholder(inbox)
+  meet()
+  assert(process.register("late"))
+  process.send(inbox, "registered")
+  assert(process.receive() == "unregister")
+  assert(process.unregister("late"))
+  process.send(inbox, "unregistered")
+  process.receive()
+end
+
+-- on the other node: sees the name come, and go; a send by it then fails
+function lateseeker(holder)
+  meet()
+  eventually(function() return process.whereis("late") == holder end)
+  assert(process.send("late", "unregister"))
+  eventually(function() return process.whereis("late") == nil end)
+  local ok, err = process.send("late", "after the release")
+  assert(ok == nil and err:find("no process registered"), tostring(err))
+  return true
+end
+`
+
+// TestNamesRegisteredAfterJoin: a name registered on one node after the
+// other joined (whose Join's context has ended) is seen there, used, and
+// its release is seen too: a send by it returns nil, err.
+func TestNamesRegisteredAfterJoin(t *testing.T) {
+	srv, err := cluster.StartServer("127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	a, b := node(t, srv.URL(), "alpha"), node(t, srv.URL(), "beta")
+	sa, err := a.LoadString("late.lua", lateNamesLua)
+	require.NoError(t, err)
+	sb, err := b.LoadString("late.lua", lateNamesLua)
+	require.NoError(t, err)
+	inbox, err := a.NewInbox()
+	require.NoError(t, err)
+	h, err := a.Start(sa, "lateholder", int64(inbox.PID()))
+	require.NoError(t, err)
+	m, err := inbox.Receive(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "registered", m.Value)
+	s, err := b.Start(sb, "lateseeker", int64(h.PID()))
+	require.NoError(t, err)
+	waitOK(t, s)
+	m, err = inbox.Receive(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, "unregistered", m.Value)
+	require.NoError(t, a.Send(h.PID(), "end"))
+}

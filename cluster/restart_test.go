@@ -30,7 +30,7 @@ func TestGapsAndDuplicatesAreCounted(t *testing.T) {
 		seq uint64
 		msg any
 	}{{1, "a"}, {2, "b"}, {5, "c"}, {5, "c again"}, {6, "last"}} {
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, step.seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, step.msg)))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, b.node, frame{source, step.seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, step.msg)))
 	}
 	select {
 	case <-k.done:
@@ -118,7 +118,7 @@ func TestServerRestartLosesNothingSilently(t *testing.T) {
 
 // framed is a NATS message of one frame, f with msg (none for a tick),
 // as a node publishes it.
-func framed(t *testing.T, f frame, msg any) []byte {
+func framed(t *testing.T, to *Node, f frame, msg any) []byte {
 	t.Helper()
 	buf := appendFrame(make([]byte, lengthBytes), f)
 	if f.kind != kindTick {
@@ -127,6 +127,23 @@ func framed(t *testing.T, f frame, msg any) []byte {
 		require.NoError(t, err)
 	}
 	binary.BigEndian.PutUint32(buf, uint32(len(buf)-lengthBytes))
+	return sealed(to, nil, f.source, 1, buf)
+}
+
+// sealed is a batch of frames from node sender (of incarnation inc) for
+// node to, with the MAC made with secret (none if nil): what a node
+// publishes, or what a forger without the cluster's secret can make.
+func sealed(to *Node, secret []byte, sender int, inc uint64, frames []byte) []byte {
+	sign := signer{secret: secret}
+	buf := make([]byte, sign.size()+batchHeader, 256)
+	h := buf[sign.size():]
+	binary.BigEndian.PutUint16(h, uint16(sender))
+	binary.BigEndian.PutUint64(h[2:], inc)
+	binary.BigEndian.PutUint64(h[10:], to.incarnation)
+	buf = append(buf, frames...)
+	if sign.on() {
+		sign.sum(nil, buf[:0], []byte(to.subject(to.Node())), buf[sign.size():])
+	}
 	return buf
 }
 
@@ -149,7 +166,7 @@ func TestTailLossIsSeen(t *testing.T) {
 	raw := rawConnTo(t, srv)
 	frames := make(chan frame, 100)
 	_, err := raw.Subscribe(b.node.subject(b.node.Node()), func(m *nats.Msg) {
-		eachFrame(m.Data, func(data []byte) {
+		eachFrame(m.Data[batchHeader:], func(data []byte) {
 			if f, _, ok := readFrame(data); ok {
 				frames <- f
 			}
@@ -182,14 +199,14 @@ func TestTailLossIsSeen(t *testing.T) {
 	require.NoError(t, err)
 	const source = 78
 	for seq := uint64(1); seq <= 2; seq++ {
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "m")))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, b.node, frame{source, seq, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "m")))
 	}
 	for range 2 {
-		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source: source, seq: 3, kind: kindTick}, nil)))
+		require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, b.node, frame{source: source, seq: 3, kind: kindTick}, nil)))
 	}
 	require.NoError(t, raw.Flush())
 	// a message after the ticks: once it came, so had they
-	require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, frame{source, 4, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "never")))
+	require.NoError(t, raw.Publish(b.node.subject(b.node.Node()), framed(t, b.node, frame{source, 4, kindMessage, scheduler.NodePID(source, 1), hk.PID()}, "never")))
 	select {
 	case <-k.done:
 	case <-time.After(time.Minute):

@@ -13,11 +13,29 @@ package cluster
 // Only clients of the cluster's NATS account can publish on its
 // subjects: accounts are NATS's isolation (a client of another account
 // reaches no subscriber here unless the server's configuration exports
-// the subject to it), so a node never runs a script sent from outside
-// the account. TestSpawnOutsideTheAccountReachesNoNode checks it.
+// the subject to it). TestSpawnOutsideTheAccountReachesNoNode checks it.
+// Within the account, the cluster secret decides (auth.go): a request
+// is
+//
+//	MAC            32 bytes, with a secret only: over the subject and
+//	               everything after it
+//	sender         the requesting node's number (2 bytes, big-endian)
+//	incarnations   the sender's, then the receiver's (8 bytes each)
+//	sequence       the sender's count of its requests (8 bytes)
+//	the request    a list in payload's wire form: the script's name and
+//	               source, the entry, the arguments, and the permissions
+//	               the sender's runtime has
+//
+// and a node runs none whose MAC does not verify (Stats.Forged), that is
+// for another incarnation of it, or that it took already (a replay,
+// Stats.Stale). The answer starts with a MAC over the request's MAC and
+// the answer. The receiving runtime decides what the sender's
+// permissions allow (luaproc: a node refuses a request from one with
+// fewer permissions than its own, so --sandbox holds across nodes).
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"time"
@@ -29,8 +47,12 @@ import (
 )
 
 // SpawnFunc starts a process of the script (its name and source) at
-// entry with args on this node: the runtime's side of a spawn request.
-type SpawnFunc = func(name string, source []byte, entry string, args []any) (scheduler.PID, error)
+// entry with args on this node: the runtime's side of a spawn request;
+// allowed are the permissions of the requesting node's runtime.
+type SpawnFunc = func(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
+
+// spawnHeader is the length of a spawn request's header after its MAC.
+const spawnHeader = 2 + 8 + 8 + 8
 
 // ServeSpawns makes this node take spawn requests from the other nodes,
 // with spawn; the runtime calls it before Attach. A node that does not
@@ -46,13 +68,18 @@ func (n *Node) spawnSubject(number int) string {
 }
 
 // SpawnOn starts a process of the script on the node called node, at
-// entry with args (payload values), and returns its PID.
-func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any) (scheduler.PID, error) {
-	number, ok := n.numberOf(node)
+// entry with args (payload values), and returns its PID; allowed are
+// the permissions of this node's runtime (the receiver weighs them).
+func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
+	number, inc, ok := n.numberOf(node)
 	if !ok {
 		return 0, fmt.Errorf("spawn on %q: no such node is up", node)
 	}
-	req, err := payload.AppendWire(nil, []any{name, string(source), entry, args})
+	perms := make([]any, len(allowed))
+	for i, a := range allowed {
+		perms[i] = a
+	}
+	req, err := n.spawnRequest(number, inc, []any{name, string(source), entry, args, perms})
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
@@ -60,7 +87,12 @@ func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, en
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
-	v, err := readValue(m.Data)
+	mac := n.sign.size()
+	if len(m.Data) < mac || !n.sign.verify(nil, m.Data[:mac], req[:mac], m.Data[mac:]) {
+		n.stats.forged.Add(1)
+		return 0, fmt.Errorf("spawn on %q: an answer that does not carry the cluster's MAC", node)
+	}
+	v, err := readValue(m.Data[mac:])
 	switch answer := v.(type) {
 	case int64:
 		return scheduler.PID(answer), nil
@@ -68,6 +100,26 @@ func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, en
 		return 0, fmt.Errorf("spawn on %q: %s", node, answer)
 	}
 	return 0, fmt.Errorf("spawn on %q: a malformed answer (%v)", node, err)
+}
+
+// spawnRequest is a request (spawn.go's header, then req) to node
+// number of incarnation inc, signed.
+func (n *Node) spawnRequest(number int, inc uint64, req []any) ([]byte, error) {
+	mac := n.sign.size()
+	buf := make([]byte, mac+spawnHeader, 512)
+	h := buf[mac:]
+	binary.BigEndian.PutUint16(h, uint16(n.number))
+	binary.BigEndian.PutUint64(h[2:], n.incarnation)
+	binary.BigEndian.PutUint64(h[10:], inc)
+	binary.BigEndian.PutUint64(h[18:], n.spawnSeq.Add(1))
+	buf, err := payload.AppendWire(buf, req)
+	if err != nil {
+		return nil, err
+	}
+	if mac > 0 {
+		n.sign.sum(nil, buf[:0], []byte(n.spawnSubject(number)), buf[mac:])
+	}
+	return buf, nil
 }
 
 // request sends a spawn request to node number. "No responders" from a
@@ -89,27 +141,68 @@ func (n *Node) request(ctx context.Context, number int, req []byte) (*nats.Msg, 
 	}
 }
 
-// numberOf is the number of the node called name, if it is up.
-func (n *Node) numberOf(name string) (int, bool) {
+// numberOf is the number and incarnation of the node called name, if
+// it is up.
+func (n *Node) numberOf(name string) (int, uint64, bool) {
 	n.mu.RLock()
 	defer n.mu.RUnlock()
 	for number, p := range n.peers {
 		if p.name == name && !p.down {
-			return number, true
+			return number, p.incarnation, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }
 
-// spawned answers a spawn request from another node.
+// spawned answers a spawn request from another node; one that does not
+// verify, or is a replay, is dropped unanswered (and counted).
 func (n *Node) spawned(m *nats.Msg) {
-	pid, err := n.startRequested(m.Data)
+	mac := n.sign.size()
+	req, ok := n.openSpawn(m)
+	if !ok {
+		return
+	}
+	pid, err := n.startRequested(req)
 	var answer any = int64(pid)
 	if err != nil {
 		answer = err.Error()
 	}
-	out, _ := payload.AppendWire(nil, answer)
-	m.Respond(out)
+	body, _ := payload.AppendWire(nil, answer)
+	out := make([]byte, mac, mac+len(body))
+	if mac > 0 {
+		n.sign.sum(nil, out[:0], m.Data[:mac], body)
+	}
+	m.Respond(append(out, body...))
+}
+
+// openSpawn verifies a spawn request and reads its header, and returns
+// the request; it counts one it drops.
+func (n *Node) openSpawn(m *nats.Msg) ([]byte, bool) {
+	mac := n.sign.size()
+	if len(m.Data) < mac+spawnHeader {
+		n.stats.malformed.Add(1)
+		return nil, false
+	}
+	if !n.sign.verify(nil, m.Data[:mac], []byte(m.Subject), m.Data[mac:]) {
+		n.stats.forged.Add(1)
+		return nil, false
+	}
+	h := m.Data[mac:]
+	sender := int(binary.BigEndian.Uint16(h))
+	from, to, seq := binary.BigEndian.Uint64(h[2:]), binary.BigEndian.Uint64(h[10:]), binary.BigEndian.Uint64(h[18:])
+	n.mu.Lock()
+	w := n.spawnsSeen[sender]
+	if w == nil {
+		w = &window{}
+		n.spawnsSeen[sender] = w
+	}
+	fresh := to == n.incarnation && w.take(from, seq)
+	n.mu.Unlock()
+	if !fresh {
+		n.stats.stale.Add(1)
+		return nil, false
+	}
+	return h[spawnHeader:], true
 }
 
 func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
@@ -121,12 +214,19 @@ func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
 	}
 	v, err := readValue(data)
 	req, ok := v.([]any)
-	if err != nil || !ok || len(req) != 4 {
+	if err != nil || !ok || len(req) != 5 {
 		return 0, errors.New("a malformed spawn request")
 	}
 	name, _ := req[0].(string)
 	source, _ := req[1].(string)
 	entry, _ := req[2].(string)
 	args, _ := req[3].([]any)
-	return spawn(name, []byte(source), entry, args)
+	perms, _ := req[4].([]any)
+	allowed := make([]string, 0, len(perms))
+	for _, p := range perms {
+		if s, ok := p.(string); ok {
+			allowed = append(allowed, s)
+		}
+	}
+	return spawn(name, []byte(source), entry, args, allowed)
 }

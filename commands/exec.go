@@ -56,7 +56,7 @@ func (o *IO) execRun(c scheduler.Call) error {
 	}
 	cmd.maxOut = o.maxData
 	label := "exec.run " + cmd.name
-	o.start(func() {
+	o.startCall(c, func() {
 		res, err := cmd.run(c.Ctx)
 		if err != nil {
 			if c.Ctx.Err() != nil {

@@ -90,21 +90,27 @@ func (o *IO) fsList(c scheduler.Call) error {
 // fsOp runs op on a goroutine holding a file slot and completes c with
 // its result.
 func (o *IO) fsOp(c scheduler.Call, op func(context.Context) (any, error)) {
-	o.start(func() {
+	o.startCall(c, func() {
 		select {
 		case o.fsSlots <- struct{}{}:
 		case <-c.Ctx.Done():
 			c.Fail(context.Cause(c.Ctx))
 			return
 		}
-		v, err := op(c.Ctx)
-		<-o.fsSlots
+		v, err := o.runSlot(c.Ctx, op)
 		if err != nil {
 			c.Fail(err)
 			return
 		}
 		c.Complete(v)
 	})
+}
+
+// runSlot runs op, which holds a file slot, and gives the slot back,
+// also if op panics.
+func (o *IO) runSlot(ctx context.Context, op func(context.Context) (any, error)) (any, error) {
+	defer func() { <-o.fsSlots }()
+	return op(ctx)
 }
 
 // errNotRegular refuses a FIFO, a device, a socket...

@@ -133,7 +133,7 @@ func (o *IO) fileOpen(c scheduler.Call) error {
 	if err != nil {
 		return err
 	}
-	o.start(func() {
+	o.startCall(c, func() {
 		if !o.takeSlot(c) {
 			return
 		}
@@ -402,7 +402,7 @@ func (o *IO) fileLines(c scheduler.Call) error {
 		failed(fmt.Errorf("file:lines: %w", err))
 		return nil
 	}
-	o.start(func() {
+	o.startCall(c, func() {
 		v, err := o.readLines(c, id, closeAtEnd)
 		if err != nil {
 			failed(err)

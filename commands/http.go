@@ -207,7 +207,7 @@ func (o *IO) do(c scheduler.Call, r request) {
 	if r.host != "" {
 		req.Host = r.host
 	}
-	o.start(func() {
+	o.startCall(c, func() {
 		defer cancel()
 		res, err := o.roundTrip(ctx, req)
 		if err != nil {

@@ -33,6 +33,7 @@ import (
 	"math"
 	"net/http"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"time"
 	"unsafe"
@@ -64,6 +65,11 @@ type IO struct {
 	maxData int64
 	// files are fs.open's open files (fsfile.go).
 	files openFiles
+	// OnPanic, if set, hears of a panic on one of the IO's goroutines
+	// (with its stack), which fails the call it was running, if any,
+	// instead of ending the program (luaproc logs it as a crash report).
+	// Set it before the first call.
+	OnPanic func(*scheduler.PanicError)
 }
 
 // DefaultHTTPTimeout bounds an HTTP request (connect, headers and body)
@@ -172,8 +178,38 @@ func (o *IO) Close(ctx context.Context) error {
 	return err
 }
 
-// start runs a call's I/O on a pooled goroutine.
-func (o *IO) start(f func()) { o.goroutines.Go(f) }
+// start runs f, I/O of no call's, on a pooled goroutine; a panic in f
+// is reported (OnPanic) instead of ending the program.
+func (o *IO) start(f func()) {
+	o.goroutines.Go(func() {
+		defer o.recoverPanic(scheduler.Call{}, "I/O goroutine")
+		f()
+	})
+}
+
+// startCall runs c's I/O, f, on a pooled goroutine; a panic in f fails c
+// with a *scheduler.PanicError, as a panic in a handler does (the
+// process gets nil and its message), and is reported.
+func (o *IO) startCall(c scheduler.Call, f func()) {
+	o.goroutines.Go(func() {
+		defer o.recoverPanic(c, "command "+c.Command)
+		f()
+	})
+}
+
+// recoverPanic, deferred on an IO goroutine, turns a panic into c's
+// failure (if c is a call) and a report.
+func (o *IO) recoverPanic(c scheduler.Call, where string) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	pe := &scheduler.PanicError{Where: where, Value: v, Stack: debug.Stack()}
+	if o.OnPanic != nil {
+		o.OnPanic(pe)
+	}
+	c.Fail(pe) // no completion for a zero Call
+}
 
 // tooLargeError is a file, body or output over the IO's cap.
 type tooLargeError struct {

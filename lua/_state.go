@@ -103,14 +103,22 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// PropagateGoPanics (luarun): a Go panic that is not a Lua error is
+	// not caught by PCall or a coroutine's resume, but goes on up the Go
+	// stack as a *GoPanic (gopanic.go).
+	PropagateGoPanics bool
 }
 
 /* }}} */
 
 /* Debug {{{ */
 
+// Debug describes a level of the stack (GetStack) or a function
+// (GetInfo with '>'). A level that is a call lost to a tail call (Lua
+// 5.1's pseudo-levels, IsTailCall) has no frame.
 type Debug struct {
 	frame           *callFrame
+	tail            bool
 	Name            string
 	What            string
 	Source          string
@@ -330,7 +338,9 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
-			panic("lua callstack overflow")
+			// luarun: a Lua error (it was a Go panic), which pcall catches
+			// also where Go panics are not (Options.PropagateGoPanics)
+			panic(newApiErrorS(ApiErrorRun, "lua callstack overflow"))
 		}
 	}
 	curSeg.array[cs.segSp] = v
@@ -402,6 +412,7 @@ func (cs *autoGrowingCallFrameStack) Pop() *callFrame {
 
 type registryHandler interface {
 	registryOverflow()
+	charge(n int) // luarun: count n bytes about to be allocated (memory.go)
 }
 type registry struct {
 	array   []LValue
@@ -437,6 +448,7 @@ func (rg *registry) resize(requiredSize int) { // +inline-start
 		rg.handler.registryOverflow()
 		return
 	}
+	rg.handler.charge(chargeSize(newSize, valueBytes)) // luarun (memory.go)
 	rg.forceResize(newSize)
 } // +inline-end
 
@@ -590,7 +602,8 @@ func newGlobal() *Global {
 		// 64 keys, ~3 KB, which an embedder that sets its own drops).
 		Registry:  newLTable(0, 0),
 		Global:    newLTable(0, 0),
-		tempFiles: nil, // luarun: made by the first temporary file
+		tempFiles: nil,           // luarun: made by the first temporary file
+		memLeft:   math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	return g
@@ -722,11 +735,11 @@ func (ls *LState) errorWhere(level int) string {
 		level--
 	}
 	dbg, ok := ls.GetStack(level)
-	if !ok || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
+	if !ok || dbg.frame == nil || dbg.frame.Fn.IsG || dbg.frame.Pc < 1 {
 		return ""
 	}
 	proto := dbg.frame.Fn.Proto
-	return fmt.Sprintf("%v:%v: ", shortSource(proto.SourceName), proto.DbgSourcePositions[dbg.frame.Pc-1])
+	return fmt.Sprintf("%v:%v: ", ProtoPositionSource(proto), proto.DbgSourcePositions[dbg.frame.Pc-1])
 }
 
 func (ls *LState) findLocal(frame *callFrame, no int) string {
@@ -755,14 +768,14 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 
 func (ls *LState) where(level int, skipg bool) string {
 	dbg, ok := ls.GetStack(level)
-	if !ok {
+	if !ok || dbg.frame == nil {
 		return ""
 	}
 	cf := dbg.frame
 	proto := cf.Fn.Proto
 	sourcename := "[G]"
 	if proto != nil {
-		sourcename = shortSource(proto.SourceName)
+		sourcename = ProtoPositionSource(proto)
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}
@@ -777,17 +790,16 @@ func (ls *LState) stackTrace(level int) string {
 	buf := []string{}
 	header := "stack traceback:"
 	if ls.currentFrame != nil {
-		i := 0
-		for dbg, ok := ls.GetStack(i); ok; dbg, ok = ls.GetStack(i) {
-			cf := dbg.frame
-			buf = append(buf, fmt.Sprintf("\t%v in %v", ls.Where(i), ls.formattedFrameFuncName(cf)))
-			if !cf.Fn.IsG && cf.TailCall > 0 {
-				for tc := cf.TailCall; tc > 0; tc-- {
-					buf = append(buf, "\t(tailcall): ?")
-					i++
-				}
+		for i := 0; ; i++ {
+			dbg, ok := ls.GetStack(i)
+			if !ok {
+				break
 			}
-			i++
+			if dbg.frame == nil { // a call lost to a tail call, as 5.1 writes it
+				buf = append(buf, "\t(tail call): ?")
+				continue
+			}
+			buf = append(buf, fmt.Sprintf("\t%v in %v", ls.Where(i), ls.formattedFrameFuncName(dbg.frame)))
 		}
 	}
 	buf = append(buf, fmt.Sprintf("\t%v: %v", "[G]", "?"))
@@ -833,14 +845,14 @@ func (ls *LState) frameFuncName(fr *callFrame) (string, bool) {
 			if call.Pc == pc {
 				name := call.Name
 				if (name == "?" || fr.TailCall > 0) && !fr.Fn.IsG {
-					name = fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined)
+					name = fmt.Sprintf("<%v:%v>", ProtoPositionSource(fr.Fn.Proto), fr.Fn.Proto.LineDefined)
 				}
 				return name, false
 			}
 		}
 	}
 	if !fr.Fn.IsG {
-		return fmt.Sprintf("<%v:%v>", shortSource(fr.Fn.Proto.SourceName), fr.Fn.Proto.LineDefined), false
+		return fmt.Sprintf("<%v:%v>", ProtoPositionSource(fr.Fn.Proto), fr.Fn.Proto.LineDefined), false
 	}
 	return "(anonymous)", false
 }
@@ -907,6 +919,17 @@ func (ls *LState) rkString(idx int) string {
 		return ls.currentFrame.Fn.Proto.stringConstants[idx & ^opBitRk]
 	}
 	return string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
+}
+
+// rkStringH is rkString with the string's strHash (luarun: a constant's
+// was hashed by the compiler).
+func (ls *LState) rkStringH(idx int) (string, uint32) {
+	if (idx & opBitRk) != 0 {
+		p := ls.currentFrame.Fn.Proto
+		return p.stringConstants[idx & ^opBitRk], p.stringHashes[idx & ^opBitRk]
+	}
+	s := string(ls.reg.array[ls.currentFrame.LocalBase+idx].(LString))
+	return s, strHash(s)
 }
 
 func (ls *LState) closeUpvalues(idx int) { // +inline-start
@@ -984,6 +1007,16 @@ func (ls *LState) metaOp1(lvalue LValue, event string) LValue {
 	if mt := ls.metatable(lvalue, true); mt != LNil {
 		if tb, ok := mt.(*LTable); ok {
 			return tb.RawGetString(event)
+		}
+	}
+	return LNil
+}
+
+// metaOp1H is metaOp1 of an event whose strHash is h (luarun).
+func (ls *LState) metaOp1H(lvalue LValue, event string, h uint32) LValue {
+	if mt := ls.metatable(lvalue, true); mt != LNil {
+		if tb, ok := mt.(*LTable); ok {
+			return tb.rawGetStringH(event, h)
 		}
 	}
 	return LNil
@@ -1130,6 +1163,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 		Parent:     ls.currentFrame,
 		TailCall:   0,
 	}, lv, meta)
+	ls.nCcalls++ // luarun: a yield cannot cross this call (value.go)
 	if ls.G.MainThread == nil {
 		ls.G.MainThread = ls
 		ls.G.CurrentThread = ls
@@ -1137,6 +1171,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	} else {
 		ls.mainLoop(ls, ls.currentFrame)
 	}
+	ls.nCcalls--
 	if nret != MultRet {
 		ls.reg.SetTop(rbase + nret)
 	}
@@ -1174,16 +1209,21 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 }
 
 func (ls *LState) getFieldString(obj LValue, key string) LValue {
+	return ls.getFieldStringH(obj, key, strHash(key))
+}
+
+// getFieldStringH is getFieldString of a key whose strHash is h.
+func (ls *LState) getFieldStringH(obj LValue, key string, h uint32) LValue {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			ret := tb.RawGetString(key)
+			ret := tb.rawGetStringH(key, h)
 			if ret != LNil {
 				return ret
 			}
 		}
-		metaindex := ls.metaOp1(curobj, "__index")
+		metaindex := ls.metaOp1H(curobj, "__index", hashIndex)
 		if metaindex == LNil {
 			if !istable {
 				ls.indexError(curobj, i == 0)
@@ -1205,6 +1245,13 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 }
 
 func (ls *LState) setField(obj LValue, key LValue, value LValue) {
+	if tb, ok := obj.(*LTable); ok {
+		if _, ok := tb.Metatable.(*LTable); !ok {
+			// luarun: no __newindex: a raw set, in one lookup
+			ls.RawSet(tb, key, value)
+			return
+		}
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
@@ -1237,12 +1284,37 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 }
 
 func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+	ls.setFieldStringK(obj, key, strHash(key), nil, value)
+}
+
+// setFieldStringK is setFieldString with the key's box, or nil (luarun:
+// OP_SETTABLEKS and OP_SETGLOBAL pass their constant's, so a new field
+// boxes nothing), and a table's own field set in one lookup.
+func (ls *LState) setFieldStringK(obj LValue, key string, h uint32, boxed LValue, value LValue) {
+	if tb, ok := obj.(*LTable); ok {
+		mt, _ := tb.Metatable.(*LTable)
+		if mt == nil {
+			// no __newindex: a raw set, whether the key is there or not
+			tb.rawSetStringK(key, h, boxed, value)
+			return
+		}
+		if tb.cow == nil && tb.flags&flagShared == 0 {
+			// one lookup: the key's node, then __newindex only when the
+			// key has no value
+			if tb.setStrExisting(key, h, boxed, value, false) ||
+				mt.rawGetStringH("__newindex", hashNewindex) == LNil && tb.setStrExisting(key, h, boxed, value, true) {
+				return
+			}
+		} else if tb.setExistingString(key, h, value) {
+			return
+		}
+	}
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
-			if tb.RawGetString(key) != LNil {
-				tb.RawSetString(key, value)
+			if tb.rawGetStringH(key, h) != LNil {
+				tb.rawSetStringK(key, h, boxed, value)
 				return
 			}
 		}
@@ -1251,13 +1323,16 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 			if !istable {
 				ls.indexError(curobj, i == 0)
 			}
-			tb.RawSetString(key, value)
+			tb.rawSetStringK(key, h, boxed, value)
 			return
 		}
 		if metaindex.Type() == LTFunction {
 			ls.reg.Push(metaindex)
 			ls.reg.Push(curobj)
-			ls.reg.Push(LString(key))
+			if boxed == nil {
+				boxed = LString(key)
+			}
+			ls.reg.Push(boxed)
 			ls.reg.Push(value)
 			ls.Call(3, 0)
 			return
@@ -1472,17 +1547,20 @@ func (ls *LState) Remove(index int) {
 /* object allocation {{{ */
 
 func (ls *LState) NewTable() *LTable {
+	ls.charge(tableCharge(defaultArrayCap, defaultHashCap)) // luarun (memory.go)
 	return newLTable(defaultArrayCap, defaultHashCap)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
+	ls.charge(tableCharge(acap, hcap)) // luarun (memory.go)
 	return newLTable(acap, hcap)
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	thread := newLStateOf(ls.Options, ls.G, ls.alloc) // luarun: no Global of its own to drop
+	ls.charge(threadBytes + chargeSize(ls.Options.RegistrySize, valueBytes)) // luarun (memory.go)
+	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                        // luarun: no Global of its own to drop
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
@@ -1620,6 +1698,9 @@ func (ls *LState) Error(lv LValue, level int) {
 
 func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 	if !strings.HasPrefix(what, ">") {
+		if dbg.tail {
+			return LNil, dbg.tailCallInfo(what)
+		}
 		fn = dbg.frame.Fn
 	} else {
 		what = what[1:]
@@ -1639,8 +1720,6 @@ func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 				dbg.What = "main"
 			} else if f.IsG {
 				dbg.What = "G"
-			} else if dbg.frame != nil && dbg.frame.TailCall > 0 {
-				dbg.What = "tail"
 			} else {
 				dbg.What = "Lua"
 			}
@@ -1686,10 +1765,28 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 
 	if level == 0 && frame != nil {
 		return &Debug{frame: frame}, true
-	} else if level < 0 && ls.stack.Sp() > 0 {
-		return &Debug{frame: ls.stack.At(0)}, true
+	} else if level < 0 {
+		return &Debug{tail: true}, true // a call lost to a tail call (5.1: i_ci 0)
 	}
 	return &Debug{}, false
+}
+
+// IsTailCall reports whether dbg is a level of the stack that a tail call
+// replaced (Lua 5.1's "(tail call)" levels, luarun): it has no function,
+// GetInfo describes it as 5.1's info_tailcall does, it has no locals.
+func (dbg *Debug) IsTailCall() bool { return dbg.tail }
+
+// tailCallInfo is GetInfo of a lost tail call: 5.1's info_tailcall.
+func (dbg *Debug) tailCallInfo(what string) error {
+	for _, c := range what {
+		if !strings.ContainsRune("fSlun", c) {
+			return newApiErrorS(ApiErrorRun, "invalid what: "+string(c))
+		}
+	}
+	dbg.Name, dbg.What, dbg.Source = "", "tail", "=(tail call)"
+	dbg.CurrentLine, dbg.LineDefined, dbg.LastLineDefined = -1, -1, -1
+	dbg.NUpvalues = 0
+	return nil
 }
 
 // GetLocalAt is GetLocal of the frame at index idx of ls's call stack
@@ -1722,6 +1819,9 @@ func (ls *LState) SetLocalAt(idx, no int, lv LValue) string {
 
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
+	if frame == nil { // a lost tail call
+		return "", LNil
+	}
 	if name := ls.findLocal(frame, no); len(name) > 0 {
 		return name, ls.reg.Get(frame.LocalBase + no - 1)
 	}
@@ -1730,6 +1830,9 @@ func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 
 func (ls *LState) SetLocal(dbg *Debug, no int, lv LValue) string {
 	frame := dbg.frame
+	if frame == nil { // a lost tail call
+		return ""
+	}
 	if name := ls.findLocal(frame, no); len(name) > 0 {
 		ls.reg.Set(frame.LocalBase+no-1, lv)
 		return name
@@ -1931,6 +2034,7 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	err = nil
 	sp := ls.stack.Sp()
 	base := ls.reg.Top() - nargs - 1
+	nCcalls := ls.nCcalls // luarun: the nested calls the error unwound end
 	oldpanic := ls.Panic
 	ls.Panic = panicWithoutTraceback
 	if errfunc != nil {
@@ -1941,6 +2045,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 		ls.hasErrorFunc = false
 		rcv := recover()
 		if rcv != nil {
+			ls.nCcalls = nCcalls
+			if gp := ls.escapingPanic(rcv); gp != nil {
+				panic(gp)
+			}
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {
@@ -1959,6 +2067,10 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 					ls.Panic = oldpanic
 					rcv := recover()
 					if rcv != nil {
+						ls.nCcalls = nCcalls
+						if gp := ls.escapingPanic(rcv); gp != nil {
+							panic(gp)
+						}
 						if _, ok := rcv.(*ApiError); !ok {
 							err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 							if ls.Options.IncludeGoStackTrace {

@@ -133,6 +133,21 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 	}
 }
 
+// endWithError ends coroutine L, which an error lv unwound to its base:
+// its resumer gets false and lv. L keeps its stack as it was, frames and
+// registers, the frame that raised on top, as a Lua 5.1 coroutine an
+// error ended does, for debug.traceback(co) and debug.getlocal(co, ...)
+// (luarun; switchToParentThread popped the top frame and cleared the
+// registers).
+func endWithError(L *LState, lv LValue) {
+	parent := L.Parent
+	L.G.CurrentThread = parent
+	L.Parent = nil
+	parent.Push(LFalse)
+	parent.Push(lv)
+	L.kill()
+}
+
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	if L.hook != nil {
@@ -147,6 +162,9 @@ func callGFunction(L *LState, tailcall bool) bool {
 	}
 
 	if gfnret < 0 {
+		if L.nCcalls > 0 { // luarun: the yield would return into Go code (value.go)
+			L.raiseError(0, "%s", yieldAcrossBoundary) // no position, as 5.1's
+		}
 		switchToParentThread(L, L.GetTop(), false, false)
 		return true
 	}
@@ -172,8 +190,13 @@ func threadRun(L *LState) {
 		return
 	}
 
+	L.nCcalls = 0 // luarun: a thread resumes where it yielded, in no call from Go
 	defer func() {
 		if rcv := recover(); rcv != nil {
+			if gp := L.escapingPanic(rcv); gp != nil {
+				L.kill() // the thread stops where it panicked
+				panic(gp)
+			}
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object
@@ -185,9 +208,7 @@ func threadRun(L *LState) {
 					L.Push(lv)
 					parent.Panic(L)
 				} else {
-					L.SetTop(0)
-					L.Push(lv)
-					switchToParentThread(L, 1, true, true)
+					endWithError(L, lv)
 				}
 			} else {
 				panic(rcv)
@@ -296,7 +317,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//reg.Set(RA, L.getField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx]))
-			v := L.getFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx])
+			v := L.getFieldStringH(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx])
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -320,7 +341,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getFieldString(reg.Get(lbase+B), L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(reg.Get(lbase+B), key, h)
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -332,7 +354,8 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//L.setField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx], reg.Get(RA))
-			L.setFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], reg.Get(RA))
+			// luarun: the key's box too
+			L.setFieldStringK(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx], cf.Fn.Proto.Constants[Bx], reg.Get(RA))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETUPVAL
@@ -364,7 +387,9 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setFieldString(reg.Get(RA), L.rkString(B), L.rkValue(C))
+			// luarun: the key's box too
+			key, h := L.rkStringH(B)
+			L.setFieldStringK(reg.Get(RA), key, h, L.rkValue(B), L.rkValue(C))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NEWTABLE
@@ -375,7 +400,9 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := newLTable(B, C)
+			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
+			v := newTableFb(B, C)
 			// +inline-call reg.Set RA v
 			return 0
 		},
@@ -388,7 +415,8 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			selfobj := reg.Get(lbase + B)
-			v := L.getFieldString(selfobj, L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(selfobj, key, h)
 			// +inline-call reg.Set RA v
 			// +inline-call reg.Set RA+1 selfobj
 			return 0
@@ -664,21 +692,41 @@ func init() {
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
 				}
+			} else if callable.Proto.StandsForC && !cf.Fn.Proto.StandsForC {
+				// called as Lua 5.1 tail-calls a C function: an ordinary
+				// call (all results), then the RETURN that follows every
+				// TAILCALL returns them; the caller keeps its frame and
+				// its level (luarun)
+				L.pushCallFrame(callFrame{
+					Fn:         callable,
+					Pc:         0,
+					Base:       RA,
+					LocalBase:  RA + 1,
+					ReturnBase: RA,
+					NArgs:      nargs,
+					NRet:       MultRet,
+					Parent:     cf,
+					TailCall:   0,
+				}, lv, meta)
 			} else {
 				base := cf.Base
+				if !cf.Fn.Proto.StandsForC {
+					cf.TailCall++ // one more call lost (5.1's ci->tailcalls)
+				}
 				cf.Fn = callable
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
 				cf.NArgs = nargs
-				cf.TailCall++
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++
 					L.reg.Insert(lv, cf.LocalBase)
 				}
 				// +inline-call L.initCallFrame cf
-				// +inline-call L.reg.CopyRange base RA -1 reg.Top()-RA-1
+				// the callee's whole frame moves down, its function and every register up to top:
+				// the compiler counts on registers past the arguments being nil (no LOADNIL at pc 0)
+				// +inline-call L.reg.CopyRange base RA -1 reg.Top()-RA
 				cf.Base = base
 				cf.LocalBase = base + (cf.LocalBase - lbase + 1)
 			}
@@ -804,6 +852,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
+			table.setListSize(offset + nelem) // luarun: as 5.1's SETLIST
 			for i := 1; i <= nelem; i++ {
 				table.RawSetInt(offset+i, reg.Get(RA+i))
 			}
@@ -825,6 +874,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			proto := cf.Fn.Proto.FunctionPrototypes[Bx]
+			L.charge(functionBytes + 8*int(proto.NumUpvalues)) // luarun (memory.go)
 			closure := newLFunctionL(proto, cf.Fn.Env, int(proto.NumUpvalues))
 			// +inline-call reg.Set RA closure
 			for i := 0; i < int(proto.NumUpvalues); i++ {
@@ -997,15 +1047,18 @@ func stringConcat(L *LState, total, last int) LValue {
 		} else {
 			buf := make([]string, total+1)
 			buf[total] = LVAsString(rhs)
+			size := len(buf[total])
 			for total > 0 {
 				lhs = L.reg.Get(i)
 				if !LVCanConvToString(lhs) {
 					break
 				}
 				buf[total-1] = LVAsString(lhs)
+				size += len(buf[total-1])
 				i--
 				total--
 			}
+			L.charge(size) // luarun: before the join (memory.go)
 			rhs = LString(strings.Join(buf, ""))
 			rhsIdx = -1
 		}

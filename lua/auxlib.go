@@ -353,18 +353,22 @@ func (ls *LState) LoadFile(path string) (*LFunction, error) {
 		file = os.Stdin
 	} else {
 		file, err = os.Open(path)
-		defer file.Close()
 		if err != nil {
-			return nil, newApiErrorE(ApiErrorFile, err)
+			return nil, newApiErrorE(ApiErrorFile, &fileLoadError{"open", path, err})
 		}
+		defer file.Close()
 	}
 
 	reader, err := skipHashLine(file)
 	if err != nil {
-		return nil, newApiErrorE(ApiErrorFile, err)
+		name := path
+		if name == "" {
+			name = "stdin"
+		}
+		return nil, newApiErrorE(ApiErrorFile, &fileLoadError{"read", name, err})
 	}
 	// luarun: named as Lua 5.1 names a file's chunk; positions and
-	// tracebacks show the path (shortSource)
+	// tracebacks show the path (PositionSource)
 	if path == "" {
 		return ls.Load(reader, "=stdin")
 	}

@@ -74,8 +74,10 @@ const GCStateKey = "luarun.gc-tuning"
 
 // baseCollectGarbage is Lua 5.1's collectgarbage (luarun: gopher-lua's
 // ran a Go collection whatever it was asked and returned nothing). The Go
-// heap is shared by every state of the program: "count" is its size in KB
-// (a float), and "collect" and a "step" that ends a cycle collect it. The
+// heap is shared by every state of the program: "count" is the state's
+// own memory in KB (a float) as its owner counts it (MemoryInUse; the Go
+// heap's size for a state with no owner), and "collect" and a "step" that
+// ends a cycle collect the Go heap and have the owner re-base its count. The
 // tuning options are remembered and change nothing but the step's size.
 // A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
 // of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
@@ -85,17 +87,19 @@ func baseCollectGarbage(L *LState) int {
 	switch opt {
 	case "collect":
 		runtime.GC()
+		MemoryInUse(L, true) // luarun: the owner re-bases its count (memory.go)
 		gcState(L).RawSetString("work", LNumber(0))
 		L.Push(LNumber(0))
 	case "count":
-		L.Push(LNumber(float64(HeapBytes()) / 1024))
+		L.Push(LNumber(float64(MemoryInUse(L, false)) / 1024))
 	case "step":
 		st := gcState(L)
 		stepmul, _ := st.RawGetString("setstepmul").(LNumber)
 		work, _ := st.RawGetString("work").(LNumber)
 		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
-		if stepmul <= 0 || float64(work) >= float64(HeapBytes()) {
+		if stepmul <= 0 || float64(work) >= float64(MemoryInUse(L, false)) {
 			runtime.GC()
+			MemoryInUse(L, true)
 			st.RawSetString("work", LNumber(0))
 			L.Push(LTrue)
 		} else {
@@ -230,20 +234,27 @@ func baseIpairs(L *LState) int {
 // loadaux loads a chunk named chunkname; source is its name as Lua 5.1
 // has it ("=name", "@file" or the text itself), for a syntax error's
 // message.
+// loadaux loads the chunk named chunkname (Lua 5.1's source string), its
+// load errors named as source is. A name other than "=name" and "@file" is
+// a name load or loadstring was given, or loadstring's text: positions
+// show it as [string "name"] (markTextName).
 func loadaux(L *LState, reader io.Reader, chunkname, source string) int {
-	if fn, err := L.Load(reader, chunkname); err != nil {
+	fn, err := L.Load(reader, chunkname)
+	if err != nil {
 		L.Push(LNil)
 		L.Push(LString(loadErrorMessage(err, source)))
 		return 2
-	} else {
-		L.Push(fn)
-		return 1
 	}
+	if !strings.HasPrefix(chunkname, "=") && !strings.HasPrefix(chunkname, "@") {
+		fn.Proto.markTextName()
+	}
+	L.Push(fn)
+	return 1
 }
 
 func baseLoad(L *LState) int {
 	fn := L.CheckFunction(1)
-	chunkname := L.OptString(2, "?")
+	chunkname := L.OptString(2, "=(load)")
 	top := L.GetTop()
 	buf := []string{}
 	for {
@@ -266,11 +277,7 @@ func baseLoad(L *LState) int {
 			return 2
 		}
 	}
-	source := "=(load)"
-	if L.Get(2) != LNil {
-		source = chunkname
-	}
-	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, source)
+	return loadaux(L, strings.NewReader(strings.Join(buf, "")), chunkname, chunkname)
 }
 
 func baseLoadFile(L *LState) int {
@@ -285,7 +292,7 @@ func baseLoadFile(L *LState) int {
 		reader, err = os.Open(chunkname)
 		if err != nil {
 			L.Push(LNil)
-			L.Push(LString(fmt.Sprintf("can not open file: %v", chunkname)))
+			L.Push(LString((&fileLoadError{"open", chunkname, err}).Error()))
 			return 2
 		}
 		defer reader.(*os.File).Close()
@@ -293,7 +300,7 @@ func baseLoadFile(L *LState) int {
 	reader, err = skipHashLine(reader) // luarun: as Lua 5.1's loadfile
 	if err != nil {
 		L.Push(LNil)
-		L.Push(LString(fmt.Sprintf("can not read file: %v", chunkname)))
+		L.Push(LString((&fileLoadError{"read", chunkname, err}).Error()))
 		return 2
 	}
 	source := "=stdin"
@@ -309,7 +316,7 @@ func baseLoadFile(L *LState) int {
 func baseLoadString(L *LState) int {
 	s := L.CheckString(1)
 	if L.Get(2) == LNil {
-		return loadaux(L, strings.NewReader(s), chunkID(s, idSize), s)
+		return loadaux(L, strings.NewReader(s), s, s)
 	}
 	name := L.CheckString(2)
 	return loadaux(L, strings.NewReader(s), name, name)
@@ -347,10 +354,11 @@ func loadErrorMessage(err error, source string) string {
 	return msg // no token: 5.1's "chunk has too many syntax levels"
 }
 
-// shortSource is how a position names the chunk named name: as 5.1's
-// luaO_chunkid for "=name" and "@file" (luarun); other names (gopher-lua's
-// file names, a named loadstring chunk) as they are.
-func shortSource(name string) string {
+// PositionSource is how a "chunk:line:" position and a traceback name
+// the chunk named name: as 5.1's luaO_chunkid for "=name" and "@file",
+// any other name (a file's path, "<string>") as it is. A chunk load or
+// loadstring named is shown by ProtoPositionSource.
+func PositionSource(name string) string {
 	if strings.HasPrefix(name, "=") || strings.HasPrefix(name, "@") {
 		return chunkID(name, idSize)
 	}

@@ -17,7 +17,9 @@ import (
 const maxRegisters = 250
 
 // Lua 5.1's LUAI_MAXVARS and LUAI_MAXUPVALUES: the active local
-// variables and the upvalues a function may have (luarun).
+// variables and the upvalues a function may have (luarun). The parser
+// raises both first, as 5.1 does while it reads (parse/scope.go); these
+// checks are for an AST that does not come from it.
 const (
 	maxLocalVars = 200
 	maxUpvalues  = 60
@@ -709,7 +711,8 @@ func (fc *funcContext) EndScope() {
 
 // limitError raises Lua 5.1's errorlimit: "main function has more than
 // 200 local variables", "function at line 3 has more than 60 upvalues",
-// at the line of the statement being compiled (luarun).
+// at the line of the statement being compiled (luarun; for a parsed chunk
+// the parser has raised them already, at 5.1's line).
 func (fc *funcContext) limitError(limit int, what string) {
 	if fc.Parent == nil {
 		raiseCompileError(fc, fc.line, "main function has more than %d %s", limit, what)
@@ -1538,26 +1541,38 @@ func constFold(exp ast.Expr) ast.Expr { // {{{
 	case *ast.ArithmeticOpExpr:
 		lvalue, lisconst := lnumberValue(constFold(expr.Lhs))
 		rvalue, risconst := lnumberValue(constFold(expr.Rhs))
-		if lisconst && risconst {
-			switch expr.Operator {
-			case "+":
-				return &constLValueExpr{Value: lvalue + rvalue}
-			case "-":
-				return &constLValueExpr{Value: lvalue - rvalue}
-			case "*":
-				return &constLValueExpr{Value: lvalue * rvalue}
-			case "/":
-				return &constLValueExpr{Value: lvalue / rvalue}
-			case "%":
-				return &constLValueExpr{Value: luaModulo(lvalue, rvalue)}
-			case "^":
-				return &constLValueExpr{Value: LNumber(math.Pow(float64(lvalue), float64(rvalue)))}
-			default:
-				panic(fmt.Sprintf("unknown binop: %v", expr.Operator))
-			}
-		} else {
+		if !lisconst || !risconst {
 			return expr
 		}
+		// 5.1's constfolding leaves a division or modulo by zero and a
+		// NaN result to run time (luarun): 1/0 divides by the chunk's
+		// constant 0, which is -0 where -0 came first
+		var r LNumber
+		switch expr.Operator {
+		case "+":
+			r = lvalue + rvalue
+		case "-":
+			r = lvalue - rvalue
+		case "*":
+			r = lvalue * rvalue
+		case "/", "%":
+			if rvalue == 0 {
+				return expr
+			}
+			if expr.Operator == "/" {
+				r = lvalue / rvalue
+			} else {
+				r = luaModulo(lvalue, rvalue)
+			}
+		case "^":
+			r = LNumber(math.Pow(float64(lvalue), float64(rvalue)))
+		default:
+			panic(fmt.Sprintf("unknown binop: %v", expr.Operator))
+		}
+		if math.IsNaN(float64(r)) {
+			return expr
+		}
+		return &constLValueExpr{Value: r}
 	case *ast.UnaryMinusOpExpr:
 		expr.Expr = constFold(expr.Expr)
 		if value, ok := lnumberValue(expr.Expr); ok {
@@ -1610,6 +1625,7 @@ func compileFunctionExpr(context *funcContext, funcexpr *ast.FunctionExpr, ec *e
 			sv = string(slv)
 		}
 		context.Proto.stringConstants = append(context.Proto.stringConstants, sv)
+		context.Proto.stringHashes = append(context.Proto.stringHashes, strHash(sv))
 	}
 	patchCode(context)
 } // }}}
@@ -1688,7 +1704,13 @@ func compileTableExpr(context *funcContext, reg int, ex *ast.TableExpr, ec *expc
 		}
 	}
 	code.SetB(tablepc, int2Fb(arraycount))
-	code.SetC(tablepc, int2Fb(len(ex.Fields)-arraycount))
+	// the keyed fields (a last call or ... is not one: 5.1 counts it
+	// with neither, luarun)
+	hashcount := len(ex.Fields) - arraycount
+	if lastvararg {
+		hashcount--
+	}
+	code.SetC(tablepc, int2Fb(hashcount))
 	if shouldmove(ec, tablereg) {
 		code.AddABC(OP_MOVE, ec.reg, tablereg, 0, sline(ex))
 	}

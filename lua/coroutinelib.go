@@ -35,9 +35,20 @@ func coCreate(L *LState) int {
 	return 1
 }
 
+// yieldAcrossBoundary is Lua 5.1's error for a yield that would return
+// into Go code: from a metamethod, a Go function's callback (a sort
+// comparator, a gsub replacement, a load reader), a pairs iterator or a
+// debug hook.
+const yieldAcrossBoundary = "attempt to yield across metamethod/C-call boundary"
+
+// CanYield reports whether a Go function running in L may yield now
+// (luarun): L runs no nested VM loop for a call from Go and no debug
+// hook. A yield where it cannot raises yieldAcrossBoundary.
+func (L *LState) CanYield() bool { return L.nCcalls == 0 && !L.InHook() }
+
 func coYield(L *LState) int {
-	if L.InHook() { // luarun: a hook runs in a nested VM loop (hook.go)
-		L.RaiseError("attempt to yield across metamethod/C-call boundary")
+	if !L.CanYield() { // luarun: checked before the yield, as 5.1's lua_yield
+		L.raiseError(0, "%s", yieldAcrossBoundary) // no position, as 5.1's
 	}
 	return -1
 }

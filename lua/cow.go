@@ -77,11 +77,11 @@ type ViewSet struct {
 // it instead.
 func (tb *LTable) Share() {
 	tb.Freeze()
-	tb.hashPart().shared = true
+	tb.flags |= flagShared
 }
 
 // IsShared reports whether Share marked tb.
-func (tb *LTable) IsShared() bool { return tb.hash != nil && tb.hash.shared }
+func (tb *LTable) IsShared() bool { return tb.flags&flagShared != 0 }
 
 // Base returns the shared table tb is a view of, or nil when tb is not
 // (or no longer) a view.

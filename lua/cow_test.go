@@ -1,7 +1,9 @@
 package lua
 
 import (
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -153,4 +155,42 @@ func TestOsExecuteStatus(t *testing.T) {
 	`); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestSharedTableReadsWriteNothing reads a shared table from many
+// goroutines at once, every way a state reads one (go test -race finds a
+// write): lookups of every kind of key, Next through all of it, ForEach
+// and the border.
+func TestSharedTableReadsWriteNothing(t *testing.T) {
+	tb := newLTable(0, 0)
+	for i := 1; i <= 40; i++ {
+		tb.RawSetInt(i, LNumber(i))
+		tb.RawSetString("k"+strconv.Itoa(i), LNumber(i))
+		tb.RawSet(LNumber(float64(i)+0.5), LTrue)
+	}
+	tb.RawSetInt(50, LTrue) // past the array part
+	tb.Share()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for r := 0; r < 50; r++ {
+				n := 0
+				for k, v := tb.Next(LNil); k != LNil; k, v = tb.Next(k) {
+					if v == LNil {
+						t.Error("nil value")
+					}
+					n++
+				}
+				tb.ForEach(func(LValue, LValue) { n-- })
+				if n != 0 || tb.Len() != 40 || tb.RawGetString("k7") != LNumber(7) ||
+					tb.RawGet(LString("k9")) != LNumber(9) || tb.RawGetInt(50) != LTrue ||
+					tb.RawGet(LNumber(3.5)) != LTrue || tb.rawGetStringH("k3", strHash("k3")) != LNumber(3) {
+					t.Error("reads differ")
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

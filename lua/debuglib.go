@@ -55,7 +55,7 @@ func debugGetInfo(L *LState) int {
 		return 1
 	}
 	tbl := L.NewTable()
-	if len(dbg.Name) > 0 {
+	if len(dbg.Name) > 0 || dbg.IsTailCall() { // a tail call's is "", as in 5.1
 		tbl.RawSetString("name", LString(dbg.Name))
 	} else {
 		tbl.RawSetString("name", LNil)

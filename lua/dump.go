@@ -306,6 +306,7 @@ func (u *undumper) readFunction(depth int) (p *FunctionProto, err error) {
 	}
 	p.Constants = make([]LValue, n)
 	p.stringConstants = make([]string, n)
+	p.stringHashes = make([]uint32, n)
 	for i := range p.Constants {
 		tag, err := u.byte()
 		if err != nil {
@@ -331,6 +332,7 @@ func (u *undumper) readFunction(depth int) (p *FunctionProto, err error) {
 			}
 			p.Constants[i] = LString(s)
 			p.stringConstants[i] = s
+			p.stringHashes[i] = strHash(s)
 		default:
 			return nil, errors.New("bad constant")
 		}

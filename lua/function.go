@@ -23,13 +23,18 @@ type DbgCall struct {
 }
 
 type FunctionProto struct {
-	SourceName         string
-	LineDefined        int
-	LastLineDefined    int
-	NumUpvalues        uint8
-	NumParameters      uint8
-	IsVarArg           uint8
-	NumUsedRegisters   uint8
+	SourceName       string
+	LineDefined      int
+	LastLineDefined  int
+	NumUpvalues      uint8
+	NumParameters    uint8
+	IsVarArg         uint8
+	NumUsedRegisters uint8
+	// StandsForC marks an embedder's Lua function that scripts are to see
+	// as a C function (luarun: luaproc's built-in code): the tail calls it
+	// makes are not counted in its frame's TailCall, as Lua 5.1 keeps no
+	// lost tail-call levels for a C function (luarun's fork).
+	StandsForC         bool
 	Code               []uint32
 	Constants          []LValue
 	FunctionPrototypes []*FunctionProto
@@ -40,6 +45,15 @@ type FunctionProto struct {
 	DbgUpvalues        []string
 
 	stringConstants []string
+	// luarun: textName is set on the protos of a chunk load or loadstring
+	// named (Lua 5.1's source string, neither "=name" nor "@file"):
+	// positions show SourceName as luaO_chunkid does, [string "name"]. A
+	// plain SourceName without it is a Go-given name (a file's path,
+	// "<string>"), shown as it is.
+	textName bool
+	// luarun: strHash of each string constant (table.go), so that a
+	// field access with a constant key does not hash it
+	stringHashes []uint32
 }
 
 /* Upvalue {{{ */
@@ -198,3 +212,21 @@ func (fn *LFunction) LocalName(regno, pc int) (string, bool) {
 }
 
 /* }}} */
+
+// markTextName sets textName on p and every function nested in it.
+func (p *FunctionProto) markTextName() {
+	p.textName = true
+	for _, c := range p.FunctionPrototypes {
+		c.markTextName()
+	}
+}
+
+// ProtoPositionSource is how a "chunk:line:" position and a traceback name
+// the chunk of p: as 5.1's luaO_chunkid for a chunk load or loadstring
+// named, else as PositionSource.
+func ProtoPositionSource(p *FunctionProto) string {
+	if p.textName {
+		return chunkID(p.SourceName, idSize)
+	}
+	return PositionSource(p.SourceName)
+}

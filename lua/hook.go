@@ -210,10 +210,14 @@ func hookInstruction(ls *LState, cf *callFrame) {
 		ht.frame = nil // the frame is popped, and may be reused
 		if h.Mask&HookReturn != 0 {
 			ls.runHook(h, HookEventReturn, -1)
-			for n := cf.TailCall; n > 0; n-- {
+			// one per lost call, each dropped before its event, as 5.1's
+			// callrethooks does (the frame is returning: its count is not
+			// read again)
+			for cf.TailCall > 0 {
 				if h = ls.hook; !h.active() || h.Mask&HookReturn == 0 {
 					return
 				}
+				cf.TailCall--
 				ls.runHook(h, HookEventTailReturn, -1)
 			}
 		}

@@ -374,20 +374,24 @@ func fileReadAux(L *LState, file *lFile, idx int) int {
 			L.Push(LString(string(buf)))
 		case LString:
 			options := L.CheckString(i)
-			if len(options) > 0 && options[0] != '*' {
-				L.ArgError(2, "invalid options:"+options)
+			if len(options) == 0 || options[0] != '*' {
+				L.ArgError(i, "invalid option")
 			}
-			for _, opt := range options[1:] {
+			opt := byte(0) // as 5.1's g_read, the letter after '*' ("*line" is "*l")
+			if len(options) > 1 {
+				opt = options[1]
+			}
+			{
 				switch opt {
 				case 'n':
-					var v LNumber
-					_, err = fmt.Fscanf(file.reader, LNumberScanFormat, &v)
-					if err == io.EOF {
+					v, ok, rerr := readNumber51(file.reader)
+					if rerr != nil {
+						err = rerr
+						goto errreturn
+					}
+					if !ok { // as 5.1's g_read: nil, and no more formats read
 						L.Push(LNil)
 						goto normalreturn
-					}
-					if err != nil {
-						goto errreturn
 					}
 					L.Push(v)
 				case 'a':
@@ -404,7 +408,7 @@ func fileReadAux(L *LState, file *lFile, idx int) int {
 				case 'l':
 					var buf []byte
 					var iseof bool
-					buf, err, iseof = readBufioLine(file.reader)
+					buf, iseof, err = readLine51(file.reader)
 					if iseof {
 						L.Push(LNil)
 						goto normalreturn
@@ -414,7 +418,7 @@ func fileReadAux(L *LState, file *lFile, idx int) int {
 					}
 					L.Push(LString(string(buf)))
 				default:
-					L.ArgError(2, "invalid options:"+string(opt))
+					L.ArgError(i, "invalid format")
 				}
 			}
 		}
@@ -423,9 +427,10 @@ normalreturn:
 	return L.GetTop() - top
 
 errreturn:
+	msg, code := cError(err, "")
 	L.Push(LNil)
-	L.Push(LString(err.Error()))
-	L.Push(LNumber(1)) // C-Lua compatibility: Original Lua pushes errno to the stack
+	L.Push(LString(msg))
+	L.Push(code)
 	return 3
 }
 
@@ -500,13 +505,14 @@ func fileLinesIter(L *LState) int {
 	} else {
 		file = L.Get(UpvalueIndex(2)).(*LUserData).Value.(*lFile)
 	}
-	buf, _, err := file.reader.ReadLine()
+	buf, eof, err := readLine51(file.reader)
 	if err != nil {
-		if err == io.EOF {
-			L.Push(LNil)
-			return 1
-		}
-		L.RaiseError("%s", err.Error())
+		msg, _ := cError(err, "")
+		L.RaiseError("%s", msg)
+	}
+	if eof {
+		L.Push(LNil)
+		return 1
 	}
 	L.Push(LString(string(buf)))
 	return 1
@@ -613,16 +619,17 @@ func ioLinesIter(L *LState) int {
 		file = L.Get(UpvalueIndex(2)).(*LUserData).Value.(*lFile)
 		toclose = true
 	}
-	buf, _, err := file.reader.ReadLine()
+	buf, eof, err := readLine51(file.reader)
 	if err != nil {
-		if err == io.EOF {
-			if toclose {
-				fileCloseAux(L, file)
-			}
-			L.Push(LNil)
-			return 1
+		msg, _ := cError(err, "")
+		L.RaiseError("%s", msg)
+	}
+	if eof {
+		if toclose {
+			fileCloseAux(L, file)
 		}
-		L.RaiseError("%s", err.Error())
+		L.Push(LNil)
+		return 1
 	}
 	L.Push(LString(string(buf)))
 	return 1
@@ -637,8 +644,9 @@ func ioLines(L *LState) int {
 
 	path := L.CheckString(1)
 	ud, err := newFile(L, nil, path, os.O_RDONLY, os.FileMode(0600), false, true)
-	if err != nil {
-		return 0
+	if err != nil { // as 5.1's fileerror
+		msg, _ := cError(err, path)
+		L.ArgError(1, msg)
 	}
 	L.Push(L.NewClosure(ioLinesIter, L.Get(UpvalueIndex(1)), ud))
 	return 1
@@ -673,9 +681,10 @@ func ioOpenFile(L *LState) int {
 	}
 	file, err := newFile(L, nil, path, mode, os.FileMode(perm), writable, readable)
 	if err != nil {
+		msg, code := cError(err, path)
 		L.Push(LNil)
-		L.Push(LString(err.Error()))
-		L.Push(LNumber(1)) // C-Lua compatibility: Original Lua pushes errno to the stack
+		L.Push(LString(msg))
+		L.Push(code)
 		return 3
 	}
 	L.Push(file)

@@ -53,6 +53,8 @@ func TestNumbersPrintAs51(t *testing.T) {
 		{`local z = 0 print(1/z, -1/z, z/z, -(z/z), math.huge, -math.huge)`,
 			"inf\t-inf\t-nan\tnan\tinf\t-inf"},
 		{`print(math.huge == 1/0, math.huge > 1e308)`, "true\ttrue"},
+		// not folded: 1/0 divides by the constant 0, which is -0 here
+		{`local a = -0 print(a, 0, 1/0, -1/0, 0/0, (-8)^0.5 ~= (-8)^0.5, 1e309 - 1e309)`, "-0\t-0\t-inf\tinf\t-nan\ttrue\t-nan"},
 		{`local z = -1e-200 local y = z * 1e-200 print(y, tostring(y), y .. "", -0)`, "-0\t-0\t-0\t-0"},
 		{`print(tostring(0.1 + 0.2), (0.1 + 0.2) .. "|" .. 1e15, 1/0 .. "")`, "0.3\t0.3|1e+15\tinf"},
 		{`print(string.format("%s %s %5s|%-5s|", 0.1 + 0.2, 1/0, 1/0, -1/0))`, "0.3 inf   inf|-inf |"},
@@ -300,5 +302,27 @@ func TestSyntaxLevelsAs51(t *testing.T) {
 end print(n)`, "8"},
 		{`print(loadstring("x = " .. string.rep("a .. ", 150) .. "a") ~= nil, loadstring("x = " .. string.rep("{", 150) .. string.rep("}", 150)) ~= nil,
   loadstring(string.rep("x = a .. b\n", 300)) ~= nil, loadstring(string.rep("do ", 150) .. string.rep("end ", 150)) ~= nil)`, "true\ttrue\ttrue\ttrue"},
+	})
+}
+
+// TestTailCallLevelsAs51: GetStack answers the calls a function replaced
+// by tail calls as levels right above it, as Lua 5.1's lost tail calls
+// (it answered the stack's bottom frame for them): getinfo describes
+// them as 5.1's info_tailcall, they have no locals, the traceback writes
+// one "(tail call): ?" each. The outputs are lua5.1's.
+func TestTailCallLevelsAs51(t *testing.T) {
+	check51(t, [][2]string{
+		{`local function f()
+  local t = debug.getinfo(2)
+  print(t.what, t.source, t.currentline, t.linedefined, t.func, t.name)
+  print(debug.getinfo(3, "S").what, debug.getinfo(4, "S").what, debug.getlocal(2, 1))
+  local _, n = debug.traceback():gsub("%(tail call%): %?", "")
+  print(n)
+end
+local function g() return f() end
+local function h() return g() end
+h()`, "tail\t=(tail call)\t-1\t-1\tnil\t\ntail\tmain\tnil\n2"},
+		{`local function foo(x) if x == 0 then print(debug.getinfo(1002).what, debug.getinfo(1001).what) else return foo(x - 1) end end
+foo(1000)`, "main\ttail"},
 	})
 }

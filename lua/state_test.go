@@ -709,6 +709,8 @@ func (registryTestHandler) registryOverflow() {
 	panic("registry overflow")
 }
 
+func (registryTestHandler) charge(int) {}
+
 // test pushing and popping from the registry
 func BenchmarkRegistryPushPopAutoGrow(t *testing.B) {
 	al := newAllocator(32)
@@ -756,5 +758,23 @@ func BenchmarkRegistrySetTop(t *testing.B) {
 	for j := 0; j < t.N; j++ {
 		reg.SetTop(sz)
 		reg.SetTop(0)
+	}
+}
+
+// BenchmarkTailCall: a Lua function that loops by tail calls (OP_TAILCALL
+// reusing its frame, counting the calls it replaced).
+func BenchmarkTailCall(b *testing.B) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`function loop(n, acc) if n == 0 then return acc end return loop(n - 1, acc + 1) end`); err != nil {
+		b.Fatal(err)
+	}
+	fn := L.GetGlobal("loop")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := L.CallByParam(P{Fn: fn, NRet: 1, Protect: true}, LNumber(1000), LNumber(0)); err != nil {
+			b.Fatal(err)
+		}
+		L.Pop(1)
 	}
 }

@@ -389,10 +389,13 @@ func strMatch(L *LState) int {
 
 func strRep(L *LState) int {
 	str := L.CheckString(1)
-	n := L.CheckCInt(2)
-	if n < 0 {
+	// luarun: the count is a Go int, not 5.1's C int (which makes 2^32+3
+	// copies 3): a count too large raises "not enough memory" (charge)
+	n := L.CheckInt(2)
+	if n <= 0 || str == "" {
 		L.Push(emptyLString)
 	} else {
+		L.charge(chargeSize(n, len(str))) // before: 2^40 copies must fail here
 		L.Push(LString(strings.Repeat(str, n)))
 	}
 	return 1
@@ -400,6 +403,7 @@ func strRep(L *LState) int {
 
 func strReverse(L *LState) int {
 	str := L.CheckString(1)
+	L.charge(2 * len(str))
 	bts := []byte(str)
 	out := make([]byte, len(bts))
 	for i, j := 0, len(bts)-1; j >= 0; i, j = i+1, j-1 {

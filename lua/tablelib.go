@@ -75,11 +75,13 @@ func tableSetN(L *LState) int {
 
 func tableSort(L *LState) int {
 	tbl := L.CheckTable(1)
-	sorter := lValueArraySorter{L, nil, tbl.array}
+	// luarun: t[1..#t], wherever the table keeps them
+	sorter := lValueArraySorter{L, nil, tbl.sortValues()}
 	if L.Get(2) != LNil { // luarun: a nil comparator is '<', as in 5.1
 		sorter.Fn = L.CheckFunction(2)
 	}
 	sort.Sort(sorter)
+	tbl.sorted(sorter.Values)
 	return 0
 }
 

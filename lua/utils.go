@@ -243,26 +243,6 @@ func readBufioSize(reader *bufio.Reader, size int64) ([]byte, error, bool) {
 	return result, e, len(result) == 0 && err == io.EOF
 }
 
-func readBufioLine(reader *bufio.Reader) ([]byte, error, bool) {
-	result := []byte{}
-	var buf []byte
-	var err error
-	var isprefix bool = true
-	for isprefix {
-		buf, isprefix, err = reader.ReadLine()
-		if err != nil {
-			break
-		}
-		result = append(result, buf...)
-	}
-	e := err
-	if e != nil && e == io.EOF {
-		e = nil
-	}
-
-	return result, e, len(result) == 0 && err == io.EOF
-}
-
 func int2Fb(val int) int {
 	e := 0
 	x := val

@@ -205,34 +205,19 @@ func (nm LNumber) Format(f fmt.State, c rune) {
 type LTable struct {
 	Metatable LValue
 
-	array []LValue
-	// luarun: a table's string keys live in small, searched linearly,
-	// while they are at most smallStrings (table.go); hash holds the rest.
-	small []strSlot
-	hash  *tableHash
+	// luarun: Lua 5.1's layout (table.go): the array part holds the keys
+	// 1..len(array) (LNil where absent), node the hash part (0 or a power
+	// of two nodes). flags holds getFreePos's bound (5.1's lastfree) in
+	// its low bits, and the Share and Freeze marks (flagShared,
+	// flagFrozen). border is -1 or the count of the array part's first
+	// slots in use when all the others are empty (#t without a search).
+	array  []LValue
+	node   []tnode
+	flags  uint32
+	border int32
 	// luarun: non-nil while the table is a copy-on-write view of a shared
 	// table (cow.go).
 	cow *cowLink
-}
-
-// strSlot is a string key of a table and its value (LNil once the key is
-// deleted: the slot stays, so that a traversal that deletes goes on).
-type strSlot struct {
-	key   string
-	value LValue
-}
-
-// tableHash is the part of a table that gopher-lua keeps in maps: keys
-// that are not strings, and string keys once there are more than
-// smallStrings of them.
-type tableHash struct {
-	dict    map[LValue]LValue
-	strdict map[string]LValue // nil while the string keys are in small
-	keys    []LValue          // dict's and strdict's keys, in traversal order
-	k2i     map[LValue]int    // the index of each key in keys
-	boxed   []LValue          // small's keys as LValues (made by Next), index for index
-	frozen  *frozenStrings    // strdict's keys in a perfect hash (Freeze), dropped by a string write
-	shared  bool              // luarun: marked by Share, never written again (cow.go)
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
@@ -262,7 +247,10 @@ type Global struct {
 
 	builtinMts [int(LTChannel) + 1]*LTable // luarun: by type, nil for none (was a map of LValue: ~200 B a state, and a map lookup per method call on a string)
 	tempFiles  *[]*os.File                 // luarun: a pointer, made by the first temporary file (8 bytes, not 24, in every state)
-	gccount    int32
+	// memLeft: the bytes the state may still allocate before its owner
+	// hears of it (luarun, memory.go); in place of gopher-lua's unused
+	// gccount, so that a Global stays 208 bytes.
+	memLeft int64
 }
 
 type LState struct {
@@ -297,6 +285,14 @@ type LState struct {
 	// state, made with the thread's first hook
 	hook *Hook
 	ht   *hookThread
+
+	// nCcalls counts the VM loops this thread runs nested in calls from
+	// Go (callR: a metamethod, a sort comparator, a gsub callback, a
+	// pairs iterator, a Go function's Call), as Lua 5.1's nCcalls does:
+	// a yield while it is above 0 would return into that Go code, so
+	// coroutine.yield raises instead (luarun). Restored by PCall, reset
+	// when the thread is resumed.
+	nCcalls int32
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -228,6 +228,21 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 	}
 }
 
+// endWithError ends coroutine L, which an error lv unwound to its base:
+// its resumer gets false and lv. L keeps its stack as it was, frames and
+// registers, the frame that raised on top, as a Lua 5.1 coroutine an
+// error ended does, for debug.traceback(co) and debug.getlocal(co, ...)
+// (luarun; switchToParentThread popped the top frame and cleared the
+// registers).
+func endWithError(L *LState, lv LValue) {
+	parent := L.Parent
+	L.G.CurrentThread = parent
+	L.Parent = nil
+	parent.Push(LFalse)
+	parent.Push(lv)
+	L.kill()
+}
+
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	if L.hook != nil {
@@ -242,6 +257,9 @@ func callGFunction(L *LState, tailcall bool) bool {
 	}
 
 	if gfnret < 0 {
+		if L.nCcalls > 0 { // luarun: the yield would return into Go code (value.go)
+			L.raiseError(0, "%s", yieldAcrossBoundary) // no position, as 5.1's
+		}
 		switchToParentThread(L, L.GetTop(), false, false)
 		return true
 	}
@@ -306,8 +324,13 @@ func threadRun(L *LState) {
 		return
 	}
 
+	L.nCcalls = 0 // luarun: a thread resumes where it yielded, in no call from Go
 	defer func() {
 		if rcv := recover(); rcv != nil {
+			if gp := L.escapingPanic(rcv); gp != nil {
+				L.kill() // the thread stops where it panicked
+				panic(gp)
+			}
 			var lv LValue
 			if v, ok := rcv.(*ApiError); ok {
 				lv = v.Object
@@ -319,9 +342,7 @@ func threadRun(L *LState) {
 					L.Push(lv)
 					parent.Panic(L)
 				} else {
-					L.SetTop(0)
-					L.Push(lv)
-					switchToParentThread(L, 1, true, true)
+					endWithError(L, lv)
 				}
 			} else {
 				panic(rcv)
@@ -582,7 +603,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//reg.Set(RA, L.getField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx]))
-			v := L.getFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx])
+			v := L.getFieldStringH(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx])
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -644,7 +665,8 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getFieldString(reg.Get(lbase+B), L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(reg.Get(lbase+B), key, h)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -675,7 +697,8 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//L.setField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx], reg.Get(RA))
-			L.setFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], reg.Get(RA))
+			// luarun: the key's box too
+			L.setFieldStringK(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], cf.Fn.Proto.stringHashes[Bx], cf.Fn.Proto.Constants[Bx], reg.Get(RA))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETUPVAL
@@ -707,7 +730,9 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setFieldString(reg.Get(RA), L.rkString(B), L.rkValue(C))
+			// luarun: the key's box too
+			key, h := L.rkStringH(B)
+			L.setFieldStringK(reg.Get(RA), key, h, L.rkValue(B), L.rkValue(C))
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NEWTABLE
@@ -718,7 +743,9 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := newLTable(B, C)
+			// luarun: B and C are int2Fb bytes (luaO_fb2int)
+			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
+			v := newTableFb(B, C)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -750,7 +777,8 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			selfobj := reg.Get(lbase + B)
-			v := L.getFieldString(selfobj, L.rkString(C))
+			key, h := L.rkStringH(C)
+			v := L.getFieldStringH(selfobj, key, h)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -1409,14 +1437,32 @@ func init() {
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
 				}
+			} else if callable.Proto.StandsForC && !cf.Fn.Proto.StandsForC {
+				// called as Lua 5.1 tail-calls a C function: an ordinary
+				// call (all results), then the RETURN that follows every
+				// TAILCALL returns them; the caller keeps its frame and
+				// its level (luarun)
+				L.pushCallFrame(callFrame{
+					Fn:         callable,
+					Pc:         0,
+					Base:       RA,
+					LocalBase:  RA + 1,
+					ReturnBase: RA,
+					NArgs:      nargs,
+					NRet:       MultRet,
+					Parent:     cf,
+					TailCall:   0,
+				}, lv, meta)
 			} else {
 				base := cf.Base
+				if !cf.Fn.Proto.StandsForC {
+					cf.TailCall++ // one more call lost (5.1's ci->tailcalls)
+				}
 				cf.Fn = callable
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
 				cf.NArgs = nargs
-				cf.TailCall++
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++
@@ -1520,6 +1566,8 @@ func init() {
 						}
 					}
 				}
+				// the callee's whole frame moves down, its function and every register up to top:
+				// the compiler counts on registers past the arguments being nil (no LOADNIL at pc 0)
 				// this section is inlined by go-inline
 				// source function is 'func (rg *registry) CopyRange(regv, start, limit, n int) ' in '_state.go'
 				{
@@ -1527,7 +1575,7 @@ func init() {
 					regv := base
 					start := RA
 					limit := -1
-					n := reg.Top() - RA - 1
+					n := reg.Top() - RA
 					newSize := regv + n
 					// this section is inlined by go-inline
 					// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
@@ -2105,6 +2153,7 @@ func init() {
 			if B == 0 {
 				nelem = reg.Top() - RA - 1
 			}
+			table.setListSize(offset + nelem) // luarun: as 5.1's SETLIST
 			for i := 1; i <= nelem; i++ {
 				table.RawSetInt(offset+i, reg.Get(RA+i))
 			}
@@ -2145,6 +2194,7 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			proto := cf.Fn.Proto.FunctionPrototypes[Bx]
+			L.charge(functionBytes + 8*int(proto.NumUpvalues)) // luarun (memory.go)
 			closure := newLFunctionL(proto, cf.Fn.Env, int(proto.NumUpvalues))
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
@@ -2413,15 +2463,18 @@ func stringConcat(L *LState, total, last int) LValue {
 		} else {
 			buf := make([]string, total+1)
 			buf[total] = LVAsString(rhs)
+			size := len(buf[total])
 			for total > 0 {
 				lhs = L.reg.Get(i)
 				if !LVCanConvToString(lhs) {
 					break
 				}
 				buf[total-1] = LVAsString(lhs)
+				size += len(buf[total-1])
 				i--
 				total--
 			}
+			L.charge(size) // luarun: before the join (memory.go)
 			rhs = LString(strings.Join(buf, ""))
 			rhsIdx = -1
 		}

@@ -44,6 +44,7 @@ func builtinProto(name string) *lua.FunctionProto {
 			panic("luaproc: builtin/" + name + ".lua: " + err.Error())
 		}
 		noArgTable(proto)
+		markStandsForC(proto)
 		return proto
 	}))
 	return once.(func() *lua.FunctionProto)()
@@ -51,3 +52,13 @@ func builtinProto(name string) *lua.FunctionProto {
 
 // isBuiltin reports whether a function's source is one of builtin/'s.
 func isBuiltin(source string) bool { return strings.HasPrefix(source, builtinPrefix) }
+
+// markStandsForC marks proto and the functions defined in it as code
+// that scripts see as C functions: their tail calls (pcall_step calling
+// itself) are not lost levels of the script's stack (frameAt).
+func markStandsForC(proto *lua.FunctionProto) {
+	proto.StandsForC = true
+	for _, p := range proto.FunctionPrototypes {
+		markStandsForC(p)
+	}
+}

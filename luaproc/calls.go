@@ -100,6 +100,7 @@ type callMonitor struct {
 
 // call is process.call(target, msg [, timeout]).
 func (p *luaProcess) call(L *lua.LState) int {
+	p.notInMatch(L, "process.call")
 	to, ok := p.target(L, 1)
 	msg := L.Get(2)
 	if msg == lua.LNil {

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 	"time"
 
@@ -38,10 +39,11 @@ type ClusterNode interface {
 	Register(ctx context.Context, name string, pid scheduler.PID) error
 	Whereis(name string) (scheduler.PID, bool)
 	// SpawnOn starts a process of a script (its name and source) on the
-	// node called node; ServeSpawns gives the node this runtime's side of
-	// such requests (New calls it before Attach).
-	SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any) (scheduler.PID, error)
-	ServeSpawns(spawn func(name string, source []byte, entry string, args []any) (scheduler.PID, error))
+	// node called node, telling it the permissions this runtime has
+	// (allowed); ServeSpawns gives the node this runtime's side of such
+	// requests (New calls it before Attach), with the requester's.
+	SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
+	ServeSpawns(spawn func(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error))
 }
 
 // spawnCommand is the command of process.spawn_on to another node.
@@ -83,7 +85,7 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 	go func() {
 		ctx, cancel := context.WithTimeout(c.Ctx, spawnTimeout)
 		defer cancel()
-		pid, err := rt.cluster.SpawnOn(ctx, node, name, source, entry, args)
+		pid, err := rt.cluster.SpawnOn(ctx, node, name, source, entry, args, rt.permissions())
 		if err != nil {
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
@@ -96,10 +98,27 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 // spawnTimeout bounds a spawn request's round trip.
 const spawnTimeout = 10 * time.Second
 
+// permissions are the permissions this runtime allows, sorted.
+func (rt *Runtime) permissions() []string {
+	var out []string
+	for name, on := range rt.allowed {
+		if on {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // spawnRequested starts a process of a script another node sent, under
-// this runtime's permissions. Scripts are compiled once per content (by
-// its SHA-256) and kept for the runtime's life.
-func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any) (scheduler.PID, error) {
+// this runtime's permissions. A node whose runtime lacks a permission
+// this one has is refused (a --sandbox node cannot reach, through
+// another, what its own sandbox denies). Scripts are compiled once per
+// content (by its SHA-256) and kept for the runtime's life.
+func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
+	if err := rt.coveredBy(allowed); err != nil {
+		return 0, err
+	}
 	sum := sha256.Sum256(source)
 	rt.shipped.mu.Lock()
 	s := rt.shipped.scripts[sum]
@@ -128,6 +147,21 @@ func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args
 		return 0, err
 	}
 	return h.PID(), nil
+}
+
+// coveredBy returns an error unless allowed has every permission this
+// runtime has.
+func (rt *Runtime) coveredBy(allowed []string) error {
+	has := map[string]bool{}
+	for _, a := range allowed {
+		has[a] = true
+	}
+	for _, p := range rt.permissions() {
+		if !has[p] {
+			return fmt.Errorf("refused: this node allows %q, which the requesting node does not", p)
+		}
+	}
+	return nil
 }
 
 // shippedScripts are the scripts other nodes sent, by the hash of their

@@ -38,6 +38,9 @@ type converter struct {
 	objectMT lua.LValue
 	// visiting holds the tables on the current path, to refuse cycles.
 	visiting map[*lua.LTable]bool
+	// moves: a movable userdata (a socket's handle, serving.go) moves
+	// into the value; without it, userdata cannot be sent.
+	moves bool
 }
 
 // toPayload converts v, naming it path in errors.
@@ -46,10 +49,17 @@ func toPayload(v lua.LValue, path string) (any, error) {
 	return c.toGo(v, path, 0)
 }
 
-// toPayloads converts a list of values, naming them by the names path(i).
+// toMoved is toPayload for a message: sockets' handles move into it.
+func toMoved(v lua.LValue, path string) (any, error) {
+	c := converter{objectMT: jsonObjectMT, moves: true}
+	return c.toGo(v, path, 0)
+}
+
+// toPayloads converts a list of values (a process's results: sockets'
+// handles move into them), naming them by the names path(i).
 func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 	out := make([]any, len(vs))
-	c := converter{objectMT: jsonObjectMT}
+	c := converter{objectMT: jsonObjectMT, moves: true}
 	for i, v := range vs {
 		x, err := c.toGo(v, path(i), 0)
 		if err != nil {
@@ -80,6 +90,13 @@ func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
 				return nil, nil
 			}
 			return payload.Null, nil // a message: it arrives as json.null
+		}
+		if m, ok := x.Value.(movable); ok && c.moves {
+			v, err := m.Move()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return v, nil
 		}
 		return nil, fmt.Errorf("%s: userdata cannot be sent", path)
 	case *lua.LFunction:
@@ -222,8 +239,10 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case float64:
 		return lua.LNumber(x)
 	case string:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []byte:
+		chargeString(L, len(x))
 		return lua.LString(x)
 	case []any:
 		t := L.CreateTable(len(x), 0)
@@ -250,11 +269,17 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 			t.RawSet(lk, c.toLua(L, e))
 		}
 		return t
-	case lua.LNumber, lua.LString, lua.LBool: // a scalar message (messageValue)
+	case lua.LString: // a scalar message (messageValue)
+		chargeString(L, len(x))
+		return x
+	case lua.LNumber, lua.LBool: // a scalar message (messageValue)
 		return x.(lua.LValue)
 	case error:
 		return lua.LString(x.Error())
 	default:
+		if lv, ok := arrival(L, x); ok { // a socket moved here (serving.go)
+			return lv
+		}
 		return lua.LString(fmt.Sprint(x))
 	}
 }
@@ -263,4 +288,13 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func toLuaValue(L *lua.LState, v any) lua.LValue {
 	c := converter{objectMT: jsonObjectMT}
 	return c.toLua(L, v)
+}
+
+// chargeString charges L for a large string it takes in (a message, a
+// result, a file's contents: lua/memory.go); a short one is not worth
+// the call.
+func chargeString(L *lua.LState, n int) {
+	if n >= 64 {
+		L.Charge(n)
+	}
 }

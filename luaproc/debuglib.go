@@ -238,16 +238,20 @@ func debugSetlocal(L *lua.LState) int {
 	th, n := threadArg(L)
 	level, local := L.CheckInt(n), L.CheckInt(n+1)
 	v := L.CheckAny(n + 2)
-	t, f := frameAt(th, level)
-	if f == nil {
+	t, f, tail, top := levelOf(L, th, level)
+	if f == nil && top == nil {
 		L.ArgError(n, "level out of range")
 	}
-	if hiddenLocals(f, level) {
-		return 0
+	if top != nil || tail > 0 || hiddenLocals(f, level) {
+		// a lost tail call has no locals, nor a dropped Go function:
+		// nil, as 5.1 past a C function's slots
+		L.Push(lua.LNil)
+		return 1
 	}
 	name := t.SetLocalAt(f.Idx, local, v)
 	if name == "" {
-		return 0
+		L.Push(lua.LNil) // as 5.1: nil, not nothing
+		return 1
 	}
 	L.Push(lua.LString(name))
 	return 1
@@ -281,8 +285,11 @@ func debugTraceback(L *lua.LState) int {
 	level = L.OptInt(n+1, level)
 	p := procOf(L)
 	var tb string
-	if t, f := frameAt(th, level); f != nil {
-		tb = tracebackFrom(p, t, f, level, p.entryName())
+	if t, f, tail, top := levelOf(L, th, level); top != nil {
+		levels := append([]tbLevel{{name: callName(top)}}, tracebackLevels(p, t, top, p.entryName())...)
+		tb = writeTraceback(levels, 0, 0)
+	} else if f != nil {
+		tb = tracebackFrom(p, t, f, level, tail, p.entryName())
 	} else {
 		tb = "stack traceback:"
 	}
@@ -304,12 +311,20 @@ func debugGetinfo(L *lua.LState) int {
 	case *lua.LFunction:
 		fn = v
 	case lua.LNumber:
-		_, frame = frameAt(th, int(v))
-		if frame == nil {
+		_, f, tail, top := levelOf(L, th, int(v))
+		if top != nil {
+			L.Push(droppedInfo(L, top, what, n+1))
+			return 1
+		}
+		if f == nil {
 			L.Push(lua.LNil)
 			return 1
 		}
-		fn = frame.Fn
+		if tail > 0 {
+			L.Push(tailCallInfo(L, what, n+1))
+			return 1
+		}
+		frame, fn = f, f.Fn
 	default:
 		L.ArgError(n, "function or level expected")
 	}
@@ -386,17 +401,117 @@ func debugGetinfo(L *lua.LState) int {
 	return 1
 }
 
+// levelOf is frameAt for the debug functions, which may name another
+// coroutine than the running L: one suspended in a Go function (a
+// yield) has that function as level 0 in Lua 5.1, and the interpreter
+// dropped its frame (droppedCall). Level 0 of such a
+// coroutine is answered as top, the frame that called the function (f
+// nil); the levels past it are frameAt's one lower.
+func levelOf(L, th *lua.LState, level int) (t *lua.LState, f *callFrame, tail int, top *callFrame) {
+	if caller := droppedCall(L, th); caller != nil {
+		if level == 0 {
+			return th, nil, 0, caller
+		}
+		level--
+	}
+	t, f, tail = frameAt(th, level)
+	return t, f, tail, nil
+}
+
+// droppedCall is, for a coroutine th that is not L, suspended, whose
+// top frame is a script's waiting on a call (the yield it is suspended
+// in), that frame; else nil. (One an error ended keeps the frame that
+// raised.)
+func droppedCall(L, th *lua.LState) *callFrame {
+	if th == L || th.Dead {
+		return nil
+	}
+	f := currentFrame(th)
+	if f == nil || opaqueFrame(f) {
+		return nil
+	}
+	if inst, ok := pendingInstruction(f); !ok || (opcode(inst) != lua.OP_CALL && opcode(inst) != lua.OP_TAILCALL) {
+		return nil
+	}
+	return f
+}
+
+// droppedInfo is debug.getinfo's table of the Go function a coroutine is
+// suspended in (levelOf), called by frame caller: a C function's, as
+// 5.1's, named by the call; its function is not known ('f' gives none).
+func droppedInfo(L *lua.LState, caller *callFrame, what string, n int) *lua.LTable {
+	t := L.CreateTable(0, 8)
+	for _, c := range what {
+		switch c {
+		case 'S':
+			t.RawSetString("source", lua.LString("=[C]"))
+			t.RawSetString("short_src", lua.LString("[C]"))
+			t.RawSetString("what", lua.LString("C"))
+			t.RawSetString("linedefined", lua.LNumber(-1))
+			t.RawSetString("lastlinedefined", lua.LNumber(-1))
+		case 'l':
+			t.RawSetString("currentline", lua.LNumber(-1))
+		case 'u':
+			t.RawSetString("nups", lua.LNumber(0))
+		case 'n':
+			if name := callName(caller); name != "" && name != "?" {
+				t.RawSetString("name", lua.LString(name))
+				t.RawSetString("namewhat", lua.LString(callNameWhat(caller)))
+			} else {
+				t.RawSetString("namewhat", lua.LString(""))
+			}
+		case 'f', 'L':
+		default:
+			L.ArgError(n, "invalid option")
+		}
+	}
+	return t
+}
+
+// tailCallInfo is debug.getinfo's table of a call lost to a tail call,
+// the fields what asks for (argument n) as Lua 5.1's info_tailcall fills
+// them: no function, no lines.
+func tailCallInfo(L *lua.LState, what string, n int) *lua.LTable {
+	t := L.CreateTable(0, 8)
+	for _, c := range what {
+		switch c {
+		case 'S':
+			t.RawSetString("source", lua.LString("=(tail call)"))
+			t.RawSetString("short_src", lua.LString("(tail call)"))
+			t.RawSetString("what", lua.LString("tail"))
+			t.RawSetString("linedefined", lua.LNumber(-1))
+			t.RawSetString("lastlinedefined", lua.LNumber(-1))
+		case 'l':
+			t.RawSetString("currentline", lua.LNumber(-1))
+		case 'u':
+			t.RawSetString("nups", lua.LNumber(0))
+		case 'n':
+			t.RawSetString("name", lua.LString(""))
+			t.RawSetString("namewhat", lua.LString(""))
+		case 'f', 'L': // no function, no lines: nil
+		default:
+			L.ArgError(n, "invalid option")
+		}
+	}
+	return t
+}
+
 // debugGetlocal is debug.getlocal([thread,] level, n): the name and value
 // of local n of the script function at level, or nothing.
 func debugGetlocal(L *lua.LState) int {
 	th, n := threadArg(L)
 	level, local := L.CheckInt(n), L.CheckInt(n+1)
-	t, f := frameAt(th, level)
-	if f == nil {
+	t, f, tail, top := levelOf(L, th, level)
+	if f == nil && top == nil {
 		L.ArgError(n, "level out of range")
 	}
+	if top != nil || tail > 0 { // a lost tail call has no locals: nil, as 5.1's
+		L.Push(lua.LNil)
+		return 1
+	}
 	if hiddenLocals(f, level) {
-		return 0
+		L.Push(lua.LNil) // as 5.1 past a C function's slots
+		return 1
 	}
 	name, v := t.GetLocalAt(f.Idx, local)
 	if name == "" {
@@ -567,8 +682,11 @@ func debugFenv(getfenv, setfenv *lua.LFunction) (get, set lua.LGFunction) {
 // (whose calledName is known): how the caller got the function it
 // called, read from the instruction that last wrote the called register
 // before the call ("global" when that cannot be told).
-func nameWhat(f *callFrame) string {
-	caller := f.Parent
+func nameWhat(f *callFrame) string { return callNameWhat(f.Parent) }
+
+// callNameWhat is getinfo's namewhat for the function the pending call of
+// frame caller calls (nameWhat).
+func callNameWhat(caller *callFrame) string {
 	code := caller.Fn.Proto.Code
 	pc := caller.Pc - 1
 	if pc < 0 || pc >= len(code) {

@@ -105,6 +105,10 @@
 // commands fs, http and exec (package commands; dofile and loadfile count
 // as "fs") work only when Options.Allow names them; otherwise using them
 // raises "os is not allowed (run without --sandbox or with --allow os)".
+// Serving (package serve) has two permissions of its own: "listen" for
+// http.serve and net.listen, "net" for net.connect; the functions are
+// there without them and raise when called. Shutdown drains the servers
+// (their requests in flight finish) before it cancels the processes.
 // Without "fs", process.spawn_file and require load only files inside the
 // program's directory (that of the script Start was given; symbolic links
 // resolved). Shutdown closes the idle HTTP connections.

@@ -17,9 +17,13 @@ type ScriptError struct {
 	// Value is the error value converted to a payload value when it is not
 	// a string (error({code = 7})), else nil.
 	Value any
+	// ValueType is the Lua type of the error value ("string", "nil",
+	// "table", ...), "" for a failure that no Lua error value made.
+	ValueType string
 
-	cause error  // what stopped the Lua code, if not itself (Unwrap)
-	entry string // the process's entry point (crash reports)
+	cause    error  // what stopped the Lua code, if not itself (Unwrap)
+	entry    string // the process's entry point (crash reports)
+	internal bool   // a Go panic: luarun's bug, reported with its stack (internal.go)
 }
 
 func (e *ScriptError) Error() string { return e.Message }
@@ -66,7 +70,7 @@ func (e *KilledError) Error() string {
 // debug.traceback and lua.c's handler), which decides where a deep stack
 // is cut (tracebackFrom).
 func traceback(L *lua.LState, entry string) string {
-	return tracebackFrom(nil, L, currentFrame(L), 2, entry)
+	return tracebackFrom(nil, L, currentFrame(L), 2, 0, entry)
 }
 
 // The levels Lua 5.1's db_errorfb shows of a deep stack: those up to
@@ -76,14 +80,23 @@ const (
 	tbLevels2 = 10
 )
 
-// tbLevel is one level of a traceback: a frame, the "(tail call)" level
-// after a frame a tail call replaced, or the "[C]: ?" of the host that
-// called a main chunk (lua.c's, in Lua 5.1).
+// tbLevel is one level of a traceback: a frame, the n "(tail call)"
+// levels after a frame whose function replaced n calls by tail calls, or
+// the "[C]: ?" of the host that called a main chunk (lua.c's, in Lua 5.1).
 type tbLevel struct {
 	f     *callFrame
 	name  string
 	where string // "file:line:", or "" for a Go function
-	kind  byte   // 0 a frame, 't' a tail call, 'C' the host
+	kind  byte   // 0 a frame, 't' tail calls, 'C' the host
+	n     int    // how many tail calls ('t')
+}
+
+// count is how many levels l stands for.
+func (l tbLevel) count() int {
+	if l.kind == 't' {
+		return l.n
+	}
+	return 1
 }
 
 func (l tbLevel) String() string {
@@ -107,19 +120,65 @@ func (l tbLevel) String() string {
 	case l.f.Fn.Proto.LineDefined == 0:
 		b.WriteString(" in main chunk")
 	default:
-		fmt.Fprintf(&b, " in function <%s:%d>", l.f.Fn.Proto.SourceName, l.f.Fn.Proto.LineDefined)
+		fmt.Fprintf(&b, " in function <%s:%d>", lua.ProtoPositionSource(l.f.Fn.Proto), l.f.Fn.Proto.LineDefined)
 	}
 	return b.String()
 }
 
-// tracebackFrom is traceback from frame f of th up, f being the stack's
-// level start (which decides where a deep stack is cut, as in Lua 5.1's
-// db_errorfb). With p, the walk goes on from a coroutine pcall runs its
+// tracebackFrom is traceback from frame f of th up, the stack's level
+// start being f, or (tail > 0) the tail-th of the calls f's tail calls
+// replaced (frameAt's answer for start); start decides where a deep stack
+// is cut, as in Lua 5.1's db_errorfb: the levels below tbLevels1, "...",
+// the last tbLevels2, when there are more than tbLevels2 + 1 past
+// tbLevels1. With p, the walk goes on from a coroutine pcall runs its
 // function in to the one that called pcall (debug.traceback), as
 // frameAt's does.
-func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, start int, entry string) string {
+func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, start, tail int, entry string) string {
+	return writeTraceback(tracebackLevels(p, th, f, entry), start, tail)
+}
+
+// writeTraceback writes levels, levels[skip] being level start, as
+// tracebackFrom describes.
+func writeTraceback(levels []tbLevel, start, tail int) string {
+	end := start - tail // the level after the last
+	for _, l := range levels {
+		end += l.count()
+	}
+	cutFrom, cutTo := end, end // the levels "..." stands for
+	if l := max(start, tbLevels1); l+tbLevels2+1 < end {
+		cutFrom, cutTo = l, end-tbLevels2
+	}
+	var b strings.Builder
+	b.WriteString("stack traceback:")
+	level := start - tail // of levels[i]'s first
+	for _, l := range levels {
+		first, next := max(level, start), level+l.count()
+		level = next
+		for ; first < next; first++ {
+			if first == cutFrom {
+				b.WriteString("\n\t...")
+			}
+			if first >= cutFrom && first < cutTo {
+				first = min(cutTo, next) - 1 // (a run of tail calls is skipped at once)
+				continue
+			}
+			b.WriteString("\n\t")
+			b.WriteString(l.String())
+		}
+	}
+	return b.String()
+}
+
+// tracebackLevels lists the levels of the stack from frame f of th up, as
+// tracebackFrom writes them: one per frame (a run of built-in frames as
+// the one the script called), one per call a frame's tail calls replaced
+// after it, the host's after a main chunk.
+func tracebackLevels(p *luaProcess, th *lua.LState, f *callFrame, entry string) []tbLevel {
+	// inPcall: the walk goes on from th's bottom to the thread that called
+	// pcall (th runs a pcall's function)
+	inPcall := func() bool { return p != nil && p.pthreads[th] && th.Parent != nil }
 	up := func(f *callFrame) *callFrame {
-		if f.Parent == nil && p != nil && p.pthreads[th] && th.Parent != nil {
+		if f.Parent == nil && inPcall() {
 			th = th.Parent
 			return currentFrame(th)
 		}
@@ -131,59 +190,37 @@ func tracebackFrom(p *luaProcess, th *lua.LState, f *callFrame, start int, entry
 	}
 	var levels []tbLevel
 	for ; f != nil; f = up(f) {
-		name, tail, where := calledName(f), f.TailCall > 0, ""
+		name, tails, where := calledName(f), f.TailCall, ""
 		if c := f.Parent; c != nil && !c.Fn.IsG && c.Fn.Proto == boot && (f.Fn.IsG || f.Fn.Proto.LineDefined != 0) {
 			name = entry // (boot calls the script's main chunk too)
 		}
 		switch {
 		case f.Fn.IsG:
 			if outer := outermostBuiltin(f.Parent); outer != nil {
-				name, tail = calledName(outer), outer.TailCall > 0
+				name, tails = calledName(outer), outer.TailCall
 				f = outer // the built-in's frames are this one
 			}
 		case isBuiltin(f.Fn.Proto.SourceName):
 			f = outermostBuiltin(f)
 			if f.Parent == nil {
 				// boot, or a task's trampoline: the bottom. A main
-				// chunk's caller is the host, as lua.c is in 5.1.
-				if n := len(levels); n > 0 && levels[n-1].kind == 0 && levels[n-1].where != "" && levels[n-1].f.Fn.Proto.LineDefined == 0 {
+				// chunk's caller is the host, as lua.c is in 5.1 (not a
+				// loaded chunk pcall or xpcall called).
+				if n := len(levels); n > 0 && !inPcall() && levels[n-1].kind == 0 && levels[n-1].where != "" && levels[n-1].f.Fn.Proto.LineDefined == 0 {
 					levels = append(levels, tbLevel{kind: 'C'})
 				}
 				continue
 			}
-			name, tail = calledName(f), f.TailCall > 0
+			name, tails = calledName(f), f.TailCall
 		default:
 			where = frameWhere(f)
 		}
 		levels = append(levels, tbLevel{f: f, name: name, where: where})
-		if tail {
-			levels = append(levels, tbLevel{kind: 't'})
+		if tails > 0 {
+			levels = append(levels, tbLevel{kind: 't', n: tails})
 		}
 	}
-	var b strings.Builder
-	b.WriteString("stack traceback:")
-	// Lua 5.1's db_errorfb, levels numbered from start.
-	exists := func(level int) bool { return level-start < len(levels) }
-	firstPart := true
-	for level := start; exists(level); {
-		l := levels[level-start]
-		level++
-		if level > tbLevels1 && firstPart {
-			if !exists(level + tbLevels2) {
-				level-- // no more than tbLevels2 more: keep going
-			} else {
-				b.WriteString("\n\t...")
-				for exists(level + tbLevels2) {
-					level++
-				}
-			}
-			firstPart = false
-			continue
-		}
-		b.WriteString("\n\t")
-		b.WriteString(l.String())
-	}
-	return b.String()
+	return levels
 }
 
 // outermostBuiltin returns the last of the built-in Lua frames that start
@@ -199,8 +236,16 @@ func outermostBuiltin(f *callFrame) *callFrame {
 // calledName is the name the caller of f used for it, if it called f by
 // a CALL instruction that the compiler named.
 func calledName(f *callFrame) string {
-	caller := f.Parent
-	if caller == nil || caller.Fn.IsG || f.TailCall > 0 || isBuiltin(caller.Fn.Proto.SourceName) {
+	if f.TailCall > 0 {
+		return ""
+	}
+	return callName(f.Parent)
+}
+
+// callName is the name the compiler gave the function that the pending
+// CALL instruction of frame caller calls, or "".
+func callName(caller *callFrame) string {
+	if caller == nil || opaqueFrame(caller) {
 		return "" // a built-in's local names are not the script's
 	}
 	for _, c := range caller.Fn.Proto.DbgCalls {
@@ -320,8 +365,8 @@ func luaError(L *lua.LState) int {
 // running Go function (level 0), or "" when there is none or it is
 // opaque (frameAt).
 func levelWhere(L *lua.LState, level int) string {
-	_, f := frameAt(L, level)
-	if f == nil || opaqueFrame(f) || frameLine(f) == 0 {
+	_, f, tail := frameAt(L, level)
+	if f == nil || tail > 0 || opaqueFrame(f) || frameLine(f) == 0 {
 		return ""
 	}
 	return frameWhere(f) + " "
@@ -336,9 +381,13 @@ func opaqueFrame(f *callFrame) bool { return f.Fn.IsG || isBuiltin(f.Fn.Proto.So
 // functions, built-in code) counts as one level, and the walk goes on
 // from the coroutine pcall runs its function in to the one that called
 // pcall, as the frames are one stack in Lua 5.1; it stops at the base of
-// any other coroutine. It returns the frame and its coroutine; a nil
-// frame when there is none.
-func frameAt(L *lua.LState, level int) (*lua.LState, *callFrame) {
+// any other coroutine. The calls a frame's function replaced by tail
+// calls (its TailCall) are as many levels right above it, as 5.1's lost
+// tail calls: when level is one of them, tail is its place among them
+// (1 the nearest) and f the frame that replaced them. It returns the
+// coroutine, the frame (nil when there is none) and tail (0 for the
+// frame itself).
+func frameAt(L *lua.LState, level int) (th *lua.LState, f *callFrame, tail int) {
 	p := procOf(L)
 	parent := func(th *lua.LState, f *callFrame) (*lua.LState, *callFrame) {
 		if f.Parent != nil || p == nil || !p.pthreads[th] || th.Parent == nil {
@@ -346,16 +395,43 @@ func frameAt(L *lua.LState, level int) (*lua.LState, *callFrame) {
 		}
 		return th.Parent, currentFrame(th.Parent)
 	}
-	th, f := L, currentFrame(L)
+	th, f = L, currentFrame(L)
 	for ; f != nil && level > 0; level-- {
+		if level <= f.TailCall {
+			return th, f, level
+		}
+		level -= f.TailCall
+		below := f
 		th, f = parent(th, f)
 		for f != nil && opaqueFrame(f) {
 			nth, next := parent(th, f)
-			if next == nil || !opaqueFrame(next) {
+			if next == nil {
+				if !p.calledByBoot(below) {
+					f = nil // a coroutine's base: 5.1 has none
+				}
+				break
+			}
+			if !opaqueFrame(next) {
 				break
 			}
 			th, f = nth, next
 		}
 	}
-	return th, f
+	return th, f, 0
+}
+
+// calledByBoot says whether the prelude's boot called f (the script's
+// main chunk or its entry point): boot stands for the host, a level as
+// lua.c's C function is in 5.1; a coroutine's base is none.
+func (p *luaProcess) calledByBoot(f *callFrame) bool {
+	return p != nil && p.tpl != nil && p.tpl.boot != nil && f.Parent != nil &&
+		!f.Parent.Fn.IsG && f.Parent.Fn.Proto == p.tpl.boot.Proto
+}
+
+// luaTypeName is v's Lua type name; a Go nil is nil.
+func luaTypeName(v lua.LValue) string {
+	if v == nil {
+		return "nil"
+	}
+	return v.Type().String()
 }

@@ -108,6 +108,22 @@ func blockContext(th *lua.LState, f *callFrame, root *lua.LState, sortFn *lua.LF
 	}
 }
 
+// canYieldTo says whether every coroutine from th up to root may yield
+// now: none runs a nested VM loop for a call from Go (lua's nCcalls,
+// LState.CanYield), which blockContext's reading of the frames misses
+// for a Lua function that Go code called from a Lua frame.
+func canYieldTo(th, root *lua.LState) bool {
+	for ; th != nil; th = th.Parent {
+		if !th.CanYield() {
+			return false
+		}
+		if th == root {
+			return true
+		}
+	}
+	return true
+}
+
 // inHook says whether th, or a coroutine that resumed it up to root, is
 // running its debug hook: a hook runs in a nested VM loop, which a yield
 // would corrupt (lua/hook.go).
@@ -135,8 +151,9 @@ func frameLine(f *callFrame) int {
 // frameWhere is "file:line:" of a Lua frame ("file:" if its line is not
 // known).
 func frameWhere(f *callFrame) string {
+	src := lua.ProtoPositionSource(f.Fn.Proto)
 	if line := frameLine(f); line > 0 {
-		return f.Fn.Proto.SourceName + ":" + strconv.Itoa(line) + ":"
+		return src + ":" + strconv.Itoa(line) + ":"
 	}
-	return f.Fn.Proto.SourceName + ":"
+	return src + ":"
 }

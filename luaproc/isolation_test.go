@@ -66,12 +66,13 @@ return true`, "")
 }
 
 // setfenv found its target by a different count of levels than
-// gopher-lua's setfenv (tail calls), and refused level 0.
+// gopher-lua's setfenv (tail calls), and refused level 0. Levels are Lua
+// 5.1's: g 1, the call x made by a tail call 2, main 3, boot 4.
 func TestSetfenvGuard(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	_, err := runLua(t, rt, "a.lua", `
 local secret = {owner = "process A"}
-local function g() setfenv(3, secret) end -- level 3: boot, past a tail call
+local function g() setfenv(4, secret) end -- level 4: boot, past a tail call
 local function x() return g() end
 function main() x() end`, "")
 	require.Error(t, err)

@@ -4,6 +4,8 @@ package luaproc
 // module(), the debug library, xpcall's handler, a first line of '#'.
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -374,4 +376,55 @@ return table.concat(out, "|")`, "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"unable to dump given function|unable to dump given function|" +
 		"unable to dump given function|unable to dump given function|42"}, res)
+}
+
+// TestTailCallLevelsAs51: the calls a function replaced by tail calls are
+// levels of the stack, as Lua 5.1's lost tail calls: getinfo describes
+// them ("tail", "=(tail call)", no func), getlocal has nil there,
+// getfenv, setfenv and error count them, tracebacks write one "(tail
+// call): ?" each (a run of 100000 cut as db_errorfb cuts it), a script's
+// tail call of pcall keeps the caller's level, and the "tail return"
+// hook events come after the return with the count dropping.
+// testdata/lua51/tail51.want.txt is lua5.1's output, checked again here when
+// lua5.1 is installed.
+func TestTailCallLevelsAs51(t *testing.T) {
+	sameOutputAs51(t, "tail51.lua")
+}
+
+// sameOutputAs51 runs testdata/lua51/name as a main chunk and checks that
+// it prints what the file's .want.txt holds (what lua5.1 printed for it),
+// and that lua5.1 still does when it is installed.
+func sameOutputAs51(t *testing.T, name string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("testdata/lua51", name))
+	require.NoError(t, err)
+	want, err := os.ReadFile(filepath.Join("testdata/lua51", strings.TrimSuffix(name, ".lua")+".want.txt"))
+	require.NoError(t, err)
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	_, err = runLua(t, rt, name, string(src), "")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), stdout.String())
+
+	lua51, err := exec.LookPath("lua5.1")
+	if err != nil {
+		t.Skip("lua5.1 is not installed: no comparison")
+	}
+	cmd := exec.Command(lua51, name)
+	cmd.Dir = "testdata/lua51"
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Equal(t, string(want), string(out), "lua5.1's output")
+}
+
+// TestCoroutineLevelsAs51: debug.traceback, getinfo, getlocal and
+// setlocal of a coroutine that is not running count its levels as Lua
+// 5.1 does: one suspended in a yield has that C function as level 0 (the
+// interpreter drops a yielding Go function's frame), one an error ended
+// keeps the frames it failed in with their locals (they were popped and
+// cleared), a coroutine's base has nothing below it (luarun's body
+// wrapper is not a level), and tail calls count there too.
+// testdata/lua51/coro51.want.txt is lua5.1's output, checked again here
+// when lua5.1 is installed.
+func TestCoroutineLevelsAs51(t *testing.T) {
+	sameOutputAs51(t, "coro51.lua")
 }

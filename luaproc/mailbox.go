@@ -41,6 +41,12 @@ func (m *message) luaValue(L *lua.LState) lua.LValue {
 	if m.lv != nil {
 		return m.lv
 	}
+	if p, ok := L.G.Views.Maker.(*luaProcess); ok && !p.taking {
+		// taken in whole: a refused charge would lose the message
+		// (memory.go)
+		p.taking = true
+		defer func() { p.taking = false }()
+	}
 	switch m.kind {
 	case kindDown, kindExit:
 		t := L.CreateTable(0, 3)

@@ -103,13 +103,23 @@ func (p *luaProcess) self(L *lua.LState) int {
 
 // argPayloads converts the arguments from position first on.
 func argPayloads(L *lua.LState, first int, fn string) payload.Payloads {
+	return convertArgs(L, first, fn, toPayload)
+}
+
+// spawnArgs is argPayloads for a local spawn: sockets' handles move to
+// the new process (serving.go).
+func spawnArgs(L *lua.LState, first int, fn string) payload.Payloads {
+	return convertArgs(L, first, fn, toMoved)
+}
+
+func convertArgs(L *lua.LState, first int, fn string, conv func(lua.LValue, string) (any, error)) payload.Payloads {
 	n := L.GetTop() - first + 1
 	if n <= 0 {
 		return nil
 	}
 	out := make(payload.Payloads, n)
 	for i := range n {
-		v, err := toPayload(L.Get(first+i), "arg"+strconv.Itoa(i+1))
+		v, err := conv(L.Get(first+i), "arg"+strconv.Itoa(i+1))
 		if err != nil {
 			L.RaiseError("%s: %v", fn, err)
 		}
@@ -121,7 +131,7 @@ func argPayloads(L *lua.LState, first int, fn string) payload.Payloads {
 func (p *luaProcess) spawn(L *lua.LState) int {
 	p.checkTopLevel(L, "process.spawn")
 	entry := L.CheckString(1)
-	args := argPayloads(L, 2, "process.spawn")
+	args := spawnArgs(L, 2, "process.spawn")
 	return p.start(L, p.script, entry, args)
 }
 
@@ -129,7 +139,7 @@ func (p *luaProcess) spawnFile(L *lua.LState) int {
 	p.checkTopLevel(L, "process.spawn_file")
 	path := L.CheckString(1)
 	entry := L.OptString(2, "")
-	args := argPayloads(L, 3, "process.spawn_file")
+	args := spawnArgs(L, 3, "process.spawn_file")
 	s, err := p.rt.loadRelative(path, p.script.dir, p.progDir)
 	if err != nil {
 		L.RaiseError("process.spawn_file: %v", err)
@@ -271,7 +281,7 @@ func messageValue(v lua.LValue) (any, error) {
 	case lua.LNumber, lua.LString, lua.LBool:
 		return v, nil
 	}
-	return toPayload(v, "msg")
+	return toMoved(v, "msg")
 }
 
 // goValue turns a message value into a payload value.
@@ -329,6 +339,7 @@ func optTimeout(L *lua.LState, n int) float64 {
 const maxTimeout = float64(math.MaxInt64 / int64(time.Second))
 
 func (p *luaProcess) wait(L *lua.LState) int {
+	p.notInMatch(L, "process.wait")
 	pid := checkPID(L, 1)
 	timeout := optTimeout(L, 2)
 	h, child := p.children[pid]
@@ -391,6 +402,7 @@ func (p *luaProcess) monotonic(L *lua.LState) int {
 }
 
 func (p *luaProcess) sleep(L *lua.LState) int {
+	p.notInMatch(L, "time.sleep")
 	d := float64(L.CheckNumber(1))
 	switch {
 	case d != d:

@@ -98,6 +98,15 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
+	// taking: a message is being converted for it, whole or not at all:
+	// no charge is refused meanwhile (memory.go).
+	taking bool
+	// memBaseKB: what the last walk found it holding; memEndKB: the count
+	// at which its state's grant runs out (memory.go). In KB, in 32 bits
+	// each, so that they fill the padding beside the flags around them:
+	// a luaProcess is 752 bytes, which with Go's 8-byte header for a
+	// large object is all of its size class (768).
+	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go). stoppedAt: where the code was when a cancelled
@@ -117,6 +126,7 @@ type luaProcess struct {
 	callSeq     uint64
 	monitors    map[uint64]scheduler.PID
 	trapping    atomic.Bool
+	memEndKB    uint32 // beside trapping, in its padding (memory.go)
 	timers      map[int64]*sendTimer
 	timerID     int64
 	timersKept  int
@@ -128,6 +138,7 @@ type luaProcess struct {
 	trace     string       // traceback of the last error raised in the root task
 	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
 	xpRunning int          // xpcall handlers running where their error was raised
+	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
 	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open; lineBufs: the lines read ahead for each handle's
@@ -270,9 +281,11 @@ func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LStat
 }
 
 // Step implements scheduler.Process.
-func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
+func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
-	defer func() { p.out = nil }()
+	bound := lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
+	defer func() { p.out = nil; lua.Unbind(bound) }()
+	defer p.recoverStep(out, &err) // internal.go
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -318,6 +331,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)
 	}
@@ -429,7 +443,7 @@ func (p *luaProcess) run(t *task) {
 func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			st, err = lua.ResumeError, &ScriptError{Message: fmt.Sprintf("internal error: %v", v)}
+			st, err = lua.ResumeError, p.internalError(v)
 		}
 	}()
 	args := t.args
@@ -520,7 +534,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 	if overflowed {
 		obj = overflowError(t.co, obj)
 	}
-	se := &ScriptError{Message: p.errorMessage(obj), entry: p.entryName()}
+	se := &ScriptError{Message: p.errorMessage(obj), ValueType: luaTypeName(obj), entry: p.entryName()}
 	if _, isString := obj.(lua.LString); !isString {
 		se.Value, _ = toPayload(obj, "error")
 	}
@@ -658,6 +672,7 @@ func (p *luaProcess) block(L *lua.LState, name string, r request) int {
 // blockable raises the error of the blocking call name if it cannot
 // block here; it returns the frame of the Go function making it.
 func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
+	p.notInMatch(L, name)
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
@@ -671,6 +686,9 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	f := currentFrame(L)
 	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
 		L.RaiseError("%s: cannot block inside %s", name, where)
+	}
+	if !canYieldTo(L, p.current.co) { // a Go boundary the frames do not show
+		L.RaiseError("%s: cannot block inside a Go function", name)
 	}
 	return f
 }

@@ -119,6 +119,7 @@ func linkedError(pid scheduler.PID, reason error) error {
 // receive is process.receive([timeout]) and process.receive{match=,
 // timeout=}: msg, from, kind, and the call handle for a call.
 func (p *luaProcess) receive(L *lua.LState) int {
+	p.notInMatch(L, "process.receive")
 	if opts, ok := L.Get(1).(*lua.LTable); ok {
 		return p.receiveMatch(L, opts)
 	}
@@ -161,12 +162,25 @@ func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
 	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout, match: f, scanned: p.mailbox.len()})
 }
 
+// notInMatch raises the error of name (process.receive, wait, call,
+// time.sleep or another blocking call) when a receive{match=} function
+// is running: a match function only looks at a message. Receiving
+// there would take entries from the mailbox the receive is scanning,
+// and blocking would suspend the scan (or, outside a step, could not).
+func (p *luaProcess) notInMatch(L *lua.LState, name string) {
+	if p.inMatch > 0 {
+		L.RaiseError("%s: cannot be called inside a receive{match=} function", name)
+	}
+}
+
 // accepts calls match(msg, from, kind) in L and reports whether it
 // returned true (an error it raises propagates).
 func (p *luaProcess) accepts(L *lua.LState, match *lua.LFunction, m *message) bool {
 	if m.lv == nil {
 		m.lv = m.luaValue(p.L)
 	}
+	p.inMatch++
+	defer func() { p.inMatch-- }()
 	L.Push(match)
 	L.Push(m.lv)
 	L.Push(p.pidValue(m.from))
@@ -252,6 +266,8 @@ func (p *luaProcess) acceptsAside(match *lua.LFunction, m *message) (ok bool, er
 	if m.lv == nil {
 		m.lv = m.luaValue(p.L)
 	}
+	p.inMatch++
+	defer func() { p.inMatch-- }()
 	err = co.CallByParam(lua.P{Fn: match, NRet: 1, Protect: true}, m.lv, p.pidValue(m.from), kindValues[m.kind])
 	if err != nil {
 		return false, errors.New(errorText(err))

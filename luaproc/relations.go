@@ -130,7 +130,7 @@ func (p *luaProcess) spawnMonitor(L *lua.LState) int {
 func (p *luaProcess) spawnRelated(L *lua.LState, fn string, opts scheduler.SubmitOptions) int {
 	p.checkTopLevel(L, fn)
 	entry := L.CheckString(1)
-	args := argPayloads(L, 2, fn)
+	args := spawnArgs(L, 2, fn)
 	n, ref := p.startWith(L, p.script, entry, args, opts)
 	if n == 1 && opts.Monitor != 0 {
 		if p.monitors == nil {

@@ -223,7 +223,10 @@ func (p *luaProcess) loadBuiltin(L *lua.LState) int {
 func (p *luaProcess) requireTables(L *lua.LState) int {
 	m := p.modules()
 	L.Push(m.loaded)
-	L.Push(m.packageField("loaders")) // require.lua checks it is a table
+	// The process's own package.loaders (its view of the shared default,
+	// made now: lua/cow.go), never the shared table, which a script could
+	// then reach through require's frame. require.lua checks it is a table.
+	L.Push(m.pkg.RawGetString("loaders"))
 	return 2
 }
 

@@ -187,8 +187,11 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	if errors.As(err, &le) {
 		return
 	}
-	entry, where := "?", ""
 	var se *ScriptError
+	if errors.As(err, &se) && se.internal {
+		return // reported when it happened, with its Go stack (internal.go)
+	}
+	entry, where := "?", ""
 	if errors.As(err, &se) {
 		entry = se.entry
 		for _, line := range strings.Split(se.Traceback, "\n\t")[1:] {

@@ -15,6 +15,7 @@ import (
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
+	"github.com/luarun/luarun/serve"
 )
 
 // Options configure a Runtime. The zero value is a working runtime with
@@ -23,10 +24,12 @@ type Options struct {
 	// Workers is the number of scheduler workers; 0 means GOMAXPROCS.
 	Workers int
 	// Allow lists the modules scripts may use beyond the always-present
-	// ones (any of Permissions: "os", "io", "fs", "http", "exec"). A
-	// module not allowed raises "<module> is not allowed ..." when used;
-	// "fs" also gives dofile and loadfile, and lets process.spawn_file
-	// load scripts from outside the program's directory.
+	// ones (any of Permissions: "os", "io", "fs", "http", "exec",
+	// "listen", "net"). A module not allowed raises "<module> is not
+	// allowed ..." when used; "fs" also gives dofile and loadfile, and
+	// lets process.spawn_file load scripts from outside the program's
+	// directory; "listen" gives http.serve and net.listen, "net"
+	// net.connect.
 	Allow []string
 	// Logger receives the log module's lines (with the process's pid);
 	// nil means a text logger on stderr at info level.
@@ -72,6 +75,24 @@ type Options struct {
 	// processes queued behind a busy one, and MaxStep and the slow-step
 	// warning do nothing. For measuring what the watchdog costs.
 	NoWatchdog bool
+	// MaxMemory bounds the memory of the whole runtime, in bytes: an
+	// allocation a process asks for that would take the Go heap past it
+	// raises "not enough memory" in that process (catchable by pcall),
+	// and when the heap passes it all the same a watchdog ends the
+	// process that counts the most with that error (memory.go). It also
+	// becomes Go's soft memory limit (debug.SetMemoryLimit) if that is
+	// higher. 0: three quarters of the machine's memory
+	// (DefaultMaxMemory); negative: no bound.
+	MaxMemory int64
+	// MaxProcessMemory bounds each process's memory, in bytes, as
+	// Erlang's max_heap_size does: an allocation that would take the
+	// process past it raises "not enough memory" in the process
+	// (catchable), and a process found holding more ends with that
+	// error. The count is what the runtime allocates on the process's
+	// behalf (strings, tables, stacks, closures, coroutines, the large
+	// strings of the messages it takes in), re-based on what it can
+	// still reach when it passes the bound (memory.go). 0: no bound.
+	MaxProcessMemory int64
 	// Cluster, when set, runs the runtime as a node of a cluster
 	// (cluster.Join): its PIDs name the node, and process.send reaches
 	// processes on the other nodes (cluster.go). The runtime attaches
@@ -85,10 +106,13 @@ type Options struct {
 type Runtime struct {
 	sched   *scheduler.Scheduler
 	reg     *scheduler.Registry
-	io      *commands.IO // fs, http and exec (reachable from Lua only if allowed)
+	io      *commands.IO   // fs, http and exec (reachable from Lua only if allowed)
+	serve   *serve.Service // http.serve and net (serving.go)
 	allowed map[string]bool
 	logger  *log.Logger
-	luaPath string // Options.LuaPath
+	// quietCrashes: Options.QuietCrashes (internal errors are not logged)
+	quietCrashes bool
+	luaPath      string // Options.LuaPath
 	// maxMailbox is Options.MaxMailbox, for the messages a process sends
 	// itself (sendToSelf).
 	maxMailbox int
@@ -106,6 +130,7 @@ type Runtime struct {
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
 
 	exit exitRequest // the first os.exit (runaway.go)
+	mem  *memBounds  // Options.MaxMemory and MaxProcessMemory (memory.go)
 
 	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
 	shipped shippedScripts // the scripts other nodes sent (cluster.go)
@@ -122,15 +147,15 @@ type Runtime struct {
 // New starts a runtime and its workers.
 func New(opts Options) *Runtime {
 	rt := &Runtime{
-		reg:     new(scheduler.Registry),
-		allowed: map[string]bool{},
-		logger:  opts.Logger,
-		out:     opts.Stdout,
-		luaPath: opts.LuaPath,
-		started: time.Now(),
-
-		maxMailbox: opts.MaxMailbox,
-		files:      newScriptFiles(),
+		reg:          new(scheduler.Registry),
+		allowed:      map[string]bool{},
+		logger:       opts.Logger,
+		out:          opts.Stdout,
+		luaPath:      opts.LuaPath,
+		started:      time.Now(),
+		files:        newScriptFiles(),
+		quietCrashes: opts.QuietCrashes,
+		maxMailbox:   opts.MaxMailbox,
 	}
 	for _, m := range opts.Allow {
 		rt.allowed[m] = true
@@ -143,8 +168,12 @@ func New(opts Options) *Runtime {
 	}
 	commands.Register(rt.reg)
 	rt.io = commands.NewIO()
+	rt.io.OnPanic = rt.ioPanicked // internal.go
 	rt.io.Register(rt.reg)
+	rt.serve = serve.New(serveHost{rt})
+	rt.serve.Register(rt.reg)
 	rt.exit.fn = opts.Exit
+	rt.mem = newMemBounds(opts, rt.kill)
 	so := scheduler.Options{
 		Workers: opts.Workers, Dispatcher: rt.reg,
 		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MailboxWarning: opts.MailboxWarning, MaxProcs: opts.MaxProcs,
@@ -270,7 +299,10 @@ func (rt *Runtime) Stats() Stats {
 	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load(), DroppedReplies: rt.droppedReplies.Load()}
 }
 
-// Shutdown stops taking new processes, cancels every live one (each ends
+// Shutdown first closes the servers of http.serve and waits, until ctx
+// is done, for the requests they are running (new connections are
+// refused meanwhile; the processes, those a request calls included, run
+// on). Then it stops taking new processes, cancels every live one (each ends
 // with the scheduler's shutdown error unless it finishes first), and
 // waits for them until ctx is done; then it abandons the rest (returning
 // a *scheduler.ShutdownError) and stops the workers. Then it waits, also
@@ -278,16 +310,21 @@ func (rt *Runtime) Stats() Stats {
 // which their cancelled processes make short, and closes idle HTTP
 // connections.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.serve.Shutdown(ctx) // its deadline passing ends the drain, not the shutdown
 	err := rt.sched.Shutdown(ctx)
+	rt.mem.close()
 	// after the processes: no I/O call or HTTP connection outlives the runtime
 	if ioErr := rt.io.Close(ctx); err == nil {
 		err = ioErr
+	}
+	if serveErr := rt.serve.Wait(ctx); err == nil {
+		err = serveErr
 	}
 	return err
 }
 
 func (rt *Runtime) writeOut(s string) {
 	rt.outMu.Lock()
+	defer rt.outMu.Unlock() // a Writer that panics must not keep it locked
 	io.WriteString(rt.out, s)
-	rt.outMu.Unlock()
 }

@@ -38,10 +38,11 @@ type SyntaxError struct {
 }
 
 func (e *SyntaxError) Error() string {
+	file := lua.PositionSource(e.File) // "=(command line)" as lua writes it
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
+		return fmt.Sprintf("%s:%d: %s", file, e.Line, e.Message)
 	}
-	return fmt.Sprintf("%s: %s", e.File, e.Message)
+	return fmt.Sprintf("%s: %s", file, e.Message)
 }
 
 // Compile compiles src under name (used in error messages and tracebacks).
@@ -73,7 +74,9 @@ func Compile(name, src string) (*Script, error) {
 		return nil, &SyntaxError{File: name, Message: err.Error()}
 	}
 	noArgTable(proto)
-	scriptSources.Store(name, struct{}{})
+	if !strings.HasPrefix(name, "=") { // "=name" is a chunk's name, not a file's
+		scriptSources.Store(name, struct{}{})
+	}
 	return &Script{name: name, proto: proto}, nil
 }
 
@@ -145,7 +148,7 @@ func syntaxError(name string, err error, lastLine int) error {
 		msg := strings.TrimSpace(pe.Message)
 		line := pe.Pos.Line
 		if line == parse.EOF {
-			return &SyntaxError{File: name, Line: lastLine, Message: msg + " at end of file"}
+			return &SyntaxError{File: name, Line: lastLine, Message: msg + " near '<eof>'"}
 		}
 		if pe.Token != "" {
 			msg = fmt.Sprintf("%s near '%s'", msg, pe.Token)

@@ -68,6 +68,7 @@ var stateOptions = lua.Options{
 	RegistryMaxSize:     1 << 20,
 	RegistryGrowStep:    128,
 	MinimizeStackMemory: true,
+	PropagateGoPanics:   true, // internal.go: a Go panic ends the process, pcall or not
 }
 
 // template is what every state of a Runtime copies or shares.
@@ -201,6 +202,7 @@ func (rt *Runtime) buildTemplate() *template {
 	if rt.allowed["fs"] {
 		tpl.loadFileHandles(L, g.RawGetString("fs").(*lua.LTable)) // fsfile.go
 	}
+	rt.addServing(L, g) // http.serve, net (serving.go)
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
 	tpl.rawResume = L.GetField(co, "resume").(*lua.LFunction).GFunction
@@ -257,7 +259,7 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 	})
 	globals.RawSetString("_G", globals)
 	for _, name := range Permissions {
-		if rt.allowed[name] {
+		if rt.allowed[name] || servePermissions[name] {
 			continue
 		}
 		mt := L.CreateTable(0, 2)
@@ -265,6 +267,8 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 		index := deniedFunc(name)
 		if name == lua.OsLibName { // reading the clock needs no permission
 			index = clockOnly(g.RawGetString(name).(*lua.LTable), index)
+		} else if t, ok := g.RawGetString(name).(*lua.LTable); ok { // http.serve (serving.go)
+			index = passThrough(t, index)
 		}
 		mt.RawSetString("__index", L.NewFunction(index))
 		mt.Share()
@@ -371,6 +375,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	p.L, p.tpl = L, tpl
 	views := &L.G.Views
 	views.Maker = p
+	p.startMemory()
 	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
@@ -440,11 +445,11 @@ func (p *luaProcess) openIo() *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor", "net"}
 
 // Permissions are the modules Options.Allow switches on (all of them in
 // the command-line runner unless --sandbox).
-var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec"}
+var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec", "listen", "net"}
 
 // ioModules are the I/O commands (commands.IO) by module: fs, http, exec.
 func ioModules() map[string][]string {
@@ -466,9 +471,18 @@ func commandTable(L *lua.LState, module string, fns []string, maker func(string)
 }
 
 // wrapGetfenv answers the calling state's globals where gopher-lua would
-// answer the template's (for a function the prelude made).
+// answer the template's (for a function the prelude made). A level is
+// counted as Lua 5.1 counts it (fenvLevel).
 func wrapGetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		if fn, ok := fenvLevel(L); ok {
+			L.Push(fn.Env)
+			if fn.IsG || fn.Env == tplEnv {
+				L.Pop(1)
+				L.Push(L.G.Global)
+			}
+			return 1
+		}
 		n := orig(L)
 		if n == 1 && L.Get(-1) == lua.LValue(tplEnv) {
 			L.Pop(1)
@@ -478,32 +492,52 @@ func wrapGetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	}
 }
 
-// wrapSetfenv refuses to change the environment of a shared function.
+// wrapSetfenv refuses to change the environment of a shared function. A
+// level is counted as Lua 5.1 counts it (fenvLevel); level 0 sets the
+// coroutine's environment, the state's own.
 func wrapSetfenv(tplEnv *lua.LTable, orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
-		var target *lua.LFunction
-		switch v := L.Get(1).(type) {
-		case *lua.LFunction:
-			target = v
-		case lua.LNumber:
-			// Find the frame the way gopher-lua's setfenv does: level
-			// parents up from setfenv's own frame, tail calls not counted.
-			// Level 0 sets the coroutine's environment, the state's own.
-			if level := int(v); level > 0 {
-				f := currentFrame(L)
-				for i := 0; i < level && f != nil; i++ {
-					f = f.Parent
-				}
-				if f != nil {
-					target = f.Fn
-				}
-			}
+		target, ok := fenvLevel(L)
+		if !ok {
+			target, _ = L.Get(1).(*lua.LFunction)
 		}
 		if target != nil && target.Env == tplEnv {
 			L.RaiseError("setfenv: cannot change the environment of a luarun built-in")
 		}
-		return orig(L)
+		if !ok {
+			return orig(L)
+		}
+		env := L.CheckTable(2)
+		if target.IsG {
+			L.RaiseError("cannot change the environment of given object")
+		}
+		target.Env = env
+		L.Push(target)
+		return 1
 	}
+}
+
+// fenvLevel is the function at the level getfenv's or setfenv's first
+// argument names, when it is a level above 0, counted as frameAt counts
+// (Lua 5.1's levels: tail calls count, a run of built-in frames is one
+// level). A level past the stack, or one a tail call replaced, raises
+// 5.1's errors.
+func fenvLevel(L *lua.LState) (*lua.LFunction, bool) {
+	v, ok := L.Get(1).(lua.LNumber)
+	if ok && int(v) < 0 {
+		L.ArgError(1, "level must be non-negative")
+	}
+	if !ok || int(v) == 0 {
+		return nil, false
+	}
+	_, f, tail := frameAt(L, int(v))
+	if f == nil {
+		L.ArgError(1, "invalid level")
+	}
+	if tail > 0 {
+		L.RaiseError("no function environment for tail call at level %d", int(v))
+	}
+	return f.Fn, true
 }
 
 // argTable is the global arg table as the standalone lua makes it: arg[0]

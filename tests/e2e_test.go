@@ -308,7 +308,7 @@ func TestCheck(t *testing.T) {
 	bad2 := writeScript(t, "bad2.lua", "function f()\n")
 	r := runLuarun(t, "", "check", good, bad1, bad2)
 	assert.Equal(t, 2, r.code)
-	assert.Equal(t, bad1+":1: syntax error near '='\n"+bad2+":2: syntax error at end of file\n", r.stderr)
+	assert.Equal(t, bad1+":1: syntax error near '='\n"+bad2+":2: syntax error near '<eof>'\n", r.stderr)
 	r = runLuarun(t, "", "check", good, "scripts/ring.lua")
 	assert.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "2 files ok\n", r.stdout)

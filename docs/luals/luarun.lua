@@ -436,6 +436,94 @@ function http.get(url, opts) end
 ---@return string? err
 function http.request(req) end
 
+---@class luarun.http.serve_options
+---@field timeout? number seconds a handler may run (default 30); past it: killed, 503
+---@field max_body? integer bytes (default 8 MB); larger: 413
+---@field max_header_bytes? integer (default 1 MB); larger: 431
+---@field read_timeout? number seconds to read a request (default 30)
+---@field idle_timeout? number seconds a keep-alive connection may idle (default 120)
+---@field max_concurrent? integer requests at once; beyond: 503
+---@field tls? {cert: string, key: string} PEM files
+
+---@class luarun.http.server
+---@field addr string the address it listens on
+local server = {}
+
+---Stop accepting, let the requests in flight finish; true once they have.
+---@return true
+function server:close() end
+
+---@class luarun.http.serve_request
+---@field method string
+---@field path string
+---@field url string the raw request URI
+---@field query table<string, string>
+---@field headers table<string, string> names lowercased
+---@field body string
+---@field remote string "ip:port"
+
+---Serve HTTP/1.1 (permission listen): each request runs as a new process
+---of entry with the request; its return value (a string, or
+---{status=, headers=, body=}) is the response.
+---@param addr string
+---@param entry string
+---@param opts? luarun.http.serve_options
+---@return luarun.http.server|nil srv
+---@return string? err
+function http.serve(addr, entry, opts) end
+
+-- net (permissions listen, net) ------------------------------------------
+
+---TCP listeners and connections. Accepts, reads and writes yield.
+net = {}
+
+---@class luarun.net.listener
+---@field addr string
+local listener = {}
+
+---@param timeout? number seconds
+---@return luarun.net.conn|nil c
+---@return string? err "timeout", "closed" or "moved"
+function listener:accept(timeout) end
+
+---@return true
+function listener:close() end
+
+---@class luarun.net.conn
+---@field remote string
+---@field local string
+local conn = {}
+
+---@param fmt? "l"|"L"|"a"|integer
+---@return string|nil data
+---@return string? err "closed", "timeout" or "moved"
+function conn:read(fmt) end
+
+---@param ... string|number
+---@return true|nil ok
+---@return string? err
+function conn:write(...) end
+
+---@param seconds number|nil nil or negative: none
+---@return true
+function conn:settimeout(seconds) end
+
+---@return true
+function conn:close() end
+
+---A listener (permission listen).
+---@param addr string
+---@return luarun.net.listener|nil l
+---@return string? err
+function net.listen(addr) end
+
+---A connection (permission net).
+---@param addr string
+---@param timeout? number seconds
+---@return luarun.net.conn|nil c
+---@return string? err
+function net.connect(addr, timeout) end
+
 -- exec (permission exec) ------------------------------------------------
 
 ---Programs, run without a shell, off the workers. Every call yields.

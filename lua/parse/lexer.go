@@ -485,6 +485,10 @@ type Lexer struct {
 	// luarun: the lines the last token read and the one before it end on
 	// (EndLine)
 	tokEnd, prevEnd int
+	// luarun: the locals and upvalues 5.1's parser would know (scope.go)
+	// and the line of the last 'function' read
+	scopes   scopes
+	funcLine int
 }
 
 // EndLine is the line the last token the parser consumed ends on, Lua
@@ -511,6 +515,9 @@ func (lx *Lexer) Lex(lval *yySymType) int {
 	}
 	if tok.Type >= 0 {
 		lx.countLevels(tok)
+	}
+	if tok.Type == TFunction {
+		lx.funcLine = tok.Pos.Line
 	}
 	if tok.Type < 0 {
 		return 0
@@ -574,6 +581,7 @@ func tokenText(tok ast.Token) string {
 
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
 	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil}
+	lexer.scopes.init()
 	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/luarun/luarun/lua/ast"
 )
 
-//line parser.go.y:34
+//line parser.go.y:41
 type yySymType struct {
 	yys   int
 	token ast.Token
@@ -132,7 +132,7 @@ const yyEofCode = 1
 const yyErrCode = 2
 const yyInitialStackSize = 16
 
-//line parser.go.y:563
+//line parser.go.y:660
 
 // blockEnd is the line of a block's last token: its last statement's, or
 // open's (the line of the token before the block) when it is empty
@@ -164,184 +164,192 @@ var yyExca = [...]int8{
 	-1, 1,
 	1, -1,
 	-2, 0,
-	-1, 18,
-	48, 33,
-	49, 33,
-	-2, 70,
-	-1, 97,
-	48, 34,
-	49, 34,
-	-2, 70,
+	-1, 20,
+	48, 40,
+	49, 40,
+	-2, 77,
+	-1, 62,
+	48, 26,
+	-2, 27,
+	-1, 103,
+	48, 41,
+	49, 41,
+	-2, 77,
 }
 
 const yyPrivate = 57344
 
-const yyLast = 616
+const yyLast = 606
 
 var yyAct = [...]uint8{
-	26, 92, 52, 25, 47, 88, 69, 58, 142, 158,
-	141, 54, 147, 56, 55, 35, 34, 139, 41, 42,
-	49, 118, 67, 63, 50, 51, 167, 137, 69, 64,
-	112, 113, 109, 48, 46, 45, 160, 85, 86, 87,
-	115, 110, 171, 95, 78, 143, 99, 96, 108, 50,
-	51, 136, 24, 103, 79, 80, 81, 82, 83, 23,
-	84, 43, 44, 84, 22, 111, 89, 110, 21, 69,
-	119, 120, 121, 122, 123, 124, 125, 126, 127, 128,
-	129, 130, 131, 132, 133, 134, 81, 82, 83, 170,
-	84, 153, 155, 33, 154, 144, 8, 138, 40, 153,
-	62, 18, 41, 42, 49, 114, 146, 149, 148, 151,
-	150, 71, 101, 152, 50, 51, 100, 50, 51, 157,
-	156, 64, 66, 65, 61, 70, 57, 116, 106, 192,
-	20, 189, 184, 76, 77, 75, 74, 78, 98, 159,
-	183, 95, 161, 97, 162, 72, 73, 79, 80, 81,
-	82, 83, 68, 84, 173, 174, 172, 177, 169, 164,
-	104, 168, 117, 53, 1, 140, 91, 175, 135, 32,
-	176, 19, 178, 7, 60, 180, 179, 59, 3, 28,
-	165, 39, 4, 187, 186, 27, 37, 2, 188, 0,
-	0, 29, 0, 191, 71, 0, 0, 0, 0, 0,
-	31, 0, 93, 30, 41, 42, 21, 0, 70, 0,
-	36, 0, 0, 0, 0, 0, 76, 77, 75, 74,
-	78, 94, 0, 38, 71, 90, 0, 0, 72, 73,
-	79, 80, 81, 82, 83, 0, 84, 0, 70, 0,
-	0, 0, 0, 163, 0, 0, 76, 77, 75, 74,
-	78, 0, 0, 0, 0, 0, 0, 0, 72, 73,
-	79, 80, 81, 82, 83, 28, 84, 39, 0, 0,
-	0, 27, 37, 145, 0, 0, 0, 29, 0, 0,
-	0, 0, 0, 0, 0, 0, 31, 0, 22, 30,
-	41, 42, 21, 28, 0, 39, 36, 0, 0, 27,
-	37, 0, 0, 0, 0, 29, 0, 0, 0, 38,
-	102, 0, 0, 0, 31, 0, 93, 30, 41, 42,
-	21, 28, 0, 39, 36, 0, 0, 27, 37, 0,
-	0, 0, 0, 29, 0, 94, 71, 38, 181, 0,
-	0, 0, 31, 0, 22, 30, 41, 42, 21, 0,
-	70, 0, 36, 0, 0, 0, 0, 0, 76, 77,
-	75, 74, 78, 71, 0, 38, 0, 0, 0, 0,
-	72, 73, 79, 80, 81, 82, 83, 70, 84, 0,
-	0, 182, 0, 0, 0, 76, 77, 75, 74, 78,
-	71, 0, 190, 0, 0, 0, 0, 72, 73, 79,
-	80, 81, 82, 83, 70, 84, 0, 0, 166, 0,
-	0, 0, 76, 77, 75, 74, 78, 71, 0, 0,
-	0, 0, 0, 0, 72, 73, 79, 80, 81, 82,
-	83, 70, 84, 0, 185, 0, 0, 0, 0, 76,
-	77, 75, 74, 78, 71, 0, 0, 0, 0, 0,
-	0, 72, 73, 79, 80, 81, 82, 83, 70, 84,
-	0, 107, 0, 0, 0, 0, 76, 77, 75, 74,
-	78, 71, 0, 105, 0, 0, 0, 0, 72, 73,
-	79, 80, 81, 82, 83, 70, 84, 0, 0, 0,
-	0, 0, 0, 76, 77, 75, 74, 78, 71, 0,
-	0, 0, 0, 0, 0, 72, 73, 79, 80, 81,
-	82, 83, 70, 84, 0, 0, 0, 0, 0, 71,
-	76, 77, 75, 74, 78, 0, 0, 0, 0, 0,
-	0, 0, 72, 73, 79, 80, 81, 82, 83, 0,
-	84, 76, 77, 75, 74, 78, 0, 0, 0, 0,
-	0, 0, 0, 72, 73, 79, 80, 81, 82, 83,
-	0, 84, 76, 77, 75, 74, 78, 0, 0, 0,
-	0, 0, 0, 0, 72, 73, 79, 80, 81, 82,
-	83, 0, 84, 6, 9, 0, 0, 0, 0, 13,
-	14, 12, 0, 15, 0, 0, 0, 5, 11, 0,
-	0, 0, 10, 17, 0, 0, 0, 0, 0, 0,
-	16, 22, 0, 0, 0, 21,
+	28, 177, 54, 27, 98, 66, 1, 166, 37, 49,
+	76, 56, 132, 59, 36, 76, 157, 52, 83, 84,
+	82, 81, 85, 53, 74, 120, 121, 127, 128, 117,
+	79, 80, 86, 87, 88, 89, 90, 168, 91, 92,
+	93, 94, 45, 46, 52, 101, 183, 95, 105, 102,
+	53, 152, 178, 151, 153, 109, 43, 44, 51, 60,
+	149, 116, 111, 26, 118, 114, 88, 89, 90, 119,
+	91, 50, 48, 47, 124, 25, 126, 133, 134, 135,
+	136, 137, 138, 139, 140, 141, 142, 143, 144, 145,
+	146, 147, 148, 85, 35, 76, 42, 8, 123, 20,
+	91, 154, 68, 86, 87, 88, 89, 90, 24, 91,
+	78, 170, 23, 52, 159, 158, 52, 156, 160, 53,
+	165, 162, 53, 164, 77, 130, 167, 43, 44, 51,
+	163, 169, 83, 84, 82, 81, 85, 70, 181, 113,
+	182, 104, 129, 103, 79, 80, 86, 87, 88, 89,
+	90, 101, 91, 107, 172, 171, 106, 73, 71, 72,
+	65, 131, 176, 62, 55, 203, 199, 22, 197, 179,
+	185, 186, 184, 196, 190, 180, 58, 174, 187, 110,
+	189, 150, 97, 122, 191, 34, 21, 193, 192, 195,
+	194, 75, 30, 67, 41, 13, 16, 200, 29, 39,
+	125, 201, 61, 202, 31, 69, 78, 7, 64, 63,
+	3, 175, 4, 33, 57, 99, 32, 43, 44, 23,
+	77, 2, 0, 38, 0, 0, 0, 0, 83, 84,
+	82, 81, 85, 0, 100, 78, 40, 0, 96, 0,
+	79, 80, 86, 87, 88, 89, 90, 0, 91, 77,
+	0, 0, 0, 0, 0, 173, 0, 83, 84, 82,
+	81, 85, 0, 0, 0, 0, 0, 0, 0, 79,
+	80, 86, 87, 88, 89, 90, 30, 91, 41, 0,
+	0, 0, 29, 39, 155, 0, 0, 0, 31, 0,
+	0, 0, 0, 0, 0, 0, 0, 33, 0, 24,
+	32, 43, 44, 23, 30, 0, 41, 38, 0, 0,
+	29, 39, 0, 0, 0, 0, 31, 0, 0, 0,
+	40, 108, 0, 0, 0, 33, 0, 99, 32, 43,
+	44, 23, 30, 0, 41, 38, 0, 0, 29, 39,
+	0, 0, 0, 0, 31, 0, 100, 78, 40, 178,
+	0, 0, 0, 33, 0, 24, 32, 43, 44, 23,
+	0, 77, 0, 38, 0, 0, 0, 0, 0, 83,
+	84, 82, 81, 85, 78, 0, 40, 0, 0, 0,
+	0, 79, 80, 86, 87, 88, 89, 90, 77, 91,
+	0, 0, 188, 0, 0, 0, 83, 84, 82, 81,
+	85, 78, 0, 178, 0, 0, 0, 0, 79, 80,
+	86, 87, 88, 89, 90, 77, 91, 0, 0, 161,
+	0, 0, 0, 83, 84, 82, 81, 85, 78, 0,
+	0, 0, 0, 0, 0, 79, 80, 86, 87, 88,
+	89, 90, 77, 91, 0, 198, 0, 0, 0, 0,
+	83, 84, 82, 81, 85, 78, 0, 0, 0, 0,
+	0, 0, 79, 80, 86, 87, 88, 89, 90, 77,
+	91, 0, 115, 0, 0, 0, 0, 83, 84, 82,
+	81, 85, 78, 0, 112, 0, 0, 0, 0, 79,
+	80, 86, 87, 88, 89, 90, 77, 91, 0, 0,
+	0, 0, 0, 0, 83, 84, 82, 81, 85, 78,
+	0, 0, 0, 0, 0, 0, 79, 80, 86, 87,
+	88, 89, 90, 77, 91, 0, 0, 0, 0, 0,
+	78, 83, 84, 82, 81, 85, 0, 0, 0, 0,
+	0, 0, 0, 79, 80, 86, 87, 88, 89, 90,
+	0, 91, 83, 84, 82, 81, 85, 0, 0, 0,
+	0, 0, 0, 0, 79, 80, 86, 87, 88, 89,
+	90, 0, 91, 6, 9, 0, 0, 0, 0, 14,
+	15, 12, 0, 17, 0, 0, 0, 5, 11, 0,
+	0, 0, 10, 19, 0, 0, 0, 0, 0, 0,
+	18, 24, 0, 0, 0, 23,
 }
 
 var yyPact = [...]int16{
-	-1000, -1000, 578, 12, 5, 311, -1000, 13, -17, -1000,
-	311, -1000, 311, 93, 91, 88, 90, 89, -1000, -1000,
-	-1000, 311, -1000, -1000, -1000, -21, 494, -1000, -1000, -1000,
-	-1000, -1000, -1000, -17, -1000, -1000, 311, 311, 311, 29,
-	-1000, -1000, 169, 311, 31, 311, 83, -1000, 79, 255,
-	-1000, -1000, 151, -1000, 467, 105, 440, 0, 18, 29,
-	-20, -1000, 72, -8, -1000, 95, -1000, 107, -34, 311,
-	311, 311, 311, 311, 311, 311, 311, 311, 311, 311,
-	311, 311, 311, 311, 311, 17, 17, 17, -1000, -4,
-	-1000, -39, -1000, -3, 311, 494, -21, -1000, -17, 220,
-	-1000, 67, -1000, -43, -1000, -1000, 311, -1000, 311, 311,
-	66, -1000, 61, 59, 29, 311, -1000, -1000, -1000, 494,
-	515, 536, 14, 14, 14, 14, 14, 14, 14, 44,
-	44, 17, 17, 17, 17, -46, -1000, -1000, -13, -1000,
-	283, -1000, -1000, 311, 190, -1000, -1000, -1000, 150, 494,
-	-1000, 359, 20, -1000, -1000, -1000, -1000, -21, -1000, 149,
-	58, -1000, 494, -6, -1000, 147, 311, -1000, 148, -1000,
-	-1000, 311, -1000, -1000, 311, 332, 131, -1000, 494, 123,
-	413, -1000, 311, -1000, -1000, -1000, 122, 386, -1000, -1000,
-	-1000, 120, -1000,
+	-1000, -1000, 568, 28, 16, 322, -1000, -6, 21, -1000,
+	322, -1000, 322, 11, 130, 127, 65, 125, 126, 124,
+	-1000, -1000, -1000, 322, -1000, -1000, -1000, -34, 505, -1000,
+	-1000, -1000, -1000, -1000, -1000, 21, -1000, -1000, 322, 322,
+	322, 65, -1000, -1000, 182, 322, 75, 322, 123, -1000,
+	120, 266, -1000, -1000, 170, -1000, 478, 116, -1000, 451,
+	322, 15, -1000, 65, -25, -1000, -1000, 43, -1000, -21,
+	109, -1000, 93, -1000, 106, -43, 322, 322, 322, 322,
+	322, 322, 322, 322, 322, 322, 322, 322, 322, 322,
+	322, 322, 54, 54, 54, -1000, -1000, 4, -1000, 6,
+	322, 505, -34, -1000, 21, 231, -1000, 92, -1000, -39,
+	-1000, -1000, -1000, 322, -1000, -1000, 370, 322, 97, -1000,
+	90, 87, -48, -1000, -1000, -12, -1000, 322, 78, -1000,
+	-1000, -1000, -1000, 505, 526, -8, 63, 63, 63, 63,
+	63, 63, 63, 24, 24, 54, 54, 54, 54, -1000,
+	294, -1000, -1000, 322, 202, -1000, -1000, -1000, 168, 505,
+	-1000, 322, 46, -1000, -1000, -1000, -1000, 166, 107, -34,
+	-1000, -1000, 505, -2, -1000, 163, 343, -1000, -1000, 165,
+	-1000, -1000, -1000, 322, -1000, -1000, 322, -1000, 322, 164,
+	-1000, 505, 159, 424, 157, 397, -1000, -1000, -1000, -1000,
+	-1000, -1000, 156, -1000,
 }
 
 var yyPgo = [...]uint8{
-	0, 163, 187, 2, 182, 180, 178, 177, 174, 173,
-	98, 7, 3, 0, 16, 93, 130, 171, 4, 169,
-	5, 168, 15, 166, 1, 165,
+	0, 6, 221, 2, 214, 212, 211, 210, 209, 208,
+	207, 96, 205, 202, 200, 196, 195, 1, 193, 3,
+	0, 14, 94, 167, 186, 9, 185, 5, 183, 8,
+	182, 4, 181, 164,
 }
 
 var yyR1 = [...]int8{
-	0, 1, 1, 1, 2, 2, 2, 3, 4, 4,
-	4, 4, 4, 4, 4, 4, 4, 4, 4, 4,
-	4, 4, 4, 4, 5, 5, 6, 6, 6, 7,
-	7, 8, 8, 9, 9, 10, 10, 10, 11, 11,
-	12, 12, 13, 13, 13, 13, 13, 13, 13, 13,
-	13, 13, 13, 13, 13, 13, 13, 13, 13, 13,
-	13, 13, 13, 13, 13, 13, 13, 13, 13, 14,
-	15, 15, 15, 15, 17, 16, 16, 18, 18, 18,
-	18, 19, 20, 20, 21, 21, 21, 22, 22, 23,
-	23, 23, 24, 24, 24, 25, 25,
+	0, 1, 1, 1, 2, 2, 2, 3, 4, 33,
+	5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+	5, 5, 5, 5, 5, 5, 16, 13, 13, 17,
+	15, 6, 6, 7, 7, 7, 8, 8, 9, 9,
+	10, 10, 11, 11, 11, 12, 12, 19, 19, 20,
+	20, 20, 20, 20, 20, 20, 20, 20, 20, 20,
+	20, 20, 20, 20, 20, 20, 20, 20, 20, 20,
+	20, 20, 20, 20, 20, 20, 21, 22, 22, 22,
+	22, 24, 23, 23, 25, 25, 25, 25, 26, 27,
+	27, 18, 28, 28, 28, 14, 14, 29, 29, 30,
+	30, 30, 31, 31, 31, 32, 32,
 }
 
 var yyR2 = [...]int8{
-	0, 1, 2, 3, 0, 2, 3, 1, 3, 1,
-	3, 5, 4, 6, 8, 9, 11, 7, 3, 4,
-	4, 2, 3, 2, 0, 5, 1, 2, 1, 1,
-	3, 1, 3, 1, 3, 1, 4, 3, 1, 3,
-	1, 3, 1, 1, 1, 1, 1, 1, 1, 1,
-	1, 3, 3, 3, 3, 3, 3, 3, 3, 3,
-	3, 3, 3, 3, 3, 3, 2, 2, 2, 1,
-	1, 1, 1, 3, 3, 2, 4, 2, 3, 1,
-	1, 2, 5, 4, 1, 1, 3, 2, 3, 1,
+	0, 1, 2, 3, 0, 2, 3, 2, 2, 0,
+	3, 1, 3, 5, 4, 6, 8, 8, 10, 7,
+	3, 2, 4, 2, 3, 2, 2, 1, 3, 1,
+	3, 0, 5, 1, 2, 1, 1, 3, 1, 3,
+	1, 3, 1, 4, 3, 1, 3, 1, 3, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 3, 3,
+	3, 3, 3, 3, 3, 3, 3, 3, 3, 3,
+	3, 3, 3, 2, 2, 2, 1, 1, 1, 1,
+	3, 3, 2, 4, 2, 3, 1, 1, 2, 5,
+	4, 1, 1, 1, 3, 1, 3, 2, 3, 1,
 	3, 2, 3, 5, 1, 1, 1,
 }
 
 var yyChk = [...]int16{
-	-1000, -1, -2, -6, -4, 19, 5, -9, -15, 6,
-	24, 20, 13, 11, 12, 15, 32, 25, -10, -17,
-	-16, 37, 33, 47, 47, -12, -13, 16, 10, 22,
-	34, 31, -19, -15, -14, -22, 41, 17, 54, 12,
-	-10, 35, 36, 48, 49, 52, 51, -18, 50, 37,
-	-22, -14, -3, -1, -13, -3, -13, 33, -11, -7,
-	-8, 33, 12, -11, 33, 33, 33, -13, -16, 49,
-	18, 4, 38, 39, 29, 28, 26, 27, 30, 40,
-	41, 42, 43, 44, 46, -13, -13, -13, -20, 37,
-	56, -23, -24, 33, 52, -13, -12, -10, -15, -13,
-	33, 33, 55, -12, 9, 6, 23, 21, 48, 14,
-	49, -20, 50, 51, 33, 48, 32, 55, 55, -13,
-	-13, -13, -13, -13, -13, -13, -13, -13, -13, -13,
-	-13, -13, -13, -13, -13, -21, 55, 31, -11, 56,
-	-25, 49, 47, 48, -13, 53, -18, 55, -3, -13,
-	-3, -13, -12, 33, 33, 33, -20, -12, 55, -3,
-	49, -24, -13, 53, 9, -5, 49, 6, -3, 9,
-	31, 48, 9, 7, 8, -13, -3, 9, -13, -3,
-	-13, 6, 49, 9, 9, 21, -3, -13, -3, 9,
-	6, -3, 9,
+	-1000, -1, -2, -7, -5, 19, 5, -10, -22, 6,
+	24, 20, 13, -16, 11, 12, -15, 15, 32, 25,
+	-11, -24, -23, 37, 33, 47, 47, -19, -20, 16,
+	10, 22, 34, 31, -26, -22, -21, -29, 41, 17,
+	54, 12, -11, 35, 36, 48, 49, 52, 51, -25,
+	50, 37, -29, -21, -3, -33, -20, -4, -33, -20,
+	48, -13, 33, -8, -9, 33, -27, -18, 37, -12,
+	12, 33, 33, 33, -20, -23, 49, 18, 4, 38,
+	39, 29, 28, 26, 27, 30, 40, 41, 42, 43,
+	44, 46, -20, -20, -20, -27, 56, -30, -31, 33,
+	52, -20, -19, -11, -22, -20, 33, 33, 55, -19,
+	9, -1, 6, 23, -1, 21, -20, 14, 49, -27,
+	50, 51, -28, 55, 31, -14, 33, 48, 49, 33,
+	32, 55, 55, -20, -20, -20, -20, -20, -20, -20,
+	-20, -20, -20, -20, -20, -20, -20, -20, -20, 56,
+	-32, 49, 47, 48, -20, 53, -25, 55, -3, -20,
+	-3, 49, -19, 33, 33, 33, 55, -3, 49, -19,
+	33, -31, -20, 53, 9, -6, -20, -17, 6, -3,
+	9, 31, 33, 48, 9, 7, 8, -17, 49, -3,
+	9, -20, -3, -20, -3, -20, 9, 9, 21, 9,
+	-17, -3, -3, 9,
 }
 
 var yyDef = [...]int8{
-	4, -2, 1, 2, 5, 26, 28, 0, 9, 4,
-	0, 4, 0, 0, 0, 0, 0, 0, -2, 71,
-	72, 0, 35, 3, 6, 27, 40, 42, 43, 44,
-	45, 46, 47, 48, 49, 50, 0, 0, 0, 0,
-	70, 69, 0, 0, 0, 0, 0, 75, 0, 0,
-	79, 80, 0, 7, 0, 0, 0, 38, 0, 0,
-	29, 31, 0, 21, 38, 0, 23, 0, 72, 0,
+	4, -2, 1, 2, 5, 33, 35, 0, 11, 9,
+	0, 9, 0, 0, 0, 0, 0, 0, 0, 0,
+	-2, 78, 79, 0, 42, 3, 6, 34, 47, 49,
+	50, 51, 52, 53, 54, 55, 56, 57, 0, 0,
+	0, 0, 77, 76, 0, 0, 0, 0, 0, 82,
+	0, 0, 86, 87, 0, 4, 0, 0, 4, 0,
+	0, 0, -2, 0, 36, 38, 21, 0, 91, 23,
+	0, 45, 0, 25, 0, 79, 0, 0, 0, 0,
 	0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-	0, 0, 0, 0, 0, 66, 67, 68, 81, 0,
-	87, 0, 89, 35, 0, 94, 8, -2, 0, 0,
-	37, 0, 77, 0, 10, 4, 0, 4, 0, 0,
-	0, 18, 0, 0, 0, 0, 22, 73, 74, 41,
-	51, 52, 53, 54, 55, 56, 57, 58, 59, 60,
-	61, 62, 63, 64, 65, 0, 4, 84, 85, 88,
-	91, 95, 96, 0, 0, 36, 76, 78, 0, 12,
-	24, 0, 0, 39, 30, 32, 19, 20, 4, 0,
-	0, 90, 92, 0, 11, 0, 0, 4, 0, 83,
-	86, 0, 13, 4, 0, 0, 0, 82, 93, 0,
-	0, 4, 0, 17, 14, 4, 0, 0, 25, 15,
-	4, 0, 16,
+	0, 0, 73, 74, 75, 88, 97, 0, 99, 42,
+	0, 104, 10, -2, 0, 0, 44, 0, 84, 0,
+	12, 7, 9, 0, 8, 9, 0, 0, 0, 20,
+	0, 0, 0, 9, 92, 93, 95, 0, 0, 30,
+	24, 80, 81, 48, 58, 59, 60, 61, 62, 63,
+	64, 65, 66, 67, 68, 69, 70, 71, 72, 98,
+	101, 105, 106, 0, 0, 43, 83, 85, 0, 14,
+	31, 0, 0, 28, 37, 39, 9, 0, 0, 22,
+	46, 100, 102, 0, 13, 0, 0, 9, 29, 0,
+	90, 94, 96, 0, 15, 9, 0, 9, 0, 0,
+	89, 103, 0, 0, 0, 0, 19, 16, 9, 17,
+	9, 32, 0, 18,
 }
 
 var yyTok1 = [...]int8{
@@ -710,7 +718,7 @@ yydefault:
 
 	case 1:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:73
+//line parser.go.y:80
 		{
 			yyVAL.stmts = yyDollar[1].stmts
 			if l, ok := yylex.(*Lexer); ok {
@@ -719,7 +727,7 @@ yydefault:
 		}
 	case 2:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:79
+//line parser.go.y:86
 		{
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
@@ -729,7 +737,7 @@ yydefault:
 		}
 	case 3:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:86
+//line parser.go.y:93
 		{
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: the ';' */
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
@@ -739,13 +747,13 @@ yydefault:
 		}
 	case 4:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:95
+//line parser.go.y:102
 		{
 			yyVAL.stmts = []ast.Stmt{}
 		}
 	case 5:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:98
+//line parser.go.y:105
 		{
 			/* luarun: a statement's last line is its last token's, as Lua 5.1's lastline */
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char))
@@ -753,28 +761,41 @@ yydefault:
 		}
 	case 6:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:103
+//line parser.go.y:110
 		{
 			/* luarun: as in Lua 5.1, a ';' only ends a statement (";" and "a=1;;" are syntax errors) */
 			yyDollar[2].stmt.SetLastLine(endLine(yylex, yyrcvr.char)) /* the ';' */
 			yyVAL.stmts = append(yyDollar[1].stmts, yyDollar[2].stmt)
 		}
 	case 7:
-		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:110
+		yyDollar = yyS[yypt-2 : yypt+1]
+//line parser.go.y:120
 		{
-			yyVAL.stmts = yyDollar[1].stmts
+			yylex.(*Lexer).leaveBlock()
+			yyVAL.stmts = yyDollar[2].stmts
 		}
 	case 8:
+		yyDollar = yyS[yypt-2 : yypt+1]
+//line parser.go.y:126
+		{
+			yyVAL.stmts = yyDollar[2].stmts
+		}
+	case 9:
+		yyDollar = yyS[yypt-0 : yypt+1]
+//line parser.go.y:131
+		{
+			yylex.(*Lexer).enterBlock()
+		}
+	case 10:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:115
+//line parser.go.y:136
 		{
 			yyVAL.stmt = &ast.AssignStmt{Lhs: yyDollar[1].exprlist, Rhs: yyDollar[3].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].exprlist[0].Line())
 		}
-	case 9:
+	case 11:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:120
+//line parser.go.y:141
 		{
 			if _, ok := yyDollar[1].expr.(*ast.FuncCallExpr); !ok {
 				yylex.(*Lexer).Error("parse error")
@@ -783,33 +804,34 @@ yydefault:
 				yyVAL.stmt.SetLine(yyDollar[1].expr.Line())
 			}
 		}
-	case 10:
+	case 12:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:128
+//line parser.go.y:149
 		{
 			yyVAL.stmt = &ast.DoBlockStmt{Stmts: yyDollar[2].stmts, BodyEnd: blockEnd(yyDollar[2].stmts, yyDollar[1].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[3].token.Pos.Line)
 		}
-	case 11:
+	case 13:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:133
+//line parser.go.y:154
 		{
 			yyVAL.stmt = &ast.WhileStmt{Condition: yyDollar[2].expr, Stmts: yyDollar[4].stmts, BodyEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[5].token.Pos.Line)
 		}
-	case 12:
+	case 14:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:138
+//line parser.go.y:159
 		{
+			yylex.(*Lexer).leaveBlock() /* luarun: the condition sees the block's locals */
 			yyVAL.stmt = &ast.RepeatStmt{Condition: yyDollar[4].expr, Stmts: yyDollar[2].stmts}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[4].expr.Line())
 		}
-	case 13:
+	case 15:
 		yyDollar = yyS[yypt-6 : yypt+1]
-//line parser.go.y:143
+//line parser.go.y:165
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts, ThenEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			cur := yyVAL.stmt
@@ -820,9 +842,9 @@ yydefault:
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[6].token.Pos.Line)
 		}
-	case 14:
+	case 16:
 		yyDollar = yyS[yypt-8 : yypt+1]
-//line parser.go.y:153
+//line parser.go.y:175
 		{
 			yyVAL.stmt = &ast.IfStmt{Condition: yyDollar[2].expr, Then: yyDollar[4].stmts, ThenEnd: blockEnd(yyDollar[4].stmts, yyDollar[3].token.Pos.Line)}
 			cur := yyVAL.stmt
@@ -834,131 +856,177 @@ yydefault:
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[8].token.Pos.Line)
 		}
-	case 15:
-		yyDollar = yyS[yypt-9 : yypt+1]
-//line parser.go.y:164
-		{
-			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[2].token.Str, Init: yyDollar[4].expr, Limit: yyDollar[6].expr, Stmts: yyDollar[8].stmts, BodyEnd: blockEnd(yyDollar[8].stmts, yyDollar[7].token.Pos.Line)}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-			yyVAL.stmt.SetLastLine(yyDollar[9].token.Pos.Line)
-		}
-	case 16:
-		yyDollar = yyS[yypt-11 : yypt+1]
-//line parser.go.y:169
-		{
-			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[2].token.Str, Init: yyDollar[4].expr, Limit: yyDollar[6].expr, Step: yyDollar[8].expr, Stmts: yyDollar[10].stmts, BodyEnd: blockEnd(yyDollar[10].stmts, yyDollar[9].token.Pos.Line)}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-			yyVAL.stmt.SetLastLine(yyDollar[11].token.Pos.Line)
-		}
 	case 17:
-		yyDollar = yyS[yypt-7 : yypt+1]
-//line parser.go.y:174
+		yyDollar = yyS[yypt-8 : yypt+1]
+//line parser.go.y:186
 		{
+			yylex.(*Lexer).leaveBlock()
+			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[1].token.Str, Init: yyDollar[3].expr, Limit: yyDollar[5].expr, Stmts: yyDollar[7].stmts, BodyEnd: blockEnd(yyDollar[7].stmts, yyDollar[6].token.Pos.Line)}
+			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+			yyVAL.stmt.SetLastLine(yyDollar[8].token.Pos.Line)
+		}
+	case 18:
+		yyDollar = yyS[yypt-10 : yypt+1]
+//line parser.go.y:192
+		{
+			yylex.(*Lexer).leaveBlock()
+			yyVAL.stmt = &ast.NumberForStmt{Name: yyDollar[1].token.Str, Init: yyDollar[3].expr, Limit: yyDollar[5].expr, Step: yyDollar[7].expr, Stmts: yyDollar[9].stmts, BodyEnd: blockEnd(yyDollar[9].stmts, yyDollar[8].token.Pos.Line)}
+			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+			yyVAL.stmt.SetLastLine(yyDollar[10].token.Pos.Line)
+		}
+	case 19:
+		yyDollar = yyS[yypt-7 : yypt+1]
+//line parser.go.y:198
+		{
+			yylex.(*Lexer).leaveBlock()
 			yyVAL.stmt = &ast.GenericForStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist, Stmts: yyDollar[6].stmts, BodyEnd: blockEnd(yyDollar[6].stmts, yyDollar[5].token.Pos.Line)}
 			/* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
 			yyVAL.stmt.SetLine(yyDollar[4].exprlist[0].Line())
 			yyVAL.stmt.SetLastLine(yyDollar[7].token.Pos.Line)
 		}
-	case 18:
+	case 20:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:180
+//line parser.go.y:205
 		{
 			yyVAL.stmt = &ast.FuncDefStmt{Name: yyDollar[2].funcname, Func: yyDollar[3].funcexpr}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.stmt.SetLastLine(yyDollar[3].funcexpr.LastLine())
 		}
-	case 19:
-		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:185
-		{
-			yyVAL.stmt = &ast.LocalAssignStmt{Names: []string{yyDollar[3].token.Str}, Exprs: []ast.Expr{yyDollar[4].funcexpr}, Func: true}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-			yyVAL.stmt.SetLastLine(yyDollar[4].funcexpr.LastLine())
-		}
-	case 20:
-		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:190
-		{
-			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist}
-			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
-		}
 	case 21:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:194
+//line parser.go.y:210
 		{
-			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: []ast.Expr{}}
+			yyVAL.stmt = &ast.LocalAssignStmt{Names: []string{yyDollar[1].token.Str}, Exprs: []ast.Expr{yyDollar[2].funcexpr}, Func: true}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+			yyVAL.stmt.SetLastLine(yyDollar[2].funcexpr.LastLine())
 		}
 	case 22:
-		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:198
+		yyDollar = yyS[yypt-4 : yypt+1]
+//line parser.go.y:215
 		{
-			yyVAL.stmt = &ast.LabelStmt{Name: yyDollar[2].token.Str}
+			yylex.(*Lexer).activate() /* luarun: after the explist, as 5.1's localstat */
+			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: yyDollar[4].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
 	case 23:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:202
+//line parser.go.y:220
+		{
+			yylex.(*Lexer).activate()
+			yyVAL.stmt = &ast.LocalAssignStmt{Names: yyDollar[2].namelist, Exprs: []ast.Expr{}}
+			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+		}
+	case 24:
+		yyDollar = yyS[yypt-3 : yypt+1]
+//line parser.go.y:225
+		{
+			yyVAL.stmt = &ast.LabelStmt{Name: yyDollar[2].token.Str}
+			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
+		}
+	case 25:
+		yyDollar = yyS[yypt-2 : yypt+1]
+//line parser.go.y:229
 		{
 			yyVAL.stmt = &ast.GotoStmt{Label: yyDollar[2].token.Str}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 24:
+	case 26:
+		yyDollar = yyS[yypt-2 : yypt+1]
+//line parser.go.y:237
+		{
+			yylex.(*Lexer).declareFor(&numForLocals, yyDollar[2].token.Str, yyrcvr.char)
+			yyVAL.token = yyDollar[2].token
+			yyVAL.token.Pos = yyDollar[1].token.Pos
+		}
+	case 27:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:244
+		{
+			yylex.(*Lexer).declareFor(&genForLocals, yyDollar[1].token.Str, yyrcvr.char)
+			yyVAL.namelist = []string{yyDollar[1].token.Str}
+		}
+	case 28:
+		yyDollar = yyS[yypt-3 : yypt+1]
+//line parser.go.y:248
+		{
+			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
+			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
+		}
+	case 29:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:255
+		{
+			yylex.(*Lexer).activate()
+			yyVAL.token = yyDollar[1].token
+		}
+	case 30:
+		yyDollar = yyS[yypt-3 : yypt+1]
+//line parser.go.y:263
+		{
+			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
+			yylex.(*Lexer).activate()
+			yyVAL.token = yyDollar[3].token
+			yyVAL.token.Pos = yyDollar[1].token.Pos
+		}
+	case 31:
 		yyDollar = yyS[yypt-0 : yypt+1]
-//line parser.go.y:208
+//line parser.go.y:271
 		{
 			yyVAL.stmts = []ast.Stmt{}
 		}
-	case 25:
+	case 32:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:211
+//line parser.go.y:274
 		{
 			yyVAL.stmts = append(yyDollar[1].stmts, &ast.IfStmt{Condition: yyDollar[3].expr, Then: yyDollar[5].stmts, ThenEnd: blockEnd(yyDollar[5].stmts, yyDollar[4].token.Pos.Line)})
 			yyVAL.stmts[len(yyVAL.stmts)-1].SetLine(yyDollar[2].token.Pos.Line)
 		}
-	case 26:
+	case 33:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:217
+//line parser.go.y:280
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: nil}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 27:
+	case 34:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:221
+//line parser.go.y:284
 		{
 			yyVAL.stmt = &ast.ReturnStmt{Exprs: yyDollar[2].exprlist}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 28:
+	case 35:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:225
+//line parser.go.y:288
 		{
 			yyVAL.stmt = &ast.BreakStmt{}
 			yyVAL.stmt.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 29:
+	case 36:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:231
+//line parser.go.y:294
 		{
+			yylex.(*Lexer).funcStatement(false) /* luarun */
 			yyVAL.funcname = yyDollar[1].funcname
 		}
-	case 30:
+	case 37:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:234
+//line parser.go.y:298
 		{
+			yylex.(*Lexer).funcStatement(true) /* luarun */
 			yyVAL.funcname = &ast.FuncName{Func: nil, Receiver: yyDollar[1].funcname.Func, Method: yyDollar[3].token.Str}
 		}
-	case 31:
+	case 38:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:239
+//line parser.go.y:304
 		{
+			yylex.(*Lexer).resolve(yyDollar[1].token.Str, yyrcvr.char) /* luarun */
 			yyVAL.funcname = &ast.FuncName{Func: &ast.IdentExpr{Value: yyDollar[1].token.Str}}
 			yyVAL.funcname.Func.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 32:
+	case 39:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:243
+//line parser.go.y:309
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -966,36 +1034,37 @@ yydefault:
 			fn.SetLine(yyDollar[3].token.Pos.Line)
 			yyVAL.funcname = &ast.FuncName{Func: fn}
 		}
-	case 33:
+	case 40:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:252
+//line parser.go.y:318
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
-	case 34:
+	case 41:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:255
+//line parser.go.y:321
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
-	case 35:
+	case 42:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:260
+//line parser.go.y:326
 		{
+			yylex.(*Lexer).resolve(yyDollar[1].token.Str, yyrcvr.char) /* luarun */
 			yyVAL.expr = &ast.IdentExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 36:
+	case 43:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:264
+//line parser.go.y:331
 		{
 			yyVAL.expr = &ast.AttrGetExpr{Object: yyDollar[1].expr, Key: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 37:
+	case 44:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:269
+//line parser.go.y:336
 		{
 			key := &ast.StringExpr{Value: yyDollar[3].token.Str}
 			key.SetLine(yyDollar[3].token.Pos.Line)
@@ -1003,267 +1072,269 @@ yydefault:
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 38:
+	case 45:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:278
+//line parser.go.y:346
 		{
+			yylex.(*Lexer).declare(yyDollar[1].token.Str, yyrcvr.char)
 			yyVAL.namelist = []string{yyDollar[1].token.Str}
 		}
-	case 39:
+	case 46:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:281
+//line parser.go.y:350
 		{
+			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
 			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
 		}
-	case 40:
+	case 47:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:286
+//line parser.go.y:356
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
-	case 41:
+	case 48:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:289
+//line parser.go.y:359
 		{
 			yyVAL.exprlist = append(yyDollar[1].exprlist, yyDollar[3].expr)
 		}
-	case 42:
+	case 49:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:294
+//line parser.go.y:364
 		{
 			yyVAL.expr = &ast.NilExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 43:
+	case 50:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:299
+//line parser.go.y:369
 		{
 			yyVAL.expr = &ast.FalseExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 44:
+	case 51:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:304
+//line parser.go.y:374
 		{
 			yyVAL.expr = &ast.TrueExpr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 45:
+	case 52:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:309
+//line parser.go.y:379
 		{
 			yyVAL.expr = &ast.NumberExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 46:
+	case 53:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:314
+//line parser.go.y:384
 		{
 			yyVAL.expr = &ast.Comma3Expr{}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 47:
+	case 54:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:319
+//line parser.go.y:389
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 48:
+	case 55:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:322
+//line parser.go.y:392
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 49:
+	case 56:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:325
+//line parser.go.y:395
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 50:
+	case 57:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:328
+//line parser.go.y:398
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 51:
+	case 58:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:331
+//line parser.go.y:401
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "or", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 52:
+	case 59:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:336
+//line parser.go.y:406
 		{
 			yyVAL.expr = &ast.LogicalOpExpr{Lhs: yyDollar[1].expr, Operator: "and", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 53:
+	case 60:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:341
+//line parser.go.y:411
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 54:
+	case 61:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:346
+//line parser.go.y:416
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 55:
+	case 62:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:351
+//line parser.go.y:421
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: ">=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 56:
+	case 63:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:356
+//line parser.go.y:426
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "<=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 57:
+	case 64:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:361
+//line parser.go.y:431
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "==", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 58:
+	case 65:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:366
+//line parser.go.y:436
 		{
 			yyVAL.expr = &ast.RelationalOpExpr{Lhs: yyDollar[1].expr, Operator: "~=", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 59:
+	case 66:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:371
+//line parser.go.y:441
 		{
 			yyVAL.expr = &ast.StringConcatOpExpr{Lhs: yyDollar[1].expr, Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 60:
+	case 67:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:376
+//line parser.go.y:446
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "+", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 61:
+	case 68:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:381
+//line parser.go.y:451
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "-", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 62:
+	case 69:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:386
+//line parser.go.y:456
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "*", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 63:
+	case 70:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:391
+//line parser.go.y:461
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "/", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 64:
+	case 71:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:396
+//line parser.go.y:466
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "%", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 65:
+	case 72:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:401
+//line parser.go.y:471
 		{
 			yyVAL.expr = &ast.ArithmeticOpExpr{Lhs: yyDollar[1].expr, Operator: "^", Rhs: yyDollar[3].expr}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 66:
+	case 73:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:406
+//line parser.go.y:476
 		{
 			yyVAL.expr = &ast.UnaryMinusOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 67:
+	case 74:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:411
+//line parser.go.y:481
 		{
 			yyVAL.expr = &ast.UnaryNotOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 68:
+	case 75:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:416
+//line parser.go.y:486
 		{
 			yyVAL.expr = &ast.UnaryLenOpExpr{Expr: yyDollar[2].expr}
 			yyVAL.expr.SetLine(yyDollar[2].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 69:
+	case 76:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:423
+//line parser.go.y:493
 		{
 			yyVAL.expr = &ast.StringExpr{Value: yyDollar[1].token.Str}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun: a long string's last line */
 		}
-	case 70:
+	case 77:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:430
+//line parser.go.y:500
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 71:
+	case 78:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:433
+//line parser.go.y:503
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 72:
+	case 79:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:436
+//line parser.go.y:506
 		{
 			yyVAL.expr = yyDollar[1].expr
 		}
-	case 73:
+	case 80:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:439
+//line parser.go.y:509
 		{
 			if ex, ok := yyDollar[2].expr.(*ast.Comma3Expr); ok {
 				ex.AdjustRet = true
@@ -1272,165 +1343,194 @@ yydefault:
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 74:
+	case 81:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:449
+//line parser.go.y:519
 		{
 			yyDollar[2].expr.(*ast.FuncCallExpr).AdjustRet = true
 			yyVAL.expr = yyDollar[2].expr
 		}
-	case 75:
+	case 82:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:455
+//line parser.go.y:525
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Func: yyDollar[1].expr, Args: yyDollar[2].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 76:
+	case 83:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:460
+//line parser.go.y:530
 		{
 			yyVAL.expr = &ast.FuncCallExpr{Method: yyDollar[3].token.Str, Receiver: yyDollar[1].expr, Args: yyDollar[4].exprlist}
 			yyVAL.expr.SetLine(yyDollar[1].expr.Line())
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 77:
+	case 84:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:467
+//line parser.go.y:537
 		{
 			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = []ast.Expr{}
 		}
-	case 78:
+	case 85:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:473
+//line parser.go.y:543
 		{
 			if yyDollar[1].token.NewLine { /* luarun: 5.1's check, whatever the token before the '(' */
 				yylex.(*Lexer).TokenError(yyDollar[1].token, "ambiguous syntax (function call x new statement)")
 			}
 			yyVAL.exprlist = yyDollar[2].exprlist
 		}
-	case 79:
+	case 86:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:479
+//line parser.go.y:549
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
-	case 80:
+	case 87:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:482
+//line parser.go.y:552
 		{
 			yyVAL.exprlist = []ast.Expr{yyDollar[1].expr}
 		}
-	case 81:
+	case 88:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:487
+//line parser.go.y:557
 		{
 			yyVAL.expr = &ast.FunctionExpr{ParList: yyDollar[2].funcexpr.ParList, Stmts: yyDollar[2].funcexpr.Stmts}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(yyDollar[2].funcexpr.LastLine())
 		}
-	case 82:
+	case 89:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:494
+//line parser.go.y:565
 		{
+			yylex.(*Lexer).closeFunc()
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: yyDollar[2].parlist, Stmts: yyDollar[4].stmts}
 			yyVAL.funcexpr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.funcexpr.SetLastLine(yyDollar[5].token.Pos.Line)
 		}
-	case 83:
+	case 90:
 		yyDollar = yyS[yypt-4 : yypt+1]
-//line parser.go.y:499
+//line parser.go.y:571
 		{
+			yylex.(*Lexer).closeFunc()
 			yyVAL.funcexpr = &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: false, Names: []string{}}, Stmts: yyDollar[3].stmts}
 			yyVAL.funcexpr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.funcexpr.SetLastLine(yyDollar[4].token.Pos.Line)
 		}
-	case 84:
+	case 91:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:506
+//line parser.go.y:579
 		{
+			yylex.(*Lexer).openFunc(yyDollar[1].token.Pos.Line)
+			yyVAL.token = yyDollar[1].token
+		}
+	case 92:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:588
+		{
+			yylex.(*Lexer).declare("arg", yyrcvr.char)
+			yylex.(*Lexer).activate()
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
 		}
-	case 85:
+	case 93:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:509
+//line parser.go.y:593
 		{
 			yyVAL.parlist = &ast.ParList{HasVargs: false, Names: []string{}}
 			yyVAL.parlist.Names = append(yyVAL.parlist.Names, yyDollar[1].namelist...)
 		}
-	case 86:
+	case 94:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:513
+//line parser.go.y:597
 		{
+			yylex.(*Lexer).declare("arg", yyrcvr.char)
+			yylex.(*Lexer).activate()
 			yyVAL.parlist = &ast.ParList{HasVargs: true, Names: []string{}}
 			yyVAL.parlist.Names = append(yyVAL.parlist.Names, yyDollar[1].namelist...)
 		}
-	case 87:
+	case 95:
+		yyDollar = yyS[yypt-1 : yypt+1]
+//line parser.go.y:605
+		{
+			yylex.(*Lexer).declare(yyDollar[1].token.Str, yyrcvr.char)
+			yylex.(*Lexer).activate()
+			yyVAL.namelist = []string{yyDollar[1].token.Str}
+		}
+	case 96:
+		yyDollar = yyS[yypt-3 : yypt+1]
+//line parser.go.y:610
+		{
+			yylex.(*Lexer).declare(yyDollar[3].token.Str, yyrcvr.char)
+			yylex.(*Lexer).activate()
+			yyVAL.namelist = append(yyDollar[1].namelist, yyDollar[3].token.Str)
+		}
+	case 97:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:520
+//line parser.go.y:617
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: []*ast.Field{}}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 88:
+	case 98:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:525
+//line parser.go.y:622
 		{
 			yyVAL.expr = &ast.TableExpr{Fields: yyDollar[2].fieldlist}
 			yyVAL.expr.SetLine(yyDollar[1].token.Pos.Line)
 			yyVAL.expr.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
 		}
-	case 89:
+	case 99:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:533
+//line parser.go.y:630
 		{
 			yyVAL.fieldlist = []*ast.Field{yyDollar[1].field}
 		}
-	case 90:
+	case 100:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:536
+//line parser.go.y:633
 		{
 			yyVAL.fieldlist = append(yyDollar[1].fieldlist, yyDollar[3].field)
 		}
-	case 91:
+	case 101:
 		yyDollar = yyS[yypt-2 : yypt+1]
-//line parser.go.y:539
+//line parser.go.y:636
 		{
 			yyVAL.fieldlist = yyDollar[1].fieldlist
 		}
-	case 92:
+	case 102:
 		yyDollar = yyS[yypt-3 : yypt+1]
-//line parser.go.y:544
+//line parser.go.y:641
 		{
 			yyVAL.field = &ast.Field{Key: &ast.StringExpr{Value: yyDollar[1].token.Str}, Value: yyDollar[3].expr}
 			yyVAL.field.Key.SetLine(yyDollar[1].token.Pos.Line)
 		}
-	case 93:
+	case 103:
 		yyDollar = yyS[yypt-5 : yypt+1]
-//line parser.go.y:548
+//line parser.go.y:645
 		{
 			yyVAL.field = &ast.Field{Key: yyDollar[2].expr, Value: yyDollar[5].expr}
 		}
-	case 94:
+	case 104:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:551
+//line parser.go.y:648
 		{
 			yyVAL.field = &ast.Field{Value: yyDollar[1].expr}
 		}
-	case 95:
+	case 105:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:556
+//line parser.go.y:653
 		{
 			yyVAL.fieldsep = ","
 		}
-	case 96:
+	case 106:
 		yyDollar = yyS[yypt-1 : yypt+1]
-//line parser.go.y:559
+//line parser.go.y:656
 		{
 			yyVAL.fieldsep = ";"
 		}

@@ -8,6 +8,7 @@ import (
 %type<stmts> chunk
 %type<stmts> chunk1
 %type<stmts> block
+%type<stmts> rblock
 %type<stmt>  stat
 %type<stmts> elseifs
 %type<stmt>  laststat
@@ -15,7 +16,13 @@ import (
 %type<funcname> funcname1
 %type<exprlist> varlist
 %type<expr> var
-%type<namelist> namelist
+%type<namelist> localnames
+%type<namelist> fornames
+%type<namelist> parnames
+%type<token> localfunc
+%type<token> fornum
+%type<token> fordo
+%type<token> funcopen
 %type<exprlist> exprlist
 %type<expr> expr
 %type<expr> string
@@ -106,9 +113,23 @@ chunk1:
             $$ = append($1, $2)
         }
 
+/* luarun: the parser follows the scopes of locals as Lua 5.1's does
+   (scope.go): a block opens before its first statement (blockopen) and
+   closes when it is reduced, a repeat's (rblock) after its condition */
 block: 
-        chunk {
-            $$ = $1
+        blockopen chunk {
+            yylex.(*Lexer).leaveBlock()
+            $$ = $2
+        }
+
+rblock:
+        blockopen chunk {
+            $$ = $2
+        }
+
+blockopen:
+        {
+            yylex.(*Lexer).enterBlock()
         }
 
 stat:
@@ -135,7 +156,8 @@ stat:
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($5.Pos.Line)
         } |
-        TRepeat block TUntil expr {
+        TRepeat rblock TUntil expr {
+            yylex.(*Lexer).leaveBlock() /* luarun: the condition sees the block's locals */
             $$ = &ast.RepeatStmt{Condition: $4, Stmts: $2}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($4.Line())
@@ -161,17 +183,20 @@ stat:
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($8.Pos.Line)
         } |
-        TFor TIdent '=' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Stmts: $8, BodyEnd: blockEnd($8, $7.Pos.Line)}
+        fornum '=' expr ',' expr fordo block TEnd {
+            yylex.(*Lexer).leaveBlock()
+            $$ = &ast.NumberForStmt{Name: $1.Str, Init: $3, Limit: $5, Stmts: $7, BodyEnd: blockEnd($7, $6.Pos.Line)}
             $$.SetLine($1.Pos.Line)
-            $$.SetLastLine($9.Pos.Line)
+            $$.SetLastLine($8.Pos.Line)
         } |
-        TFor TIdent '=' expr ',' expr ',' expr TDo block TEnd {
-            $$ = &ast.NumberForStmt{Name: $2.Str, Init: $4, Limit: $6, Step:$8, Stmts: $10, BodyEnd: blockEnd($10, $9.Pos.Line)}
+        fornum '=' expr ',' expr ',' expr fordo block TEnd {
+            yylex.(*Lexer).leaveBlock()
+            $$ = &ast.NumberForStmt{Name: $1.Str, Init: $3, Limit: $5, Step:$7, Stmts: $9, BodyEnd: blockEnd($9, $8.Pos.Line)}
             $$.SetLine($1.Pos.Line)
-            $$.SetLastLine($11.Pos.Line)
+            $$.SetLastLine($10.Pos.Line)
         } |
-        TFor namelist TIn exprlist TDo block TEnd {
+        TFor fornames TIn exprlist fordo block TEnd {
+            yylex.(*Lexer).leaveBlock()
             $$ = &ast.GenericForStmt{Names:$2, Exprs:$4, Stmts: $6, BodyEnd: blockEnd($6, $5.Pos.Line)}
             /* luarun: the loop's own instructions are on the line the explist starts on, as 5.1's forlist takes it */
             $$.SetLine($4[0].Line())
@@ -182,16 +207,18 @@ stat:
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($3.LastLine())
         } |
-        TLocal TFunction TIdent funcbody {
-            $$ = &ast.LocalAssignStmt{Names:[]string{$3.Str}, Exprs: []ast.Expr{$4}, Func: true}
+        localfunc funcbody {
+            $$ = &ast.LocalAssignStmt{Names:[]string{$1.Str}, Exprs: []ast.Expr{$2}, Func: true}
             $$.SetLine($1.Pos.Line)
-            $$.SetLastLine($4.LastLine())
+            $$.SetLastLine($2.LastLine())
         } | 
-        TLocal namelist '=' exprlist {
+        TLocal localnames '=' exprlist {
+            yylex.(*Lexer).activate() /* luarun: after the explist, as 5.1's localstat */
             $$ = &ast.LocalAssignStmt{Names: $2, Exprs:$4}
             $$.SetLine($1.Pos.Line)
         } |
-        TLocal namelist {
+        TLocal localnames {
+            yylex.(*Lexer).activate()
             $$ = &ast.LocalAssignStmt{Names: $2, Exprs:[]ast.Expr{}}
             $$.SetLine($1.Pos.Line)
         } |
@@ -202,6 +229,42 @@ stat:
         TGoto TIdent {
             $$ = &ast.GotoStmt{Label: $2.Str}
             $$.SetLine($1.Pos.Line)
+        }
+
+/* luarun: a numeric for's name, at the position of its 'for' (reduced
+   on the lookahead '=', 5.1's token when it declares the loop's locals) */
+fornum:
+        TFor TIdent {
+            yylex.(*Lexer).declareFor(&numForLocals, $2.Str, yyrcvr.char)
+            $$ = $2
+            $$.Pos = $1.Pos
+        }
+
+fornames:
+        TIdent {
+            yylex.(*Lexer).declareFor(&genForLocals, $1.Str, yyrcvr.char)
+            $$ = []string{$1.Str}
+        } | 
+        fornames ','  TIdent {
+            yylex.(*Lexer).declare($3.Str, yyrcvr.char)
+            $$ = append($1, $3.Str)
+        }
+
+/* a for loop's 'do': its locals become active */
+fordo:
+        TDo {
+            yylex.(*Lexer).activate()
+            $$ = $1
+        }
+
+/* luarun: a local function's name, at the position of its 'local'; the
+   local is active in the function's body */
+localfunc:
+        TLocal TFunction TIdent {
+            yylex.(*Lexer).declare($3.Str, yyrcvr.char)
+            yylex.(*Lexer).activate()
+            $$ = $3
+            $$.Pos = $1.Pos
         }
 
 elseifs: 
@@ -229,14 +292,17 @@ laststat:
 
 funcname: 
         funcname1 {
+            yylex.(*Lexer).funcStatement(false) /* luarun */
             $$ = $1
         } |
         funcname1 ':' TIdent {
+            yylex.(*Lexer).funcStatement(true) /* luarun */
             $$ = &ast.FuncName{Func:nil, Receiver:$1.Func, Method: $3.Str}
         }
 
 funcname1:
         TIdent {
+            yylex.(*Lexer).resolve($1.Str, yyrcvr.char) /* luarun */
             $$ = &ast.FuncName{Func: &ast.IdentExpr{Value:$1.Str}}
             $$.Func.SetLine($1.Pos.Line)
         } | 
@@ -258,6 +324,7 @@ varlist:
 
 var:
         TIdent {
+            yylex.(*Lexer).resolve($1.Str, yyrcvr.char) /* luarun */
             $$ = &ast.IdentExpr{Value:$1.Str}
             $$.SetLine($1.Pos.Line)
         } |
@@ -274,11 +341,14 @@ var:
             $$.SetLastLine(endLine(yylex, yyrcvr.char)) /* luarun */
         }
 
-namelist:
+/* luarun: the names of a local statement, declared as they are read */
+localnames:
         TIdent {
+            yylex.(*Lexer).declare($1.Str, yyrcvr.char)
             $$ = []string{$1.Str}
         } | 
-        namelist ','  TIdent {
+        localnames ','  TIdent {
+            yylex.(*Lexer).declare($3.Str, yyrcvr.char)
             $$ = append($1, $3.Str)
         }
 
@@ -490,31 +560,58 @@ function:
             $$.SetLastLine($2.LastLine())
         }
 
+/* luarun: the function's scope opens at its '(' and closes at its end */
 funcbody:
-        '(' parlist ')' block TEnd {
+        funcopen parlist ')' block TEnd {
+            yylex.(*Lexer).closeFunc()
             $$ = &ast.FunctionExpr{ParList: $2, Stmts: $4}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($5.Pos.Line)
         } | 
-        '(' ')' block TEnd {
+        funcopen ')' block TEnd {
+            yylex.(*Lexer).closeFunc()
             $$ = &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: false, Names: []string{}}, Stmts: $3}
             $$.SetLine($1.Pos.Line)
             $$.SetLastLine($4.Pos.Line)
         }
 
+funcopen:
+        '(' {
+            yylex.(*Lexer).openFunc($1.Pos.Line)
+            $$ = $1
+        }
+
+/* luarun: parameters are active as they are declared (nothing in a
+   parameter list names them); '...' declares arg, as 5.1's
+   LUA_COMPAT_VARARG */
 parlist:
         T3Comma {
+            yylex.(*Lexer).declare("arg", yyrcvr.char)
+            yylex.(*Lexer).activate()
             $$ = &ast.ParList{HasVargs: true, Names: []string{}}
         } | 
-        namelist {
+        parnames {
           $$ = &ast.ParList{HasVargs: false, Names: []string{}}
           $$.Names = append($$.Names, $1...)
         } | 
-        namelist ',' T3Comma {
+        parnames ',' T3Comma {
+          yylex.(*Lexer).declare("arg", yyrcvr.char)
+          yylex.(*Lexer).activate()
           $$ = &ast.ParList{HasVargs: true, Names: []string{}}
           $$.Names = append($$.Names, $1...)
         }
 
+parnames:
+        TIdent {
+            yylex.(*Lexer).declare($1.Str, yyrcvr.char)
+            yylex.(*Lexer).activate()
+            $$ = []string{$1.Str}
+        } | 
+        parnames ','  TIdent {
+            yylex.(*Lexer).declare($3.Str, yyrcvr.char)
+            yylex.(*Lexer).activate()
+            $$ = append($1, $3.Str)
+        }
 
 tableconstructor:
         '{' '}' {

@@ -25,7 +25,7 @@
 --   check(name)   name is LOADING: returns an error message (a cycle, or
 --                 a failed load), or waits until it has loaded elsewhere
 local LOADING, raise, tables, begin, finish, check = ...
-local type, tostring = type, tostring
+local type, tostring, rawget = type, tostring, rawget
 
 local function require(name)
   local t = type(name)
@@ -45,13 +45,17 @@ local function require(name)
   if type(loaders) ~= "table" then raise("'package.loaders' must be a table") end
   local loader
   local tried = ""
-  for i = 1, #loaders do
-    loader = loaders[i](name)
+  local i = 1
+  while true do -- as 5.1's ll_require: up to the first nil, read raw (#loaders would copy the view)
+    local searcher = rawget(loaders, i)
+    if searcher == nil then break end
+    loader = searcher(name)
     if type(loader) == "function" then break end
     if type(loader) == "string" then
       tried = tried == "" and loader or tried .. loader
     end
     loader = nil
+    i = i + 1
   end
   if loader == nil then raise("module '" .. name .. "' not found:" .. tried) end
   begin(name)

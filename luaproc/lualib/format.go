@@ -114,6 +114,7 @@ func strFormat(L *lua.LState) int {
 		arg++
 		buf = formatOne(L, buf, sp, arg)
 	}
+	L.Charge(cap(buf) + len(buf)) // the buffer's growth, bounded by the arguments', and the result
 	L.Push(lua.LString(buf))
 	return 1
 }

@@ -11,6 +11,6 @@ import (
 // baseGcinfo is 5.1's gcinfo(): the count in whole kilobytes
 // (lua_getgccount), what collectgarbage("count") says, truncated.
 func baseGcinfo(L *lua.LState) int {
-	L.Push(lua.LNumber(lua.HeapBytes() / 1024))
+	L.Push(lua.LNumber(lua.MemoryInUse(L, false) / 1024))
 	return 1
 }

@@ -12,7 +12,7 @@ import (
 
 // TestHugeRangesAsLua51: integer arguments out of a C int's or long's
 // range (math.huge, NaN, 2^31, 2^40, 2^32+k) to unpack, select,
-// string.sub/byte/char/rep/find/gsub, table.concat/remove, math.random,
+// string.sub/byte/char/find/gsub, table.concat/remove, math.random,
 // ldexp and tonumber give lua5.1's answers on x86-64
 // (testdata/ranges.out), never a Go index error: unpack(t, 2, math.huge)
 // panicked with "index out of range [20] with length 20".

@@ -156,7 +156,7 @@ func strGsub(L *lua.LState) int {
 	}
 	maxN := L.OptCInt(4, len(src)+1)
 	if rs, ok := repl.(lua.LString); ok && pat != "" && !hasSpecials(pat) && !strings.Contains(pat, ")") && !strings.Contains(string(rs), "%") {
-		out, n := replacePlain(src, pat, string(rs), maxN)
+		out, n := replacePlain(L, src, pat, string(rs), maxN)
 		L.Push(lua.LString(out))
 		L.Push(lua.LNumber(n))
 		return 2
@@ -164,7 +164,7 @@ func strGsub(L *lua.LState) int {
 	defer guard(L)
 	var ms matchState
 	anchored := ms.initAnchored(src, pat)
-	var b strings.Builder
+	b := builder{L: L}
 	n, pos := 0, 0
 	for n < maxN {
 		s, e := ms.find(pos, anchored)
@@ -197,8 +197,8 @@ func strGsub(L *lua.LState) int {
 
 // replacePlain is gsub of a pattern without specials by a replacement
 // without '%': a text search.
-func replacePlain(src, pat, repl string, maxN int) (string, int) {
-	var b strings.Builder
+func replacePlain(L *lua.LState, src, pat, repl string, maxN int) (string, int) {
+	b := builder{L: L}
 	n, pos := 0, 0
 	for n < maxN {
 		i := strings.Index(src[pos:], pat)
@@ -206,7 +206,7 @@ func replacePlain(src, pat, repl string, maxN int) (string, int) {
 			break
 		}
 		if n == 0 {
-			b.Grow(len(src))
+			b.need(len(src))
 		}
 		b.WriteString(src[pos : pos+i])
 		b.WriteString(repl)
@@ -221,7 +221,7 @@ func replacePlain(src, pat, repl string, maxN int) (string, int) {
 }
 
 // addValue appends the replacement of the match src[s:e] (add_value).
-func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValue, s, e int) {
+func (ms *matchState) addValue(L *lua.LState, b *builder, repl lua.LValue, s, e int) {
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString:
@@ -254,7 +254,7 @@ func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValu
 }
 
 // addString appends a replacement string, with %0-%9 and %%.
-func (ms *matchState) addString(b *strings.Builder, news string, s, e int) {
+func (ms *matchState) addString(b *builder, news string, s, e int) {
 	for i := 0; i < len(news); i++ {
 		c := news[i]
 		if c != lEsc {
@@ -293,6 +293,7 @@ func mapASCII(L *lua.LState, lo, hi byte, delta int) int {
 		L.Push(lua.LString(s))
 		return 1
 	}
+	L.Charge(len(s))
 	b := []byte(s)
 	for ; i < len(b); i++ {
 		if c := b[i]; c >= lo && c <= hi {

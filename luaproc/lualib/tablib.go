@@ -6,7 +6,6 @@ package lualib
 
 import (
 	"fmt"
-	"strings"
 
 	lua "github.com/luarun/luarun/lua"
 )
@@ -23,7 +22,7 @@ func tabConcat(L *lua.LState) int {
 	if L.Get(4) != lua.LNil {
 		last = L.CheckCInt(4)
 	}
-	var b strings.Builder
+	b := builder{L: L}
 	for ; i <= last; i++ {
 		switch v := t.RawGetInt(i).(type) {
 		case lua.LString:

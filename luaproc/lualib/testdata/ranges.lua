@@ -1,6 +1,9 @@
 -- Integer arguments beyond a C int or long (huge, NaN, 2^31, 2^40...):
 -- the built-ins 5.1 writes in C convert them as lua5.1 on x86-64 does
 -- (lua/cint.go). TestHugeRangesAsLua51 compares with ranges.out.
+-- Not string.rep's count: luarun keeps it a Go int, so that a huge one
+-- raises "not enough memory" (memory_test.go) where 5.1 would repeat
+-- (int)n times (2^32 + 3 copies: 3).
 local function show(label, ok, ...)
   local parts = {label, tostring(ok), select('#', ...)}
   for i = 1, math.min(select('#', ...), 5) do
@@ -46,8 +49,6 @@ local cases = {
   {"rep -huge", string.rep, "x", -huge},
   {"rep nan", string.rep, "x", nan},
   {"rep 2^40", string.rep, "", 2^40},
-  {"rep 2^62", string.rep, "x", 2^62},
-  {"rep 2^32+3", string.rep, "ab", 2^32 + 3},
   {"byte 1,huge", string.byte, "hello", 1, huge},
   {"byte -huge,2", string.byte, "hello", -huge, 2},
   {"byte 2^40,2^41", string.byte, "hello", 2^40, 2^41},
