@@ -283,23 +283,7 @@ func (n *Node) deliverFrame(s *scheduler.Scheduler, sender int, data []byte) {
 	if !isNew {
 		return
 	}
-	var msg any
-	var sig scheduler.Signal
-	var upTo uint64
-	var err error
-	switch f.kind {
-	case kindReset, kindResetAck:
-		var k int
-		if upTo, k = binary.Uvarint(body); k <= 0 || k != len(body) {
-			err = errors.New("a malformed reset")
-		}
-	case kindSignal:
-		sig, err = readSignal(body, f)
-	case kindCall, kindReply:
-		msg, err = readCall(body, f.kind == kindReply)
-	default:
-		msg, err = readValue(body)
-	}
+	msg, sig, upTo, err := readBody(f, body)
 	switch {
 	case err != nil:
 		n.stats.malformed.Add(1)
@@ -328,6 +312,26 @@ func (n *Node) countSend(err error) {
 	default:
 		n.stats.undeliverable.Add(1)
 	}
+}
+
+// readBody reads the body of frame f (not a tick): a reset's number, a
+// signal, or a message (a value, or a scheduler.RemoteCall). Any bytes
+// give a result or an error, never a panic (FuzzFrames).
+func readBody(f frame, body []byte) (msg any, sig scheduler.Signal, upTo uint64, err error) {
+	switch f.kind {
+	case kindReset, kindResetAck:
+		var k int
+		if upTo, k = binary.Uvarint(body); k <= 0 || k != len(body) {
+			err = errors.New("a malformed reset")
+		}
+	case kindSignal:
+		sig, err = readSignal(body, f)
+	case kindCall, kindReply:
+		msg, err = readCall(body, f.kind == kindReply)
+	default:
+		msg, err = readValue(body)
+	}
+	return msg, sig, upTo, err
 }
 
 // readValue reads a body that is one value and nothing after it.

@@ -18,18 +18,17 @@ package commands
 // with mode 0666 less the umask, like any new file; replacing a file keeps
 // its mode. Data is written in chunks that check the context: a kill (or
 // the runtime's shutdown, which waits for the call) removes the temp file
-// and leaves the old contents.
+// and leaves the old contents. A temp file that a killed luarun (kill -9)
+// left is removed by a later write to its directory (fstemp.go).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"syscall"
 
 	"github.com/luarun/luarun/scheduler"
@@ -187,6 +186,7 @@ func writeAtomic(ctx context.Context, path, data string) error {
 	if dir == "" {
 		dir = "."
 	}
+	sweepTemps(dir)
 	f, err := createTemp(dir, base)
 	if err != nil {
 		return err
@@ -229,19 +229,6 @@ func writeTarget(path string) (target string, mode fs.FileMode, exists bool, err
 		return "", 0, false, err
 	}
 	return target, 0, false, nil
-}
-
-// createTemp creates a new file ".<base>.tmp<random>" in dir with mode
-// 0666 less the umask (os.CreateTemp's 0600 would stick to a new file).
-func createTemp(dir, base string) (*os.File, error) {
-	for range 100 {
-		name := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fs.ErrExist
 }
 
 // fillTemp gives the temp file f the replaced file's mode (if it exists)

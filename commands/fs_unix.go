@@ -11,3 +11,9 @@ package commands
 import "syscall"
 
 const openNonblockFlags = syscall.O_NONBLOCK | syscall.O_NOCTTY
+
+// processAlive reports whether a process with this pid exists (signal 0:
+// ESRCH when none; EPERM means one exists that is not ours).
+func processAlive(pid int) bool {
+	return syscall.Kill(pid, 0) != syscall.ESRCH
+}

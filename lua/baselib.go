@@ -158,7 +158,7 @@ func baseDoFile(L *LState) int {
 
 func baseError(L *LState) int {
 	obj := L.CheckAny(1)
-	level := L.OptInt(2, 1)
+	level := L.OptCInt(2, 1)
 	L.Error(obj, level)
 	return 0
 }
@@ -555,7 +555,7 @@ func baseSelect(L *LState) int {
 		L.Push(LNumber(n - 1))
 		return 1
 	}
-	i := L.CheckInt(1)
+	i := L.CheckCInt(1)
 	if i < 0 {
 		i = n + i
 	} else if i > n {
@@ -630,7 +630,7 @@ func baseSetMetatable(L *LState) int {
 func baseToNumber(L *LState) int {
 	// luarun: Lua 5.1's rules (parseNumber, and parseUintBase with a base
 	// other than 10).
-	base := L.OptInt(2, 10)
+	base := L.OptCInt(2, 10)
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
 	}
@@ -670,18 +670,26 @@ func baseType(L *LState) int {
 	return 1
 }
 
+// baseUnpack is 5.1's luaB_unpack: C ints (cInt) for the range, and
+// "too many results" when the stack cannot take them all.
 func baseUnpack(L *LState) int {
 	tb := L.CheckTable(1)
-	start := L.OptInt(2, 1)
-	end := L.OptInt(3, tb.Len())
-	for i := start; i <= end; i++ {
-		L.Push(tb.RawGetInt(i))
+	i := L.OptCInt(2, 1)
+	e := tb.Len()
+	if L.Get(3) != LNil {
+		e = L.CheckCInt(3)
 	}
-	ret := end - start + 1
-	if ret < 0 {
+	if i > e {
 		return 0
 	}
-	return ret
+	n := e - i + 1 // at most 2^32: no overflow in a Go int
+	if n > L.stackRoom() {
+		L.RaiseError("too many results to unpack")
+	}
+	for ; i <= e; i++ {
+		L.Push(tb.RawGetInt(i))
+	}
+	return n
 }
 
 func baseXPCall(L *LState) int {

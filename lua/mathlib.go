@@ -113,7 +113,7 @@ func mathFrexp(L *LState) int {
 }
 
 func mathLdexp(L *LState) int {
-	L.Push(LNumber(math.Ldexp(float64(L.CheckNumber(1)), L.CheckInt(2))))
+	L.Push(LNumber(math.Ldexp(float64(L.CheckNumber(1)), L.CheckCInt(2))))
 	return 1
 }
 

@@ -118,42 +118,6 @@ func osExit(L *LState) int {
 	return 1
 }
 
-func osDate(L *LState) int {
-	t := time.Now()
-	isUTC := false
-	cfmt := "%c"
-	if L.GetTop() >= 1 {
-		cfmt = L.CheckString(1)
-		if strings.HasPrefix(cfmt, "!") {
-			cfmt = strings.TrimLeft(cfmt, "!")
-			isUTC = true
-		}
-		if L.GetTop() >= 2 {
-			t = time.Unix(L.CheckInt64(2), 0)
-		}
-		if isUTC {
-			t = t.UTC()
-		}
-		if strings.HasPrefix(cfmt, "*t") {
-			ret := L.NewTable()
-			ret.RawSetString("year", LNumber(t.Year()))
-			ret.RawSetString("month", LNumber(t.Month()))
-			ret.RawSetString("day", LNumber(t.Day()))
-			ret.RawSetString("hour", LNumber(t.Hour()))
-			ret.RawSetString("min", LNumber(t.Minute()))
-			ret.RawSetString("sec", LNumber(t.Second()))
-			ret.RawSetString("wday", LNumber(t.Weekday()+1))
-			// TODO yday & dst
-			ret.RawSetString("yday", LNumber(0))
-			ret.RawSetString("isdst", LFalse)
-			L.Push(ret)
-			return 1
-		}
-	}
-	L.Push(LString(strftime(t, cfmt)))
-	return 1
-}
-
 func osGetEnv(L *LState) int {
 	v := os.Getenv(L.CheckString(1))
 	if len(v) == 0 {

@@ -40,43 +40,46 @@ var strFuncs = map[string]LGFunction{
 	"upper":   strUpper,
 }
 
-func strByte(L *LState) int {
-	str := L.CheckString(1)
-	start := L.OptInt(2, 1) - 1
-	end := L.OptInt(3, -1)
-	l := len(str)
-	if start < 0 {
-		start = l + start + 1
+// posrelat is 5.1's: a negative position counts from the end (len+1),
+// and one still before the start is 0.
+func posrelat(pos int64, l int) int64 {
+	if pos < 0 {
+		pos += int64(l) + 1
 	}
-	if end < 0 {
-		end = l + end + 1
-	}
-
-	if L.GetTop() == 2 {
-		if start < 0 || start >= l {
-			return 0
-		}
-		L.Push(LNumber(str[start]))
-		return 1
-	}
-
-	start = intMax(start, 0)
-	end = intMin(end, l)
-	if end < 0 || end <= start || start >= l {
-		return 0
-	}
-
-	for i := start; i < end; i++ {
-		L.Push(LNumber(str[i]))
-	}
-	return end - start
+	return max(pos, 0)
 }
 
+// strByte is 5.1's str_byte: positions as C longs, the end defaulting to
+// the start.
+func strByte(L *LState) int {
+	str := L.CheckString(1)
+	posi := posrelat(L.OptCInteger(2, 1), len(str))
+	pose := posrelat(L.OptCInteger(3, posi), len(str))
+	posi = max(posi, 1)
+	pose = min(pose, int64(len(str)))
+	if posi > pose {
+		return 0
+	}
+	n := int(pose - posi + 1)
+	if n > L.stackRoom() {
+		L.RaiseError("stack overflow (string slice too long)")
+	}
+	for _, c := range []byte(str[posi-1 : pose]) {
+		L.Push(LNumber(c))
+	}
+	return n
+}
+
+// strChar is 5.1's str_char: each argument a C int that must be a byte.
 func strChar(L *LState) int {
 	top := L.GetTop()
-	bytes := make([]byte, L.GetTop())
+	bytes := make([]byte, top)
 	for i := 1; i <= top; i++ {
-		bytes[i-1] = uint8(L.CheckInt(i))
+		c := L.CheckCInt(i)
+		if c != int(uint8(c)) {
+			L.ArgError(i, "invalid value")
+		}
+		bytes[i-1] = uint8(c)
 	}
 	L.Push(LString(string(bytes)))
 	return 1
@@ -386,6 +389,8 @@ func strMatch(L *LState) int {
 
 func strRep(L *LState) int {
 	str := L.CheckString(1)
+	// luarun: the count is a Go int, not 5.1's C int (which makes 2^32+3
+	// copies 3): a count too large raises "not enough memory" (charge)
 	n := L.CheckInt(2)
 	if n <= 0 || str == "" {
 		L.Push(emptyLString)
@@ -408,15 +413,15 @@ func strReverse(L *LState) int {
 	return 1
 }
 
+// strSub is 5.1's str_sub: positions as C longs (posrelat).
 func strSub(L *LState) int {
 	str := L.CheckString(1)
-	start := luaIndex2StringIndex(str, L.CheckInt(2), true)
-	end := luaIndex2StringIndex(str, L.OptInt(3, -1), false)
-	l := len(str)
-	if start >= l || end < start {
+	start := max(posrelat(L.CheckCInteger(2), len(str)), 1)
+	end := min(posrelat(L.OptCInteger(3, -1), len(str)), int64(len(str)))
+	if start > end {
 		L.Push(emptyLString)
 	} else {
-		L.Push(LString(str[start:end]))
+		L.Push(LString(str[start-1 : end]))
 	}
 	return 1
 }

@@ -104,13 +104,16 @@ func tableMaxN(L *LState) int {
 	return 1
 }
 
+// tableRemove is 5.1's tremove: a position outside 1..#t removes and
+// returns nothing.
 func tableRemove(L *LState) int {
 	tbl := L.CheckTable(1)
-	if L.GetTop() == 1 {
-		L.Push(tbl.Remove(-1))
-	} else {
-		L.Push(tbl.Remove(L.CheckInt(2)))
+	e := tbl.Len()
+	pos := L.OptCInt(2, e)
+	if pos < 1 || pos > e {
+		return 0
 	}
+	L.Push(tbl.Remove(pos))
 	return 1
 }
 
@@ -158,7 +161,7 @@ func tableInsert(L *LState) int {
 		tbl.Append(L.Get(2))
 		return 0
 	}
-	tbl.Insert(int(L.CheckInt(2)), L.CheckAny(3))
+	tbl.Insert(L.CheckCInt(2), L.CheckAny(3))
 	return 0
 }
 

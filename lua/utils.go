@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 	"unsafe"
 
 	"github.com/luarun/luarun/lua/parse"
@@ -100,37 +99,6 @@ func (fs *flagScanner) Next() (byte, bool) {
 	}
 	fs.Pos++
 	return c, false
-}
-
-var cDateFlagToGo = map[byte]string{
-	'a': "mon", 'A': "Monday", 'b': "Jan", 'B': "January", 'c': "02 Jan 06 15:04 MST", 'd': "02",
-	'F': "2006-01-02", 'H': "15", 'I': "03", 'm': "01", 'M': "04", 'p': "PM", 'P': "pm", 'S': "05",
-	'x': "15/04/05", 'X': "15:04:05", 'y': "06", 'Y': "2006", 'z': "-0700", 'Z': "MST"}
-
-func strftime(t time.Time, cfmt string) string {
-	sc := newFlagScanner('%', "", "", cfmt)
-	for c, eos := sc.Next(); !eos; c, eos = sc.Next() {
-		if !sc.ChangeFlag {
-			if sc.HasFlag {
-				if v, ok := cDateFlagToGo[c]; ok {
-					sc.AppendString(t.Format(v))
-				} else {
-					switch c {
-					case 'w':
-						sc.AppendString(fmt.Sprint(int(t.Weekday())))
-					default:
-						sc.AppendChar('%')
-						sc.AppendChar(c)
-					}
-				}
-				sc.HasFlag = false
-			} else {
-				sc.AppendChar(c)
-			}
-		}
-	}
-
-	return sc.String()
 }
 
 func isInteger(v LNumber) bool {

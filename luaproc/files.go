@@ -24,6 +24,7 @@ package luaproc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,19 +228,85 @@ func outsideOrNoDir(path, progDir string) error {
 
 // mayTouch reports whether a program in progDir may look at the file
 // path at all — even to learn whether it exists: with fs, any; without,
-// only one whose absolute, cleaned name lies in progDir. (Symbolic links
-// are checked once such a file is found: see load.) A sandboxed script
-// that could stat any path could probe the whole file system.
+// only one whose absolute, cleaned name lies in progDir and that stays
+// there once the symbolic links on its way are followed (insideLinks). A
+// sandboxed script that could stat any path could probe the whole file
+// system, through a link to / in its own directory too.
 func (rt *Runtime) mayTouch(path, progDir string) bool {
 	if rt.allowed["fs"] {
 		return true
 	}
-	if progDir == "" {
+	rel, ok := rt.lexicallyInside(path, progDir)
+	if !ok {
 		return false
+	}
+	real, err := rt.files.resolved(progDir)
+	return err == nil && insideLinks(real, rel)
+}
+
+// lexicallyInside returns path relative to progDir if its absolute,
+// cleaned name lies in progDir (links not followed).
+func (rt *Runtime) lexicallyInside(path, progDir string) (string, bool) {
+	if progDir == "" {
+		return "", false
 	}
 	dir, err1 := rt.files.absolute(progDir)
 	abs, err2 := filepath.Abs(path)
-	return err1 == nil && err2 == nil && within(abs, dir)
+	if err1 != nil || err2 != nil || !within(abs, dir) {
+		return "", false
+	}
+	return strings.TrimPrefix(abs, dir), true
+}
+
+// maxLinks bounds the symbolic links insideLinks follows (Linux's 40).
+const maxLinks = 40
+
+// insideLinks reports whether rel (a path relative to root, a resolved
+// directory ending in a separator) stays inside root when the symbolic
+// links on its way are followed, component by component, without ever
+// looking at (lstat) a name outside root: what the answer depends on is
+// inside root, never whether some other path exists. A component that
+// does not exist ends the walk (the file is not there, and the caller
+// may say so).
+func insideLinks(root, rel string) bool {
+	sep := string(filepath.Separator)
+	cur := strings.TrimSuffix(root, sep)
+	comps := strings.Split(rel, sep)
+	for links := 0; len(comps) > 0; {
+		c := comps[0]
+		comps = comps[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		if !within(next+sep, root) && !within(root, next+sep) {
+			return false // outside root, and not one of its parents
+		}
+		fi, err := os.Lstat(next)
+		if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+			if err != nil {
+				return within(next+sep, root)
+			}
+			cur = next
+			continue
+		}
+		if links++; links > maxLinks {
+			return false
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return false
+		}
+		if filepath.IsAbs(target) {
+			cur = sep
+		}
+		comps = append(strings.Split(target, sep), comps...)
+	}
+	return within(cur, root)
 }
 
 // within reports whether the resolved path file lies under dir, a

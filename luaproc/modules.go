@@ -224,6 +224,9 @@ func (p *luaProcess) send(L *lua.LState) int {
 	if !found {
 		return pushNoProcess(L, L.Get(1))
 	}
+	if to == p.pid && p.out != nil {
+		return p.sendToSelf(L, v)
+	}
 	if p.rt.remote(to) {
 		v = goValue(v) // a scalar crosses the wire as a payload value
 	}
@@ -241,6 +244,23 @@ func (p *luaProcess) send(L *lua.LState) int {
 		}
 		return 2
 	}
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// sendToSelf files a message the process sends itself straight into its
+// mailbox, so that a receive later in the same step takes it: through
+// the scheduler it would come with the next step, and receive(0) right
+// after the send missed it. The mailbox bound is checked against what
+// the process holds; the scheduler counts the message after the step,
+// with the others it holds unread (StepOutput.Backlog).
+func (p *luaProcess) sendToSelf(L *lua.LState, v any) int {
+	if limit := p.rt.maxMailbox; limit > 0 && p.mailbox.sent >= limit {
+		L.Push(lua.LNil)
+		L.Push(mailboxFull)
+		return 2
+	}
+	p.mailbox.push(message{from: p.pid, value: v})
 	L.Push(lua.LTrue)
 	return 1
 }
@@ -421,19 +441,19 @@ func checkedCommandFunc(name string) lua.LGFunction {
 func logAt(level log.Level) lua.LGFunction {
 	return func(L *lua.LState) int {
 		p := procOf(L)
-		msg := L.ToStringMeta(L.Get(1)).String()
+		msg := logText(L.ToStringMeta(L.Get(1)).String())
 		kv := make([]any, 0, 2+L.GetTop())
 		kv = append(kv, "pid", int64(p.pid))
 		for i := 2; i <= L.GetTop(); i++ {
 			v := L.Get(i)
-			if i%2 == 0 {
-				kv = append(kv, L.ToStringMeta(v).String())
+			if i%2 == 0 { // a key: never one of the logger's own (logKey)
+				kv = append(kv, logKey(L.ToStringMeta(v).String()))
 				continue
 			}
 			if x, err := toPayload(v, "value"); err == nil {
-				kv = append(kv, x)
+				kv = append(kv, logValue(x))
 			} else {
-				kv = append(kv, L.ToStringMeta(v).String())
+				kv = append(kv, logText(L.ToStringMeta(v).String()))
 			}
 		}
 		if len(kv)%2 == 1 {

@@ -205,11 +205,11 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	if errors.As(err, &ee) {
 		entry = ee.Entry
 	}
-	kv := []any{"pid", int64(pid), "entry", entry}
+	kv := []any{"pid", int64(pid), "entry", logText(entry)}
 	if where != "" {
-		kv = append(kv, "at", where)
+		kv = append(kv, "at", logText(where))
 	}
-	rt.logger.Error("process crashed: "+reasonText(err), kv...)
+	rt.logger.Error("process crashed: "+logText(reasonText(err)), kv...) // one line (logtext.go)
 }
 
 // exitRequest is the first os.exit of a Runtime's processes.

@@ -113,7 +113,10 @@ type Runtime struct {
 	// quietCrashes: Options.QuietCrashes (internal errors are not logged)
 	quietCrashes bool
 	luaPath      string // Options.LuaPath
-	started      time.Time
+	// maxMailbox is Options.MaxMailbox, for the messages a process sends
+	// itself (sendToSelf).
+	maxMailbox int
+	started    time.Time
 
 	outMu sync.Mutex
 	out   io.Writer
@@ -152,6 +155,7 @@ func New(opts Options) *Runtime {
 		started:      time.Now(),
 		files:        newScriptFiles(),
 		quietCrashes: opts.QuietCrashes,
+		maxMailbox:   opts.MaxMailbox,
 	}
 	for _, m := range opts.Allow {
 		rt.allowed[m] = true
@@ -215,8 +219,15 @@ func (rt *Runtime) LoadString(name, src string) (*Script, error) {
 func (rt *Runtime) loadRelative(path, dir, progDir string) (*Script, error) {
 	if !filepath.IsAbs(path) && dir != "" {
 		cand := filepath.Join(dir, path)
-		if s, _ := rt.files.cached(cand); s != nil || rt.mayTouch(cand, progDir) && isFile(cand) {
+		s, _ := rt.files.cached(cand)
+		touch := s != nil || rt.mayTouch(cand, progDir)
+		switch {
+		case s != nil || touch && isFile(cand):
 			path = cand
+		case !touch:
+			if _, inside := rt.lexicallyInside(cand, progDir); inside {
+				path = cand // a link out of the directory: refused by this name
+			}
 		}
 	}
 	return rt.loadInside(path, progDir, false)

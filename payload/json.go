@@ -69,10 +69,8 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 			}
 		}, path, depth)
 	case map[any]any:
-		for k := range x {
-			if err := checkKey(k, path); err != nil {
-				return err
-			}
+		if err := checkObjectKeys(x, path); err != nil {
+			return err
 		}
 		return encodeObject(buf, len(x), func(yield func(string, any) bool) {
 			for k, e := range x {
@@ -85,6 +83,38 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 		return fmt.Errorf("%s: %T cannot be encoded as JSON", path, v)
 	}
 	return nil
+}
+
+// checkObjectKeys checks that the keys of m can be written as the keys of
+// one object: each a valid key, and no two written as the same string
+// (1 and "1", true and "true"), which would make a duplicate key whose
+// value a reader picks at will.
+func checkObjectKeys(m map[any]any, path string) error {
+	seen := make(map[string]any, len(m))
+	for k := range m {
+		if err := checkKey(k, path); err != nil {
+			return err
+		}
+		s := fmt.Sprint(k)
+		if other, dup := seen[s]; dup {
+			a, b := keyText(k), keyText(other)
+			if a > b {
+				a, b = b, a // the same message whatever the map's order
+			}
+			return fmt.Errorf("%s: keys %s and %s would both be written as the object key %q", path, a, b, s)
+		}
+		seen[s] = k
+	}
+	return nil
+}
+
+// keyText is k as a Lua programmer would write it: "1" for a string, 1
+// for a number.
+func keyText(k any) string {
+	if s, ok := k.(string); ok {
+		return strconv.Quote(s)
+	}
+	return fmt.Sprint(k)
 }
 
 // encodeObject writes an object with sorted keys, so output is stable.
@@ -114,8 +144,8 @@ func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), p
 }
 
 // Decode parses JSON into a Value: objects become map[string]any, arrays
-// []any, numbers int64 when they are integers that fit and float64
-// otherwise, null nil.
+// []any, numbers int64 when they are written as integers that fit (but
+// -0) and float64 otherwise, null nil.
 func Decode(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -123,11 +153,15 @@ func Decode(data []byte) (any, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("decode JSON: %w%s", err, position(data, err, dec.InputOffset()))
 	}
-	if dec.More() {
+	if rest := data[dec.InputOffset():]; len(bytes.TrimLeft(rest, jsonSpace)) > 0 {
+		// dec.More would miss a stray ']' or '}' after the value
 		return nil, fmt.Errorf("decode JSON: data after the first value%s", position(data, nil, dec.InputOffset()))
 	}
 	return fromJSON(raw), nil
 }
+
+// jsonSpace is the white space JSON allows around a value.
+const jsonSpace = " \t\r\n"
 
 // position is " at line L, column C (byte B)" of a decoding error: the byte a
 // syntax error names, the end of the input for an unexpected end, else
@@ -141,7 +175,7 @@ func position(data []byte, err error, offset int64) string {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		idx = len(data)
 	default:
-		for idx < len(data) && strings.IndexByte(" \t\r\n", data[idx]) >= 0 {
+		for idx < len(data) && strings.IndexByte(jsonSpace, data[idx]) >= 0 {
 			idx++
 		}
 	}
@@ -154,7 +188,8 @@ func position(data []byte, err error, offset int64) string {
 func fromJSON(v any) any {
 	switch x := v.(type) {
 	case json.Number:
-		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
+		// -0 stays a float: Lua's -0 (tonumber("-0")) round-trips
+		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil && (i != 0 || x[0] != '-') {
 			return i
 		}
 		f, _ := strconv.ParseFloat(string(x), 64)

@@ -88,9 +88,53 @@ func TestNullAndDecodePositions(t *testing.T) {
 		"{\n \"a\": tru\n}": "at line 2, column 10",
 		`[1, 2`:             "at line 1, column 6",
 		`{"a":1} {"b":2}`:   "data after the first value at line 1, column 9",
+		`{"a":1}} junk`:     "data after the first value at line 1, column 8",
+		"[1]\n ]":           "data after the first value at line 2, column 2",
+		`[1]]`:              "data after the first value at line 1, column 4",
+		`"x"}`:              "data after the first value at line 1, column 4",
 	} {
 		_, err := Decode([]byte(doc))
 		require.Error(t, err, doc)
 		require.Contains(t, err.Error(), where, doc)
 	}
+}
+
+// TestEncodeRefusesCollidingKeys: keys that JSON would write as the
+// same string (1 and "1", true and "true", 1.5 and "1.5") are refused,
+// whatever the map's order, rather than written as a duplicate key.
+func TestEncodeRefusesCollidingKeys(t *testing.T) {
+	for _, m := range []map[any]any{
+		{int64(1): int64(1), "1": int64(2)},
+		{true: "a", "true": "b"},
+		{1.5: "a", "1.5": "b", "x": "c"},
+	} {
+		_, err := Encode(map[string]any{"t": m})
+		require.Error(t, err)
+		require.Regexp(t, `^value\.t: keys \S+ and \S+ would both be written as the object key "`, err.Error())
+	}
+	_, err := Encode(map[any]any{int64(1): "a", "1": "b"})
+	require.EqualError(t, err, `value: keys "1" and 1 would both be written as the object key "1"`)
+	b, err := Encode(map[any]any{int64(1): "a", "2": "b", true: "c"})
+	require.NoError(t, err)
+	require.Equal(t, `{"1":"a","2":"b","true":"c"}`, string(b))
+}
+
+// TestDecodeKeepsNegativeZero: JSON -0 is Lua's -0 (tonumber("-0")), a
+// float, so that -0 encodes and decodes back as itself (FuzzDecodeJSON
+// found "-0.0" coming back as the integer 0).
+func TestDecodeKeepsNegativeZero(t *testing.T) {
+	for _, doc := range []string{"-0", "-0.0", "-0e3"} {
+		v, err := Decode([]byte(doc))
+		require.NoError(t, err)
+		f, ok := v.(float64)
+		require.True(t, ok && f == 0 && math.Signbit(f), "%s decodes to %#v", doc, v)
+		b, err := Encode(v)
+		require.NoError(t, err)
+		back, err := Decode(b)
+		require.NoError(t, err)
+		require.Equal(t, v, back)
+	}
+	v, err := Decode([]byte("0"))
+	require.NoError(t, err)
+	require.Equal(t, int64(0), v)
 }

@@ -601,7 +601,9 @@ func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
 			chunk = nil
 			pe, ok := e.(*Error)
 			if !ok {
-				err, _ = e.(error)
+				if err, ok = e.(error); !ok { // luarun: it was dropped (no error, no chunk)
+					err = fmt.Errorf("%s: internal error: %v", name, e)
+				}
 				return
 			}
 			if !pe.final {

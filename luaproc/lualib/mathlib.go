@@ -38,13 +38,13 @@ func mathRandom(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := L.CheckCInt(1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := L.CheckCInt(1), L.CheckCInt(2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}

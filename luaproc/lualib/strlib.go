@@ -36,18 +36,18 @@ func raise(L *lua.LState, msg string) {
 
 // startOffset is Lua 5.1's posrelat for an init argument, as a 0-based
 // offset clamped to [0, n].
-func startOffset(init, n int) int {
+func startOffset(init int64, n int) int {
 	if init < 0 {
-		init += n + 1
+		init += int64(n) + 1
 	}
 	init-- // 0-based
 	if init < 0 {
 		return 0
 	}
-	if init > n {
+	if init > int64(n) {
 		return n
 	}
-	return init
+	return int(init)
 }
 
 // pushCaptures pushes the captures of a match src[s:e] (the whole match
@@ -91,7 +91,7 @@ func strMatch(L *lua.LState) int { return findAux(L, false) }
 func findAux(L *lua.LState, find bool) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
-	init := startOffset(L.OptInt(3, 1), len(src))
+	init := startOffset(L.OptCInteger(3, 1), len(src))
 	if find && (lua.LVAsBool(L.Get(4)) || !hasSpecials(pat)) { // a plain search
 		if i := strings.Index(src[init:], pat); i >= 0 {
 			L.Push(lua.LNumber(init + i + 1))
@@ -154,7 +154,7 @@ func strGsub(L *lua.LState) int {
 	default:
 		L.ArgError(3, "string/function/table expected")
 	}
-	maxN := L.OptInt(4, len(src)+1)
+	maxN := L.OptCInt(4, len(src)+1)
 	if rs, ok := repl.(lua.LString); ok && pat != "" && !hasSpecials(pat) && !strings.Contains(pat, ")") && !strings.Contains(string(rs), "%") {
 		out, n := replacePlain(L, src, pat, string(rs), maxN)
 		L.Push(lua.LString(out))

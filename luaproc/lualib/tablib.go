@@ -17,10 +17,10 @@ func tabConcat(L *lua.LState) int {
 		sep = L.CheckString(2) // a number is a string here, as in 5.1
 	}
 	t := L.CheckTable(1)
-	i := L.OptInt(3, 1)
+	i := L.OptCInt(3, 1) // C ints, as 5.1's: math.huge is 0
 	last := t.Len()
 	if L.Get(4) != lua.LNil {
-		last = L.CheckInt(4)
+		last = L.CheckCInt(4)
 	}
 	b := builder{L: L}
 	for ; i <= last; i++ {
