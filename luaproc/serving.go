@@ -65,13 +65,15 @@ func (c serveCaller) CheckEntry(entry string) error {
 
 // Starter starts processes of the caller's script, as process.spawn
 // does, from any goroutine. The server waits on them (and logs a
-// failure itself): they get no crash report.
+// failure itself): they get no crash report. Their first steps run on
+// the starting goroutine (scheduler.SubmitOptions.Inline): a handler
+// that answers without blocking has ended when the start returns.
 func (c serveCaller) Starter() serve.StartFunc {
 	rt, s, dir := c.p.rt, c.p.script, c.p.progDir
 	return func(entry string, args ...any) (scheduler.Handle, error) {
 		child := rt.newProcess(s)
 		child.progDir, child.topLevel = dir, true
-		h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{Waited: true})
+		h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{Waited: true, Inline: true})
 		return h, err
 	}
 }

@@ -323,6 +323,11 @@ func (srv *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // await waits for request process h to end; past the timeout it kills
 // it and returns false (so does a client gone away).
 func (srv *server) await(r *http.Request, h scheduler.Handle) bool {
+	select {
+	case <-h.Done(): // it ran inline and answered (no timer to make)
+		return true
+	default:
+	}
 	var expired <-chan time.Time
 	if srv.opts.timeout >= 0 {
 		t := time.NewTimer(srv.opts.timeout)
