@@ -78,6 +78,35 @@ func (c serveCaller) Starter() serve.StartFunc {
 	}
 }
 
+// requestTable is the Lua request table of an http.serve request (the
+// table serve.Request.Table describes, made without Go maps): each query
+// key's first value; an empty query is a JSON object, as an empty map
+// converts.
+func requestTable(L *lua.LState, r *serve.Request) *lua.LTable {
+	query := L.CreateTable(0, len(r.Query))
+	for _, f := range r.Query {
+		if query.RawGetString(f.Name) == lua.LNil {
+			query.RawSetString(f.Name, lua.LString(f.Value))
+		}
+	}
+	if len(r.Query) == 0 {
+		query.Metatable = jsonObjectMT
+	}
+	headers := L.CreateTable(0, len(r.Headers))
+	for _, f := range r.Headers {
+		headers.RawSetString(f.Name, lua.LString(f.Value))
+	}
+	t := L.CreateTable(0, 7)
+	t.RawSetString("method", lua.LString(r.Method))
+	t.RawSetString("path", lua.LString(r.Path))
+	t.RawSetString("url", lua.LString(r.URL))
+	t.RawSetString("query", query)
+	t.RawSetString("headers", headers)
+	t.RawSetString("body", lua.LString(r.Body))
+	t.RawSetString("remote", lua.LString(r.Remote))
+	return t
+}
+
 func containsString(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {
