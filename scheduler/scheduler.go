@@ -24,7 +24,8 @@
 //
 // docs/architecture.md describes the design: queues and stealing are in
 // worker.go, queues.go and idle.go, the state machine in proc.go,
-// completions in dispatch.go.
+// completions in dispatch.go, a new process's first steps on the
+// submitting goroutine (SubmitOptions.Inline) in inline.go.
 package scheduler
 
 import (

@@ -4,7 +4,10 @@ package serve
 // crypto/tls; parsing, limits on headers, timeouts on reading and idle
 // connections are net/http's). Each request runs as a new process of
 // the server's entry with the request table; the process's first return
-// value is the response.
+// value is the response. The runtime runs the process's first steps on
+// the connection's goroutine (Caller.Starter), so a handler that does not
+// block has answered when the start returns: no hand-off to a worker and
+// back, no timer.
 //
 // A request reaches Lua only if it is well formed (net/http answers 400
 // or 431 itself; a query that does not decode is answered 400 here), its
