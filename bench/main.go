@@ -101,7 +101,9 @@ func workloads() []workload {
 		{"erlang", erlang},
 		{"cluster", clusterBench},
 		{"scaling", scaling},
-		{"serve", serveBench},
+		{"serve http", serveBench},
+		{"serve conns", serveConns},
+		{"serve echo", serveEcho},
 	}
 }
 

@@ -11,6 +11,9 @@ package main
 //   - kv GET: a request process asks a store process with process.call
 //     (scripts/kvstore.lua's shape) against a Go map behind a mutex;
 //     p99 latency reported for both.
+//
+// serveconns.go holds 2,000 keep-alive connections open, and serveecho.go
+// measures a TCP echo service.
 
 import (
 	"bufio"
@@ -123,11 +126,21 @@ func helloHandler(w http.ResponseWriter, r *http.Request) {
 
 // luarunServe serves entry of serveLua and loads path.
 func luarunServe(entry string, dur time.Duration, path string, prepare func(addr string)) load {
+	addr, stop := startServer(serveLua, entry)
+	defer stop()
+	if prepare != nil {
+		prepare(addr)
+	}
+	return runLoad("http://"+addr+path, dur)
+}
+
+// startServer runs main(inbox, entry) of src, which sends the address it
+// serves on; stop shuts the runtime down.
+func startServer(src, entry string) (addr string, stop func()) {
 	rt := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"listen"}, Logger: quietLogger(), Stdout: io.Discard})
-	defer shutdown(rt)
 	in, err := rt.NewInbox()
 	check(err)
-	s, err := rt.LoadString("serve.lua", serveLua)
+	s, err := rt.LoadString("serve.lua", src)
 	check(err)
 	_, err = rt.Start(s, "main", int64(in.PID()), entry)
 	check(err)
@@ -135,11 +148,7 @@ func luarunServe(entry string, dur time.Duration, path string, prepare func(addr
 	defer cancel()
 	m, err := in.Receive(ctx)
 	check(err)
-	addr := m.Value.(string)
-	if prepare != nil {
-		prepare(addr)
-	}
-	return runLoad("http://"+addr+path, dur)
+	return m.Value.(string), func() { shutdown(rt) }
 }
 
 // goServe serves h with net/http and loads path.

@@ -28,6 +28,7 @@ import (
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
+	"github.com/luarun/luarun/serve"
 )
 
 // converter holds the options of one conversion.
@@ -276,6 +277,8 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		return x.(lua.LValue)
 	case error:
 		return lua.LString(x.Error())
+	case *serve.Request: // a request process's argument (serving.go)
+		return requestTable(L, x)
 	default:
 		if lv, ok := arrival(L, x); ok { // a socket moved here (serving.go)
 			return lv

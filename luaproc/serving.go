@@ -65,15 +65,46 @@ func (c serveCaller) CheckEntry(entry string) error {
 
 // Starter starts processes of the caller's script, as process.spawn
 // does, from any goroutine. The server waits on them (and logs a
-// failure itself): they get no crash report.
+// failure itself): they get no crash report. Their first steps run on
+// the starting goroutine (scheduler.SubmitOptions.Inline): a handler
+// that answers without blocking has ended when the start returns.
 func (c serveCaller) Starter() serve.StartFunc {
 	rt, s, dir := c.p.rt, c.p.script, c.p.progDir
 	return func(entry string, args ...any) (scheduler.Handle, error) {
 		child := rt.newProcess(s)
 		child.progDir, child.topLevel = dir, true
-		h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{Waited: true})
+		h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{Waited: true, Inline: true})
 		return h, err
 	}
+}
+
+// requestTable is the Lua request table of an http.serve request (the
+// table serve.Request.Table describes, made without Go maps): each query
+// key's first value; an empty query is a JSON object, as an empty map
+// converts.
+func requestTable(L *lua.LState, r *serve.Request) *lua.LTable {
+	query := L.CreateTable(0, len(r.Query))
+	for _, f := range r.Query {
+		if query.RawGetString(f.Name) == lua.LNil {
+			query.RawSetString(f.Name, lua.LString(f.Value))
+		}
+	}
+	if len(r.Query) == 0 {
+		query.Metatable = jsonObjectMT
+	}
+	headers := L.CreateTable(0, len(r.Headers))
+	for _, f := range r.Headers {
+		headers.RawSetString(f.Name, lua.LString(f.Value))
+	}
+	t := L.CreateTable(0, 7)
+	t.RawSetString("method", lua.LString(r.Method))
+	t.RawSetString("path", lua.LString(r.Path))
+	t.RawSetString("url", lua.LString(r.URL))
+	t.RawSetString("query", query)
+	t.RawSetString("headers", headers)
+	t.RawSetString("body", lua.LString(r.Body))
+	t.RawSetString("remote", lua.LString(r.Remote))
+	return t
 }
 
 func containsString(list []string, s string) bool {

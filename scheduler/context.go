@@ -86,8 +86,23 @@ func (c *procContext) Deadline() (time.Time, bool) { return time.Time{}, false }
 // Done is closed when the process is killed, abandoned or has ended.
 func (c *procContext) Done() <-chan struct{} { return c.get().Done() }
 
-// Err is context.Canceled once Done is closed.
-func (c *procContext) Err() error { return c.get().Err() }
+// Err is context.Canceled once Done is closed. It does not make the real
+// context: a process's end asks (a recycled state must not have been
+// interrupted), and most processes never need one.
+func (c *procContext) Err() error {
+	if r := c.real.Load(); r != nil {
+		return r.ctx.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if r := c.real.Load(); r != nil {
+		return r.ctx.Err()
+	}
+	if c.cause != nil {
+		return context.Canceled
+	}
+	return nil
+}
 
 // Value answers PIDFrom's key itself and delegates everything else.
 func (c *procContext) Value(key any) any {

@@ -37,3 +37,14 @@ func TestProcContextLazy(t *testing.T) {
 	_, has := late.Deadline()
 	require.False(t, has)
 }
+
+// TestProcContextErrIsLazy: Err answers without making the real context
+// (a process's end asks it of every process), before and after a cancel.
+func TestProcContextErrIsLazy(t *testing.T) {
+	var c procContext
+	require.NoError(t, c.Err())
+	require.Nil(t, c.real.Load(), "Err made the context")
+	c.cancel(errors.New("gone"))
+	require.ErrorIs(t, c.Err(), context.Canceled)
+	require.Nil(t, c.real.Load(), "Err made the context")
+}

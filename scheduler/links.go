@@ -209,6 +209,13 @@ type SubmitOptions struct {
 	// as if it waited from the start, so a failure is never reported to
 	// Options.OnCrash (which hears only of failures nobody watches).
 	Waited bool
+	// Inline: run the new process's first steps on the calling goroutine
+	// (inline.go), so that SubmitWith returns once it has ended or waits
+	// for something (an event then queues it for the workers as any
+	// process). For a caller that would wait for it anyway, such as a
+	// server's connection goroutine; ignored inside a step (SpawnWith)
+	// and when the inline runs at once are at their bound.
+	Inline bool
 }
 
 // SubmitWith is Submit, then Link and Monitor as opts say, done before
@@ -222,9 +229,10 @@ func (s *Scheduler) SubmitWith(p Process, method string, input payload.Payloads,
 // one.
 func (s *Scheduler) submitWith(w *worker, p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
 	var ref uint64
+	inline := opts.Inline && w == nil // never inside a step
 	h, err := s.submitRelated(w, p, method, input, func(pr *proc) error {
 		if opts.Waited {
-			pr.doneChan() // what watched() looks for
+			pr.waited.Store(true) // what watched() looks for
 		}
 		if opts.Link != 0 {
 			owner := s.table.get(opts.Link)
@@ -244,7 +252,7 @@ func (s *Scheduler) submitWith(w *worker, p Process, method string, input payloa
 			r.mu.Unlock()
 		}
 		return nil
-	})
+	}, inline)
 	return h, ref, err
 }
 
@@ -288,7 +296,7 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 // a quiet one), a link, or someone waiting on its handle (for crash
 // reports).
 func (p *proc) watched() bool {
-	if p.done.Load() != nil {
+	if p.waited.Load() || p.done.Load() != nil {
 		return true
 	}
 	r := p.rel.Load()

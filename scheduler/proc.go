@@ -92,6 +92,9 @@ type proc struct {
 	// processes are never waited on, so most never make a channel.
 	// Written by doneChan (CAS nil → new) and by finish (swap → closedDone).
 	done atomic.Pointer[chan struct{}]
+	// waited: submitted with SubmitOptions.Waited (a handle's holder
+	// will look), so watched() without a done channel made for it.
+	waited atomic.Bool
 
 	// Written once before done becomes closedDone.
 	result payload.Payloads

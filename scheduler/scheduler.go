@@ -24,7 +24,8 @@
 //
 // docs/architecture.md describes the design: queues and stealing are in
 // worker.go, queues.go and idle.go, the state machine in proc.go,
-// completions in dispatch.go.
+// completions in dispatch.go, a new process's first steps on the
+// submitting goroutine (SubmitOptions.Inline) in inline.go.
 package scheduler
 
 import (
@@ -155,6 +156,7 @@ type Scheduler struct {
 
 	workersDone sync.WaitGroup
 	stats       schedStats
+	inline      inlineRuns // inline.go
 
 	abandonedMu sync.Mutex
 	abandoned   []PID // ended at the deadline, by abandon or by their worker
@@ -238,13 +240,16 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 
 // submit is Submit; w is the calling worker if the caller runs on one.
 func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Payloads) (Handle, error) {
-	return s.submitRelated(w, p, method, input, nil)
+	return s.submitRelated(w, p, method, input, nil, false)
 }
 
 // submitRelated is submit, calling rel (if not nil) on the new process
 // once it is in the table and before it is queued: if rel fails, the
-// process never runs and Submit fails with rel's error.
-func (s *Scheduler) submitRelated(w *worker, p Process, method string, input payload.Payloads, rel relate) (Handle, error) {
+// process never runs and Submit fails with rel's error. inline (only
+// from a goroutine that is not stepping a process) runs its first steps
+// here, if an inline worker is free (inline.go).
+func (s *Scheduler) submitRelated(w *worker, p Process, method string, input payload.Payloads, rel relate, inline bool) (Handle, error) {
+	w = w.homed()
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
 	}
@@ -295,13 +300,26 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		}
 	}
 	s.stats.submitted.Add(1)
-	if w != nil {
+	switch iw := s.inlineFor(inline, w); {
+	case iw != nil:
+		s.runInline(iw, pr)
+		s.putInline(iw)
+	case w != nil:
 		w.local.PushBottom(pr)
 		s.wakeIfNeeded() // someone may steal it
-	} else {
+	default:
 		s.enqueue(pr)
 	}
 	return Handle{pr}, nil
+}
+
+// inlineFor is the inline worker to run a new process on (inline.go), or
+// nil: none asked for, the caller steps a process (w), or none free.
+func (s *Scheduler) inlineFor(inline bool, w *worker) *worker {
+	if !inline || w != nil {
+		return nil
+	}
+	return s.takeInline()
 }
 
 // discard ends p, which lost its Submit to Shutdown and never ran; no
@@ -349,6 +367,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if to&^localMask != s.nodeBits {
 		return s.forward(from, to, msg) // relay.go
 	}
+	w = w.homed()
 	p := s.table.get(to)
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)

@@ -21,6 +21,9 @@ type Stats struct {
 	Parks      uint64 // times a worker went to sleep
 	Wakeups    uint64 // times a sleeping worker was woken for work
 	Helpers    uint64 // extra workers the watchdog started (watchdog.go)
+	// Inline: processes whose first steps ran on the goroutine that
+	// submitted them (SubmitOptions.Inline, inline.go).
+	Inline uint64
 
 	Submitted uint64 // processes started (a Submit that failed is not)
 	Completed uint64 // processes that ended without an error
@@ -58,7 +61,7 @@ type workerStats struct {
 
 // schedStats: written by any goroutine.
 type schedStats struct {
-	parks, wakeups, helpers                                    atomic.Uint64
+	parks, wakeups, helpers, inline                            atomic.Uint64
 	submitted, completed, failed, killed, cancelled, abandoned atomic.Uint64
 	slowSteps, stepLimited                                     atomic.Uint64
 	droppedMessages, droppedCompletions                        atomic.Uint64
@@ -72,6 +75,7 @@ func (s *Scheduler) Stats() Stats {
 		Parks:              s.stats.parks.Load(),
 		Wakeups:            s.stats.wakeups.Load(),
 		Helpers:            s.stats.helpers.Load(),
+		Inline:             s.stats.inline.Load(),
 		Submitted:          s.stats.submitted.Load(),
 		Completed:          s.stats.completed.Load(),
 		Failed:             s.stats.failed.Load(),

@@ -190,42 +190,65 @@ func (s *Scheduler) watchLoop() {
 	}
 }
 
-// watchTick looks at every running worker once.
+// watchTick looks at every running worker once, and at the inline
+// workers' steps (inline.go: limited and reported, never stuck).
 func (s *Scheduler) watchTick(now time.Time) {
 	wd := &s.watch
 	stuck := 0
 	for _, w := range *wd.active.Load() {
-		st := &w.watch
-		seq := st.stepSeq.Load()
-		if seq != st.seenSeq || seq&1 == 0 {
-			st.seenSeq, st.seenSince, st.limited = seq, now, false
+		p, ran := s.observe(w, now)
+		if p == nil {
 			continue
 		}
-		p := st.stepProc.Load()
-		if st.stepSeq.Load() != seq || p == nil {
-			continue // the step ended while we looked
-		}
 		s.runnextOverdue(w)
-		ran := now.Sub(st.seenSince)
 		if ran >= wd.slice {
 			stuck++
 			s.handOff(w)
 		}
-		if wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
-			s.stats.slowSteps.Add(1)
-			s.reportSlow(p, ran)
-		}
-		if wd.maxStep > 0 && ran >= wd.maxStep && !st.limited {
-			st.limited = true
-			if p.state.Load()&stateMask != stateDone {
-				s.stats.stepLimited.Add(1)
-				s.cancel(p, &StepLimitError{PID: p.pid, Limit: wd.maxStep}, false)
-			}
+		s.limitStep(w, p, ran)
+	}
+	for _, w := range s.inlineWorkers() {
+		if p, ran := s.observe(w, now); p != nil {
+			s.limitStep(w, p, ran)
 		}
 	}
 	wd.stuck.Store(int32(stuck))
 	if stuck > 0 {
 		s.help(stuck)
+	}
+}
+
+// observe returns the process whose step w has been running since the
+// last tick or before, and for how long; nil if w runs no step or a new
+// one.
+func (s *Scheduler) observe(w *worker, now time.Time) (*proc, time.Duration) {
+	st := &w.watch
+	seq := st.stepSeq.Load()
+	if seq != st.seenSeq || seq&1 == 0 {
+		st.seenSeq, st.seenSince, st.limited = seq, now, false
+		return nil, 0
+	}
+	p := st.stepProc.Load()
+	if st.stepSeq.Load() != seq || p == nil {
+		return nil, 0 // the step ended while we looked
+	}
+	return p, now.Sub(st.seenSince)
+}
+
+// limitStep reports p's step (run by w for ran) past SlowStep, and kills
+// p past MaxStep.
+func (s *Scheduler) limitStep(w *worker, p *proc, ran time.Duration) {
+	wd, st := &s.watch, &w.watch
+	if wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
+		s.stats.slowSteps.Add(1)
+		s.reportSlow(p, ran)
+	}
+	if wd.maxStep > 0 && ran >= wd.maxStep && !st.limited {
+		st.limited = true
+		if p.state.Load()&stateMask != stateDone {
+			s.stats.stepLimited.Add(1)
+			s.cancel(p, &StepLimitError{PID: p.pid, Limit: wd.maxStep}, false)
+		}
 	}
 }
 
@@ -386,5 +409,6 @@ func (w *worker) helperLoop() {
 func (s *Scheduler) allWorkers() []*worker {
 	s.watch.mu.Lock()
 	defer s.watch.mu.Unlock()
-	return append(append([]*worker(nil), s.workers...), s.watch.helpers...)
+	all := append(append([]*worker(nil), s.workers...), s.watch.helpers...)
+	return append(all, s.inlineWorkers()...)
 }

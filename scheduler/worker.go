@@ -51,6 +51,10 @@ type worker struct {
 	// message handed on — keeps both on one core, with no other worker
 	// woken for it.
 	runnext atomic.Pointer[proc]
+
+	// inline: an inline worker (inline.go), run by whichever goroutine
+	// holds it; it has no queues anyone looks at.
+	inline bool
 }
 
 var (
@@ -178,7 +182,7 @@ func (w *worker) run(p *proc) {
 			return
 		}
 		rerun := budget > 0
-		if !rerun && w.local.Len() == 0 && w.runnext.Load() == nil && s.global.n.Load() == 0 {
+		if !rerun && !w.inline && w.local.Len() == 0 && w.runnext.Load() == nil && s.global.n.Load() == 0 {
 			// Nobody is waiting for a turn: sending p to the global
 			// queue would only wake another worker to run it.
 			rerun, budget = true, rerunBudget

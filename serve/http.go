@@ -4,7 +4,10 @@ package serve
 // crypto/tls; parsing, limits on headers, timeouts on reading and idle
 // connections are net/http's). Each request runs as a new process of
 // the server's entry with the request table; the process's first return
-// value is the response.
+// value is the response. The runtime runs the process's first steps on
+// the connection's goroutine (Caller.Starter), so a handler that does not
+// block has answered when the start returns: no hand-off to a worker and
+// back, no timer.
 //
 // A request reaches Lua only if it is well formed (net/http answers 400
 // or 431 itself; a query that does not decode is answered 400 here), its
@@ -323,6 +326,11 @@ func (srv *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // await waits for request process h to end; past the timeout it kills
 // it and returns false (so does a client gone away).
 func (srv *server) await(r *http.Request, h scheduler.Handle) bool {
+	select {
+	case <-h.Done(): // it ran inline and answered (no timer to make)
+		return true
+	default:
+	}
 	var expired <-chan time.Time
 	if srv.opts.timeout >= 0 {
 		t := time.NewTimer(srv.opts.timeout)
@@ -343,38 +351,122 @@ func (srv *server) await(r *http.Request, h scheduler.Handle) bool {
 	}
 }
 
-// request builds the request table, or a status and message to answer
-// without running Lua.
-func (srv *server) request(w http.ResponseWriter, r *http.Request) (map[string]any, int, string) {
-	if r.ContentLength > srv.opts.maxBody {
-		return nil, http.StatusRequestEntityTooLarge, "request body too large"
+// Request is a request as its process gets it: the runtime makes the
+// Lua request table straight from it (no Go maps on the way). Query
+// holds every pair in order (the table keeps each key's first value);
+// Headers has lower-case names and the values of one name joined by
+// ", ".
+type Request struct {
+	Method, Path, URL, Body, Remote string
+	Query, Headers                  []Field
+}
+
+// Field is a name and its value.
+type Field struct{ Name, Value string }
+
+// Table is the request table as a payload value (for a host that does
+// not make it from the Request itself).
+func (r *Request) Table() map[string]any {
+	query := make(map[string]any, len(r.Query))
+	for _, f := range r.Query {
+		if _, seen := query[f.Name]; !seen {
+			query[f.Name] = f.Value
+		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, srv.opts.maxBody))
+	headers := make(map[string]any, len(r.Headers))
+	for _, f := range r.Headers {
+		headers[f.Name] = f.Value
+	}
+	return map[string]any{
+		"method": r.Method, "path": r.Path, "url": r.URL,
+		"query": query, "headers": headers, "body": r.Body, "remote": r.Remote,
+	}
+}
+
+// request builds the request, or a status and message to answer without
+// running Lua.
+func (srv *server) request(w http.ResponseWriter, r *http.Request) (*Request, int, string) {
+	body, status, msg := srv.body(w, r)
+	if status != 0 {
+		return nil, status, msg
+	}
+	query, ok := parseQuery(r.URL.RawQuery)
+	if !ok {
+		return nil, http.StatusBadRequest, "bad request: malformed query"
+	}
+	headers := make([]Field, 0, len(r.Header)+1)
+	for k, vs := range r.Header {
+		headers = append(headers, Field{lowerHeader(k), strings.Join(vs, ", ")})
+	}
+	headers = append(headers, Field{"host", r.Host})
+	return &Request{Method: r.Method, Path: r.URL.Path, URL: r.RequestURI, Body: body,
+		Remote: r.RemoteAddr, Query: query, Headers: headers}, 0, ""
+}
+
+// body reads the request's body, up to max_body (413 past it).
+func (srv *server) body(w http.ResponseWriter, r *http.Request) (string, int, string) {
+	if r.ContentLength > srv.opts.maxBody {
+		return "", http.StatusRequestEntityTooLarge, "request body too large"
+	}
+	if r.Body == http.NoBody { // net/http's body of one known to be empty: nothing to read
+		return "", 0, ""
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, srv.opts.maxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			return nil, http.StatusRequestEntityTooLarge, "request body too large"
+			return "", http.StatusRequestEntityTooLarge, "request body too large"
 		}
-		return nil, http.StatusBadRequest, "bad request: reading the body failed"
+		return "", http.StatusBadRequest, "bad request: reading the body failed"
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
-	if err != nil {
-		return nil, http.StatusBadRequest, "bad request: malformed query"
-	}
-	query := make(map[string]any, len(q))
-	for k, vs := range q {
-		query[k] = vs[0]
-	}
-	headers := make(map[string]any, len(r.Header)+1)
-	for k, vs := range r.Header {
-		headers[strings.ToLower(k)] = strings.Join(vs, ", ")
-	}
-	headers["host"] = r.Host
-	return map[string]any{
-		"method": r.Method, "path": r.URL.Path, "url": r.RequestURI,
-		"query": query, "headers": headers, "body": string(body), "remote": r.RemoteAddr,
-	}, 0, ""
+	return string(b), 0, ""
 }
+
+// parseQuery is url.ParseQuery's pairs, in order; ok false where
+// ParseQuery fails (a semicolon, a bad escape).
+func parseQuery(raw string) ([]Field, bool) {
+	var q []Field
+	if raw != "" {
+		q = make([]Field, 0, strings.Count(raw, "&")+1)
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if strings.Contains(pair, ";") {
+			return nil, false
+		}
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		k, err1 := url.QueryUnescape(k)
+		v, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		q = append(q, Field{k, v})
+	}
+	return q, true
+}
+
+// lowerHeader is a canonical header name in lower case, without
+// allocating for the common ones.
+func lowerHeader(k string) string {
+	if l, ok := commonHeaders[k]; ok {
+		return l
+	}
+	return strings.ToLower(k)
+}
+
+var commonHeaders = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"Accept", "Accept-Encoding", "Accept-Language", "Authorization", "Cache-Control",
+		"Connection", "Content-Length", "Content-Type", "Cookie", "Origin", "Referer", "User-Agent",
+		"X-Forwarded-For", "X-Forwarded-Proto", "X-Real-Ip", "X-Request-Id"} {
+		m[k] = strings.ToLower(k)
+	}
+	return m
+}()
 
 // respond writes the handler's return value: a string (200, text/plain)
 // or {status=, headers=, body=}; anything else is answered 500 and
@@ -387,7 +479,9 @@ func (srv *server) respond(w http.ResponseWriter, pid scheduler.PID, res payload
 	if s, ok := v.(string); ok {
 		h := w.Header()
 		h["Content-Type"] = textPlain
-		h["Content-Length"] = []string{strconv.Itoa(len(s))}
+		if len(s) > smallBody { // a small one gets its Content-Length from net/http
+			h["Content-Length"] = []string{strconv.Itoa(len(s))}
+		}
 		io.WriteString(w, s)
 		return
 	}
@@ -409,6 +503,11 @@ func (srv *server) respond(w http.ResponseWriter, pid scheduler.PID, res payload
 }
 
 var textPlain = []string{"text/plain; charset=utf-8"}
+
+// smallBody: net/http buffers a response body up to this size before it
+// sends the header, and sets Content-Length itself when the handler
+// returns within it.
+const smallBody = 2048
 
 // responseTable reads {status=, headers=, body=}.
 func responseTable(v any) (int, http.Header, string, error) {

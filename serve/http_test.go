@@ -436,3 +436,28 @@ end`)
 }
 
 var _ = luaproc.Message{}
+
+// An empty query is an empty JSON object (as an empty map converts); a
+// long string answer carries its Content-Length (a short one gets it
+// from net/http), never chunked.
+func TestServeQueryAndLength(t *testing.T) {
+	e := start(t, serveScript("h", "nil", `
+function h(req)
+  if req.path == "/long" then return string.rep("x", 5000) end
+  return json.encode(req.query)
+end`))
+	addr := e.addr()
+	for _, tc := range []struct{ path, body string }{{"/", "{}"}, {"/?a=1&a=2&b", `{"a":"1","b":""}`}} {
+		code, body := get(t, http.DefaultClient, "http://"+addr+tc.path)
+		require.Equal(t, 200, code)
+		require.Equal(t, tc.body, body)
+	}
+	for _, path := range []string{"/", "/long"} {
+		resp, err := http.Get("http://" + addr + path)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.EqualValues(t, len(b), resp.ContentLength, path)
+		require.Empty(t, resp.TransferEncoding, path)
+	}
+}

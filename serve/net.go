@@ -453,7 +453,40 @@ func (s *Service) readFunc(L *lua.LState) int {
 	default:
 		L.ArgError(2, "format expected, got "+v.Type().String())
 	}
+	if data, ok := h.so.buffered(format); ok {
+		L.Push(lua.LString(data))
+		return 1
+	}
 	return s.host.Caller(L).Block(L, "c:read", cmdRead, h.so, format)
+}
+
+// buffered answers a read from what the connection's buffer holds, if
+// that is the whole answer and no other read is in flight: a line
+// already received, or some bytes for a count. The read then needs no
+// command (no yield, no goroutine); "a" always waits for the end.
+func (so *socket) buffered(format any) (string, bool) {
+	if !so.readMu.TryLock() {
+		return "", false
+	}
+	defer so.readMu.Unlock()
+	switch f := format.(type) {
+	case int64:
+		if len(so.buf) > 0 {
+			return so.take(min(int(f), len(so.buf))), true
+		}
+	case string:
+		if f == "a" {
+			return "", false
+		}
+		if end := bytes.IndexByte(so.buf, '\n'); end >= 0 {
+			line := so.take(end + 1)
+			if f == "l" {
+				line = strings.TrimSuffix(line[:end], "\r")
+			}
+			return line, true
+		}
+	}
+	return "", false
 }
 
 // read runs a read on its goroutine.

@@ -303,3 +303,30 @@ end`)
 	assert.Contains(t, out[7], "a count of at least 1 expected")
 	assert.Equal(t, []any{true, "closed"}, out[8:10])
 }
+
+// A read that its connection's buffer answers needs no command: it works
+// where a blocking call cannot (a string.gsub callback), for lines and
+// counts; one that must wait still raises there.
+func TestNetReadFromBuffer(t *testing.T) {
+	e := start(t, `
+function conn(c, inbox)
+  local first = c:read("l") -- waits; the rest arrived with it
+  local got = {first}
+  string.gsub("ab", ".", function() got[#got + 1] = c:read("l") end)
+  got[#got + 1] = (string.gsub("x", ".", function() return c:read(2) end))
+  local ok, err = pcall(string.gsub, "x", ".", function() return c:read("l") end)
+  got[#got + 1] = ok and "no error" or "raised"
+  process.send(inbox, table.concat(got, ","))
+end
+function main(inbox)
+  local l = assert(net.listen("127.0.0.1:0"))
+  process.send(inbox, l.addr)
+  local c = l:accept()
+  process.spawn("conn", c, inbox)
+  process.receive()
+end`)
+	addr := e.recv().Value.(string)
+	c, _ := dial(t, addr)
+	fmt.Fprint(c, "one\ntwo\nthree\nXY")
+	assert.Equal(t, "one,two,three,XY,raised", e.recv().Value)
+}
