@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"runtime"
 	"runtime/metrics"
 	"strings"
 
@@ -75,7 +74,8 @@ const GCStateKey = "luarun.gc-tuning"
 // baseCollectGarbage is Lua 5.1's collectgarbage (luarun: gopher-lua's
 // ran a Go collection whatever it was asked and returned nothing). The Go
 // heap is shared by every state of the program: "count" is its size in KB
-// (a float), and "collect" and a "step" that ends a cycle collect it. The
+// (a float), and "collect" and a "step" that ends a cycle collect it,
+// clearing the state's weak tables of what was collected (weak.go). The
 // tuning options are remembered and change nothing but the step's size.
 // A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
 // of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
@@ -84,7 +84,7 @@ func baseCollectGarbage(L *LState) int {
 	opt := L.OptString(1, "collect")
 	switch opt {
 	case "collect":
-		runtime.GC()
+		collectWeak(L)
 		gcState(L).RawSetString("work", LNumber(0))
 		L.Push(LNumber(0))
 	case "count":
@@ -95,7 +95,7 @@ func baseCollectGarbage(L *LState) int {
 		work, _ := st.RawGetString("work").(LNumber)
 		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
 		if stepmul <= 0 || float64(work) >= float64(HeapBytes()) {
-			runtime.GC()
+			collectWeak(L)
 			st.RawSetString("work", LNumber(0))
 			L.Push(LTrue)
 		} else {

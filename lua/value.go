@@ -248,6 +248,7 @@ type Global struct {
 	builtinMts [int(LTChannel) + 1]*LTable // luarun: by type, nil for none (was a map of LValue: ~200 B a state, and a map lookup per method call on a string)
 	tempFiles  *[]*os.File                 // luarun: a pointer, made by the first temporary file (8 bytes, not 24, in every state)
 	gccount    int32
+	weak       *weakSet // luarun: the weak tables (weak.go), nil until the first
 }
 
 type LState struct {
