@@ -980,10 +980,19 @@ func (tb *LTable) setKey(key LValue, value LValue) {
 	case nil, *LNilType:
 		return
 	default:
-		if i := tb.findKey(key); i >= 0 {
+		i, dead := tb.findObj(key)
+		if i >= 0 {
 			tb.node[i].val = value
 			if value == LNil {
 				tb.node[i].kill() // luarun: weak.go
+			}
+			return
+		}
+		if dead >= 0 {
+			// removed, then set again: its node, as 5.1 finds it there
+			if value != LNil {
+				n := &tb.node[dead]
+				n.key, n.val, n.hash = key, value, 0
 			}
 			return
 		}

@@ -47,7 +47,10 @@ package lua
 //     die so) and a next(t, o) traversal in progress still finds its
 //     place (findDead, as 5.1's findindex matches a dead key by its
 //     address). Only a chain's dead keys are compared, and only when o
-//     is not in the table. A weak table's entries removed by a
+//     is not in the table. Set again, o takes its dead node back
+//     (findObj), as in 5.1, where the key is still there until a
+//     collection: removing and adding the same keys does not fill the
+//     hash part with dead nodes. A weak table's entries removed by a
 //     collection are killed so too.
 //   - Between explicit collections entries are never removed: Go's own
 //     collections see the weak entries as strong references.
@@ -62,9 +65,26 @@ import (
 // flagWeak marks a table registered in its state's weakSet.
 const flagWeak = 1 << 29
 
-// deadKey is the key of a node whose weak key was collected: a userdata
-// that no Lua code can reach, so that no lookup finds it.
-var deadKey LValue = &LUserData{}
+// deadKey is the key of a node whose key died (removed, or collected from
+// a weak table): a userdata that no Lua code can reach, so that no lookup
+// finds it. deadUD is the same pointer, for isDead's cheaper comparison.
+var (
+	deadUD          = &LUserData{}
+	deadKey  LValue = deadUD
+	modeHash        = strHash("__mode")
+)
+
+// isDead reports whether k is deadKey.
+func isDead(k LValue) bool {
+	u, ok := k.(*LUserData)
+	return ok && u == deadUD
+}
+
+// mayBeWeak reports whether mt may have a __mode (SetMetatable's check:
+// the cost to a program without weak tables, a hash-part lookup).
+func mayBeWeak(mt *LTable) bool {
+	return mt.cow != nil || len(mt.node) != 0 && mt.findStrH("__mode", modeHash) >= 0
+}
 
 // weakSet is a state's registered weak tables (Global.weak).
 type weakSet struct {
@@ -111,7 +131,7 @@ func makeWeakRef(v LValue) (weakRef, bool) {
 	case *LFunction:
 		p = unsafe.Pointer(o)
 	case *LUserData:
-		if v == deadKey {
+		if o == deadUD {
 			return weakRef{}, false
 		}
 		p = unsafe.Pointer(o)
@@ -155,11 +175,8 @@ func weakMode(mt LValue) (keys, values bool) {
 }
 
 // noteMetatable registers tb, just given the metatable mt, when mt makes
-// it weak (SetMetatable).
+// it weak (SetMetatable, when tb is not registered and mayBeWeak(mt)).
 func (g *Global) noteMetatable(tb *LTable, mt *LTable) {
-	if tb.flags&flagWeak != 0 {
-		return
-	}
 	if k, v := weakMode(mt); !k && !v {
 		return
 	}
@@ -281,7 +298,7 @@ func objAddr(v LValue) (uintptr, bool) {
 // kill makes a removed node's collectable key dead: deadKey, with the low
 // 32 bits of the object's address as its hash (findDead).
 func (n *tnode) kill() {
-	if p, ok := objAddr(n.key); ok && n.key != deadKey {
+	if p, ok := objAddr(n.key); ok && !isDead(n.key) {
 		n.key, n.hash = deadKey, uint32(p)
 	}
 }
@@ -295,11 +312,33 @@ func (tb *LTable) findDead(key LValue) int {
 	}
 	for i := tb.keyPos(key); ; i = int(tb.node[i].next) - 1 {
 		n := &tb.node[i]
-		if n.key == deadKey && n.hash == uint32(p) {
+		if n.hash == uint32(p) && isDead(n.key) {
 			return i
 		}
 		if n.next == 0 {
 			return -1
+		}
+	}
+}
+
+// findObj is findKey of a key that is neither a string, a number nor a
+// boolean, and also returns its dead node (findDead), -1 for none.
+func (tb *LTable) findObj(key LValue) (live, dead int) {
+	if len(tb.node) == 0 {
+		return -1, -1
+	}
+	p, _ := objAddr(key)
+	dead = -1
+	for i := tb.keyPos(key); ; i = int(tb.node[i].next) - 1 {
+		n := &tb.node[i]
+		if n.key == key {
+			return i, -1
+		}
+		if n.hash == uint32(p) && dead < 0 && isDead(n.key) {
+			dead = i
+		}
+		if n.next == 0 {
+			return -1, dead
 		}
 	}
 }
@@ -338,7 +377,7 @@ func (tb *LTable) restoreSlots(slots []weakSlot) {
 			}
 		case slotVal:
 			n := &tb.node[s.at]
-			if v != nil && n.key != deadKey {
+			if v != nil && !isDead(n.key) {
 				n.val = v
 			} else {
 				n.kill()

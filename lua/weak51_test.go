@@ -105,6 +105,14 @@ for i = 1, 30 do objs[i] = {} s[objs[i]] = i end
 local visited = 0
 for k in pairs(s) do s[k] = nil collectgarbage() visited = visited + 1 end
 print(visited, next(s))`, "30\tnil"},
+		// removed then set again, object keys keep their nodes: the
+		// traversal order is the same
+		{`local s, objs = {}, {}
+for i = 1, 50 do objs[i] = {} s[objs[i]] = i end
+local function order() local o = {} for k, v in pairs(s) do o[#o + 1] = v end return table.concat(o, ",") end
+local before = order()
+for r = 1, 3 do for i = 1, 50, 2 do s[objs[i]] = nil end for i = 1, 50, 2 do s[objs[i]] = i end end
+print(order() == before)`, "true"},
 	})
 }
 
