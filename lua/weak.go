@@ -223,8 +223,8 @@ func (ls *LState) dropStale() {
 	case *fixedCallFrameStack:
 		clear(cs.array[cs.sp:])
 	case *autoGrowingCallFrameStack:
-		if seg := cs.segments[cs.segIdx]; seg != nil {
-			clear(seg.array[cs.segSp:])
+		if int(cs.segIdx) < len(cs.segments) && cs.segments[cs.segIdx] != nil {
+			clear(cs.segments[cs.segIdx].array[cs.segSp:])
 		}
 	}
 }
