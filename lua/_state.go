@@ -2170,6 +2170,9 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	switch v := obj.(type) {
 	case *LTable:
 		v.Metatable = mt
+		if m, ok := mt.(*LTable); ok && v.flags&flagWeak == 0 && mayBeWeak(m) {
+			ls.G.noteMetatable(v, m) // luarun: weak tables (weak.go)
+		}
 	case *LUserData:
 		v.Metatable = mt
 	default:

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"reflect"
-	"runtime"
 	"runtime/metrics"
 	"strings"
 
@@ -77,7 +76,8 @@ const GCStateKey = "luarun.gc-tuning"
 // heap is shared by every state of the program: "count" is the state's
 // own memory in KB (a float) as its owner counts it (MemoryInUse; the Go
 // heap's size for a state with no owner), and "collect" and a "step" that
-// ends a cycle collect the Go heap and have the owner re-base its count. The
+// ends a cycle collect the Go heap, clearing the state's weak tables of
+// what was collected (weak.go), and have the owner re-base its count. The
 // tuning options are remembered and change nothing but the step's size.
 // A step does what 5.1's lua_gc(L, LUA_GCSTEP, n) does: 1 + n increments
 // of stepmul * 10 bytes of work (all of a cycle when stepmul is 0), and
@@ -86,7 +86,7 @@ func baseCollectGarbage(L *LState) int {
 	opt := L.OptString(1, "collect")
 	switch opt {
 	case "collect":
-		runtime.GC()
+		collectWeak(L)
 		MemoryInUse(L, true) // luarun: the owner re-bases its count (memory.go)
 		gcState(L).RawSetString("work", LNumber(0))
 		L.Push(LNumber(0))
@@ -98,7 +98,7 @@ func baseCollectGarbage(L *LState) int {
 		work, _ := st.RawGetString("work").(LNumber)
 		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
 		if stepmul <= 0 || float64(work) >= float64(MemoryInUse(L, false)) {
-			runtime.GC()
+			collectWeak(L)
 			MemoryInUse(L, true)
 			st.RawSetString("work", LNumber(0))
 			L.Push(LTrue)

@@ -66,9 +66,9 @@ const scanNodes = 8
 
 // LTable.flags: the low bits are lastfree, the others marks.
 const (
-	flagShared   = 1 << 31 // Share's mark (cow.go)
-	flagFrozen   = 1 << 30 // Freeze's mark (frozen.go)
-	lastfreeMask = 1<<30 - 1
+	flagShared   = 1 << 31   // Share's mark (cow.go)
+	flagFrozen   = 1 << 30   // Freeze's mark (frozen.go)
+	lastfreeMask = 1<<29 - 1 // 1 << 29 is flagWeak (weak.go)
 )
 
 // tnode is a node of a table's hash part (40 bytes).
@@ -714,6 +714,13 @@ func (tb *LTable) resize(nasize, nhsize int) {
 		tb.setNodeVector(nhsize)
 	}
 	tb.moveKeys(nasize, oldasize, oldnode)
+	if cap(oldnode) <= minNodeCap {
+		// luarun: the old nodes may be in the table's own allocation
+		// (tableNodes1..4, {}'s two): they must not keep their keys and
+		// values alive (a weak table's entries among them survived
+		// collectgarbage)
+		clear(oldnode[:cap(oldnode)])
+	}
 }
 
 // moveKeys ends a resize: the keys of the array part's old slots past
@@ -757,7 +764,7 @@ func (tb *LTable) resizeSmall(nasize, oldasize, nhsize int) {
 	var buf [minNodeCap]tnode
 	oldnode := buf[:copy(buf[:], tb.node)]
 	tb.node = tb.node[:1<<ceilLog2(nhsize)]
-	clear(tb.node)
+	clear(tb.node[:cap(tb.node)]) // luarun: a shrunk part's tail too (see resize)
 	tb.setLastfree(len(tb.node))
 	tb.moveKeys(nasize, oldasize, oldnode)
 }
@@ -976,8 +983,28 @@ func (tb *LTable) setKey(key LValue, value LValue) {
 	case nil, *LNilType:
 		return
 	default:
-		if i := tb.findKey(key); i >= 0 {
+		i, dead := tb.findObj(key)
+		if i >= 0 {
 			tb.node[i].val = value
+			if value == LNil {
+				tb.node[i].kill() // luarun: weak.go
+			}
+			return
+		}
+		if dead >= 0 {
+			// removed, then set again: its node, as 5.1 finds it there
+			if value != LNil {
+				n := &tb.node[dead]
+				n.key, n.val, n.hash = key, value, 0
+			}
+			return
+		}
+		if value == LNil {
+			// 5.1 makes a node for the key (luaH_set), which dies
+			tb.newKey(key, 0, value)
+			if i := tb.findKey(key); i >= 0 {
+				tb.node[i].kill()
+			}
 			return
 		}
 	}
@@ -1279,7 +1306,9 @@ func (tb *LTable) findIndex(key LValue) int {
 		}
 		i = tb.findNum(f)
 	default:
-		i = tb.findKey(key)
+		if i = tb.findKey(key); i < 0 {
+			i = tb.findDead(key) // luarun: removed during the traversal
+		}
 	}
 	if i < 0 {
 		return -2

@@ -249,8 +249,9 @@ type Global struct {
 	tempFiles  *[]*os.File                 // luarun: a pointer, made by the first temporary file (8 bytes, not 24, in every state)
 	// memLeft: the bytes the state may still allocate before its owner
 	// hears of it (luarun, memory.go); in place of gopher-lua's unused
-	// gccount, so that a Global stays 208 bytes.
+	// gccount.
 	memLeft int64
+	weak    *weakSet // luarun: the weak tables (weak.go), nil until the first
 }
 
 type LState struct {
