@@ -2,7 +2,9 @@ package lua
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/luarun/luarun/lua/pm"
 )
@@ -390,9 +392,43 @@ func strRep(L *LState) int {
 	if n < 0 {
 		L.Push(emptyLString)
 	} else {
-		L.Push(LString(strings.Repeat(str, n)))
+		L.Push(LString(repeatTicked(L, str, n)))
 	}
 	return 1
+}
+
+// repChunk is how many bytes repeatTicked copies between two interrupt
+// checks: tens of microseconds of copying.
+const repChunk = 1 << 20
+
+// repeatTicked is strings.Repeat(s, n) (n >= 0) built in chunks of at
+// most repChunk bytes, each a step of L's interrupt budget, so that a kill
+// stops a long rep (luarun). A result past the largest int is "not enough
+// memory", as 5.1's buffer fails.
+func repeatTicked(L *LState, s string, n int) string {
+	if n == 0 || s == "" {
+		return ""
+	}
+	if len(s) > math.MaxInt/n {
+		L.RaiseError("not enough memory")
+	}
+	total := len(s) * n
+	if total <= repChunk {
+		return strings.Repeat(s, n)
+	}
+	b := make([]byte, total)
+	filled := copy(b, s)
+	for filled < total {
+		L.TickN(tickEvery / 4)
+		// copy what is filled (a whole number of s), at most a chunk
+		chunk := min(filled, repChunk)
+		chunk -= chunk % len(s)
+		if chunk == 0 {
+			chunk = len(s)
+		}
+		filled += copy(b[filled:], b[:chunk])
+	}
+	return unsafe.String(&b[0], total)
 }
 
 func strReverse(L *LState) int {

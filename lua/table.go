@@ -31,7 +31,10 @@ func (lv lValueArraySorter) Swap(i, j int) {
 	lv.Values[i], lv.Values[j] = lv.Values[j], lv.Values[i]
 }
 
+// Less compares two items; each comparison is a step of the interrupt
+// budget (Tick: a kill stops a long sort). (luarun)
 func (lv lValueArraySorter) Less(i, j int) bool {
+	lv.L.Tick()
 	if lv.Fn != nil {
 		lv.L.Push(lv.Fn)
 		lv.L.Push(lv.Values[i])

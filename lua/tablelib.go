@@ -132,6 +132,7 @@ func tableConcat(L *LState) int {
 	//TODO should flushing?
 	retbottom := L.GetTop()
 	for ; i <= j; i++ {
+		L.Tick() // luarun: interruptible (interrupt.go)
 		v := tbl.RawGetInt(i)
 		if !LVCanConvToString(v) {
 			L.RaiseError("invalid value (%s) at index %d in table for concat", v.Type().String(), i)

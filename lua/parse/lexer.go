@@ -485,6 +485,9 @@ type Lexer struct {
 	// luarun: the lines the last token read and the one before it end on
 	// (EndLine)
 	tokEnd, prevEnd int
+	// luarun: called once per token (ParseTick); an error it returns
+	// ends the parse with an *Interrupted
+	tick func() error
 }
 
 // EndLine is the line the last token the parser consumed ends on, Lua
@@ -500,6 +503,11 @@ func (lx *Lexer) EndLine(lookahead bool) int {
 func (lx *Lexer) Lex(lval *yySymType) int {
 	lx.PrevTokenType = lx.Token.Type
 	lastLine := lx.scanner.Pos.Line // where the token before ended
+	if lx.tick != nil {
+		if err := lx.tick(); err != nil {
+			panic(&Interrupted{Err: err})
+		}
+	}
 	tok, err := lx.scanner.Scan(lx)
 	if err != nil {
 		panic(err)
@@ -572,8 +580,23 @@ func tokenText(tok ast.Token) string {
 	return tok.Str
 }
 
+// Interrupted is the error of a parse or compile that its tick function
+// stopped (luarun: a killed process's load, lua.LState.Tick); Err is the
+// tick's error.
+type Interrupted struct{ Err error }
+
+func (e *Interrupted) Error() string { return e.Err.Error() }
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
-	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil}
+	return ParseTick(reader, name, nil)
+}
+
+// ParseTick is Parse calling tick (if not nil) before every token: a
+// non-nil error from it ends the parse with that error as an
+// *Interrupted (luarun).
+func ParseTick(reader io.Reader, name string, tick func() error) (chunk []ast.Stmt, err error) {
+	lexer := &Lexer{scanner: NewScanner(reader, name), Token: ast.Token{Str: ""}, PrevTokenType: TNil, tick: tick}
 	chunk = nil
 	defer func() {
 		if e := recover(); e != nil {

@@ -17,6 +17,15 @@ package lualib
 // (maxMatchDepth): a pattern that would recurse deeper raises "pattern
 // too complex" where 5.1 would overflow the C stack.
 //
+// Errors and interrupts: a malformed pattern or bad capture raises the
+// Lua error at once (fail), from wherever in the recursion it is found —
+// no recover on the way out, so an error raised by a gsub callback
+// unwinds through nested gsubs at the cost of one panic, not one per
+// level (a recover and re-panic per level made 8,000 levels take 17 s).
+// Every call of match and every 4,096 bytes a quantifier scans is a step
+// of the state's interrupt budget (lua.LState.Tick): a kill, step limit
+// or shutdown stops a backtracking match as it stops a Lua loop.
+//
 // Invariants of a matchState during match: 0 <= level <= maxCaptures;
 // captures below level are closed (len >= 0), position captures
 // (capPosition) or open (capUnfinished); a capture's init is an offset
@@ -24,6 +33,8 @@ package lualib
 
 import (
 	"strings"
+
+	lua "github.com/luarun/luarun/lua"
 )
 
 const (
@@ -37,9 +48,8 @@ const (
 	specials      = "^$*+?.([%-"
 )
 
-// patternError is an error of a malformed pattern or a bad capture,
-// raised by the matcher (panic) and turned into a Lua error by the
-// library function that called it (guard).
+// patternError is what fail panics with when the matcher runs without a
+// Lua state (its Go tests); with one, fail raises the Lua error itself.
 type patternError string
 
 func (e patternError) Error() string { return string(e) }
@@ -55,6 +65,25 @@ type matchState struct {
 	depth    int // match's recursion
 	capture  [maxCaptures]capture
 	prefix   string // literalPrefix: every match starts with it
+	// L raises the errors and counts the steps: the running thread of
+	// the library call (gmatch's iterator sets it per call). nil only in
+	// tests of the matcher alone, where an error panics a patternError.
+	L *lua.LState
+}
+
+// fail raises msg as the library function's error (raise).
+func (ms *matchState) fail(msg string) {
+	if ms.L == nil {
+		panic(patternError(msg))
+	}
+	raise(ms.L, msg)
+}
+
+// tick counts n steps of matching (lua.LState.TickN).
+func (ms *matchState) tick(n int) {
+	if ms.L != nil {
+		ms.L.TickN(n)
+	}
 }
 
 // Character classes of the C locale, one bit each per byte.
@@ -142,7 +171,7 @@ func (ms *matchState) classEnd(p int) int {
 	switch c {
 	case lEsc:
 		if p >= len(ms.pat) {
-			panic(patternError("malformed pattern (ends with '%')"))
+			ms.fail("malformed pattern (ends with '%')")
 		}
 		return p + 1
 	case '[':
@@ -151,7 +180,7 @@ func (ms *matchState) classEnd(p int) int {
 		}
 		for { // look for a ']'
 			if p >= len(ms.pat) {
-				panic(patternError("malformed pattern (missing ']')"))
+				ms.fail("malformed pattern (missing ']')")
 			}
 			c := ms.pat[p]
 			p++
@@ -210,8 +239,9 @@ func (ms *matchState) singleMatch(c byte, p, ep int) bool {
 // returns the end of the match, or -1.
 func (ms *matchState) match(s, p int) int {
 	ms.depth++
+	ms.tick(1)
 	if ms.depth > maxMatchDepth {
-		panic(patternError("pattern too complex"))
+		ms.fail("pattern too complex")
 	}
 	res := ms.doMatch(s, p)
 	ms.depth--
@@ -250,7 +280,7 @@ func (ms *matchState) doMatch(s, p int) int {
 			case 'f': // frontier
 				p += 2
 				if ms.patAt(p) != '[' {
-					panic(patternError("missing '[' after '%f' in pattern"))
+					ms.fail("missing '[' after '%f' in pattern")
 				}
 				ep := ms.classEnd(p)
 				var prev, cur byte
@@ -310,6 +340,9 @@ func (ms *matchState) maxExpand(s, p, ep int) int {
 	i := 0
 	for s+i < len(ms.src) && ms.singleMatch(ms.src[s+i], p, ep) {
 		i++
+		if i&4095 == 0 {
+			ms.tick(1024)
+		}
 	}
 	for ; i >= 0; i-- { // try the longest first
 		if res := ms.match(s+i, ep+1); res >= 0 {
@@ -334,7 +367,7 @@ func (ms *matchState) minExpand(s, p, ep int) int {
 
 func (ms *matchState) startCapture(s, p, what int) int {
 	if ms.level >= maxCaptures {
-		panic(patternError("too many captures"))
+		ms.fail("too many captures")
 	}
 	ms.capture[ms.level] = capture{init: s, len: what}
 	ms.level++
@@ -361,13 +394,14 @@ func (ms *matchState) captureToClose() int {
 			return l
 		}
 	}
-	panic(patternError("invalid pattern capture"))
+	ms.fail("invalid pattern capture")
+	return -1 // not reached: fail raises
 }
 
 func (ms *matchState) checkCapture(d byte) int {
 	l := int(d) - '1'
 	if l < 0 || l >= ms.level || ms.capture[l].len == capUnfinished {
-		panic(patternError("invalid capture index"))
+		ms.fail("invalid capture index")
 	}
 	return l
 }
@@ -386,7 +420,7 @@ func (ms *matchState) matchCapture(s int, d byte) int {
 
 func (ms *matchState) matchBalance(s, p int) int {
 	if p+1 >= len(ms.pat) {
-		panic(patternError("unbalanced pattern"))
+		ms.fail("unbalanced pattern")
 	}
 	if s >= len(ms.src) || ms.src[s] != ms.pat[p] {
 		return -1
@@ -394,6 +428,9 @@ func (ms *matchState) matchBalance(s, p int) int {
 	b, e := ms.pat[p], ms.pat[p+1]
 	cont := 1
 	for s++; s < len(ms.src); s++ {
+		if s&4095 == 0 {
+			ms.tick(1024)
+		}
 		switch ms.src[s] {
 		case e:
 			cont--
@@ -432,19 +469,19 @@ func (ms *matchState) find(init int, anchored bool) (start, end int) {
 
 // init prepares ms for matching pat against src. (A method rather than a
 // constructor, so that a caller's matchState can stay on its stack.)
-func (ms *matchState) init(src, pat string) {
-	*ms = matchState{src: src, pat: pat}
+func (ms *matchState) init(L *lua.LState, src, pat string) {
+	*ms = matchState{src: src, pat: pat, L: L}
 	ms.prefix = ms.literalPrefix()
 }
 
 // initAnchored is init for find, match and gsub, where a leading '^'
 // anchors the pattern (not in gmatch); it reports whether it did.
-func (ms *matchState) initAnchored(src, pat string) (anchored bool) {
+func (ms *matchState) initAnchored(L *lua.LState, src, pat string) (anchored bool) {
 	anchored = strings.HasPrefix(pat, "^")
 	if anchored {
 		pat = pat[1:]
 	}
-	ms.init(src, pat)
+	ms.init(L, src, pat)
 	return anchored
 }
 

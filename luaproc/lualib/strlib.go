@@ -10,17 +10,6 @@ import (
 	lua "github.com/luarun/luarun/lua"
 )
 
-// guard turns a patternError raised by the matcher into a Lua error;
-// anything else (a Lua error of a gsub callback) goes on unchanged.
-func guard(L *lua.LState) {
-	if r := recover(); r != nil {
-		if pe, ok := r.(patternError); ok {
-			raise(L, string(pe))
-		}
-		panic(r)
-	}
-}
-
 // raise raises msg as Lua 5.1's luaL_error does: prefixed with the
 // position of the caller if that is a Lua function, bare if it is a Go
 // one (pcall(string.find, ...)). gopher-lua's RaiseError would name the
@@ -70,12 +59,12 @@ func (ms *matchState) captureValue(i, s, e int) lua.LValue {
 		if i == 0 {
 			return lua.LString(ms.src[s:e])
 		}
-		panic(patternError("invalid capture index"))
+		ms.fail("invalid capture index")
 	}
 	c := ms.capture[i]
 	switch c.len {
 	case capUnfinished:
-		panic(patternError("unfinished capture"))
+		ms.fail("unfinished capture")
 	case capPosition:
 		return lua.LNumber(c.init + 1)
 	}
@@ -101,9 +90,8 @@ func findAux(L *lua.LState, find bool) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	defer guard(L)
 	var ms matchState
-	anchored := ms.initAnchored(src, pat)
+	anchored := ms.initAnchored(L, src, pat)
 	s, e := ms.find(init, anchored)
 	if s < 0 {
 		L.Push(lua.LNil)
@@ -123,10 +111,10 @@ func strGmatch(L *lua.LState) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
 	ms := new(matchState) // kept by the iterator
-	ms.init(src, pat)
+	ms.init(L, src, pat)
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
-		defer guard(L)
+		ms.L = L // the thread calling the iterator raises and counts
 		if pos > len(src) {
 			return 0
 		}
@@ -161,9 +149,8 @@ func strGsub(L *lua.LState) int {
 		L.Push(lua.LNumber(n))
 		return 2
 	}
-	defer guard(L)
 	var ms matchState
-	anchored := ms.initAnchored(src, pat)
+	anchored := ms.initAnchored(L, src, pat)
 	var b strings.Builder
 	n, pos := 0, 0
 	for n < maxN {
@@ -249,7 +236,7 @@ func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValu
 			b.WriteString(ms.src[s:e])
 			return
 		}
-		panic(patternError("invalid replacement value (a " + v.Type().String() + ")"))
+		ms.fail("invalid replacement value (a " + v.Type().String() + ")")
 	}
 }
 

@@ -25,6 +25,7 @@ func tabConcat(L *lua.LState) int {
 	}
 	var b strings.Builder
 	for ; i <= last; i++ {
+		L.Tick() // a step of the interrupt budget: a kill stops a long concat
 		switch v := t.RawGetInt(i).(type) {
 		case lua.LString:
 			b.WriteString(string(v))
