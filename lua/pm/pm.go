@@ -527,7 +527,12 @@ func compilePattern(p pattern, ps ...*iptr) []inst {
 
 // Simple recursive virtual machine based on the
 // "Regular Expression Matching: the Virtual Machine Approach" (https://swtch.com/~rsc/regexp/regexp2.html)
-func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
+// (luarun: tick, if not nil, is called on every entry: Find's caller
+// counts it as a step of its interrupt budget, and may panic to stop.)
+func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, tick func(), ms ...*MatchData) (bool, int, *MatchData) {
+	if tick != nil {
+		tick()
+	}
 	recLevel++
 	if recLevel > maxRecursionLevel {
 		panic(newError(_UNKNOWN, "pattern/input too complex"))
@@ -556,14 +561,14 @@ redo:
 		pc = inst.Operand1
 		goto redo
 	case opSplit:
-		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, tick, m); ok {
 			return true, nsp, m
 		}
 		pc = inst.Operand2
 		goto redo
 	case opSave:
 		s := m.setCapture(inst.Operand1, sp)
-		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, tick, m); ok {
 			return true, nsp, m
 		}
 		m.restoreCapture(inst.Operand1, s)
@@ -614,6 +619,13 @@ redo:
 /* API {{{ */
 
 func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err error) {
+	return FindTick(p, src, offset, limit, nil)
+}
+
+// FindTick is Find calling tick (if not nil) at every step of the
+// matching: a caller that must stop a long match (lua.LState.Tick) panics
+// in it, and the panic goes on through FindTick. (luarun)
+func FindTick(p string, src []byte, offset, limit int, tick func()) (matches []*MatchData, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if perr, ok := v.(*Error); ok {
@@ -627,7 +639,7 @@ func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err er
 	insts := compilePattern(pat)
 	matches = []*MatchData{}
 	for sp := offset; sp <= len(src); {
-		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0)
+		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0, tick)
 		sp++
 		if ok {
 			if sp < nsp {
