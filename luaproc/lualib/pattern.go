@@ -68,7 +68,8 @@ type matchState struct {
 	// L raises the errors and counts the steps: the running thread of
 	// the library call (gmatch's iterator sets it per call). nil only in
 	// tests of the matcher alone, where an error panics a patternError.
-	L *lua.LState
+	L      *lua.LState
+	budget int // steps before the next spend (tick)
 }
 
 // fail raises msg as the library function's error (raise).
@@ -79,8 +80,23 @@ func (ms *matchState) fail(msg string) {
 	raise(ms.L, msg)
 }
 
-// tick counts n steps of matching (lua.LState.TickN).
+// tick counts n steps of matching: a countdown of its own (no load
+// through L on the matcher's hot path), handed to L's interrupt budget
+// (lua.LState.TickN) a batch at a time.
 func (ms *matchState) tick(n int) {
+	ms.budget -= n
+	if ms.budget < 0 {
+		ms.spend()
+	}
+}
+
+// matchBatch is how many steps the matcher counts before it hands them
+// to L's budget.
+const matchBatch = 256
+
+func (ms *matchState) spend() {
+	n := matchBatch - ms.budget
+	ms.budget = matchBatch
 	if ms.L != nil {
 		ms.L.TickN(n)
 	}
