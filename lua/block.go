@@ -29,6 +29,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mattn/go-isatty"
+
 	"github.com/luarun/luarun/procgroup"
 )
 
@@ -95,7 +97,7 @@ func (ls *LState) waitPopen(cmd *exec.Cmd) error {
 // executeAttr is the attributes of os.execute's command: a process group
 // of its own, unless standard input is a terminal (see above).
 func executeAttr() *syscall.SysProcAttr {
-	if fi, err := os.Stdin.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+	if isatty.IsTerminal(os.Stdin.Fd()) {
 		return nil
 	}
 	return procgroup.Attr(nil)
