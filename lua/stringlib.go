@@ -109,7 +109,7 @@ func strFind(L *LState) int {
 		return 2
 	}
 
-	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1, L.Tick)
+	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -149,7 +149,7 @@ func strGsub(L *LState) int {
 	repl := L.CheckAny(3)
 	limit := L.OptInt(4, -1)
 
-	mds, err := pm.FindTick(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit, L.Tick)
+	mds, err := pm.FindTick(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -324,7 +324,7 @@ func strGmatchIter(L *LState) int {
 func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	mds, err := pm.FindTick(pattern, []byte(str), 0, -1, L.Tick)
+	mds, err := pm.FindTick(pattern, []byte(str), 0, -1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -360,7 +360,7 @@ func strMatch(L *LState) int {
 		offset = 0
 	}
 
-	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1, L.Tick)
+	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}

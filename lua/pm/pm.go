@@ -527,11 +527,11 @@ func compilePattern(p pattern, ps ...*iptr) []inst {
 
 // Simple recursive virtual machine based on the
 // "Regular Expression Matching: the Virtual Machine Approach" (https://swtch.com/~rsc/regexp/regexp2.html)
-// (luarun: tick, if not nil, is called on every entry: Find's caller
+// (luarun: tick, if not nil, is ticked on every entry: Find's caller
 // counts it as a step of its interrupt budget, and may panic to stop.)
-func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, tick func(), ms ...*MatchData) (bool, int, *MatchData) {
+func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, tick Ticker, ms ...*MatchData) (bool, int, *MatchData) {
 	if tick != nil {
-		tick()
+		tick.Tick()
 	}
 	recLevel++
 	if recLevel > maxRecursionLevel {
@@ -622,10 +622,13 @@ func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err er
 	return FindTick(p, src, offset, limit, nil)
 }
 
-// FindTick is Find calling tick (if not nil) at every step of the
-// matching: a caller that must stop a long match (lua.LState.Tick) panics
-// in it, and the panic goes on through FindTick. (luarun)
-func FindTick(p string, src []byte, offset, limit int, tick func()) (matches []*MatchData, err error) {
+// Ticker counts the steps of a match (lua.LState is one). (luarun)
+type Ticker interface{ Tick() }
+
+// FindTick is Find calling tick.Tick (if tick is not nil) at every step
+// of the matching: a caller that must stop a long match (lua.LState.Tick)
+// panics in it, and the panic goes on through FindTick. (luarun)
+func FindTick(p string, src []byte, offset, limit int, tick Ticker) (matches []*MatchData, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if perr, ok := v.(*Error); ok {

@@ -91,7 +91,8 @@ func (ms *matchState) tick(n int) {
 }
 
 // matchBatch is how many steps the matcher counts before it hands them
-// to L's budget.
+// to L's budget. A match shorter than that hands none: it returns to the
+// VM, which checks the interrupt itself, well within the 10 ms.
 const matchBatch = 256
 
 func (ms *matchState) spend() {
@@ -486,7 +487,7 @@ func (ms *matchState) find(init int, anchored bool) (start, end int) {
 // init prepares ms for matching pat against src. (A method rather than a
 // constructor, so that a caller's matchState can stay on its stack.)
 func (ms *matchState) init(L *lua.LState, src, pat string) {
-	*ms = matchState{src: src, pat: pat, L: L}
+	*ms = matchState{src: src, pat: pat, L: L, budget: matchBatch}
 	ms.prefix = ms.literalPrefix()
 }
 
