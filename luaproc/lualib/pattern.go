@@ -17,14 +17,15 @@ package lualib
 // (maxMatchDepth): a pattern that would recurse deeper raises "pattern
 // too complex" where 5.1 would overflow the C stack.
 //
-// Errors and interrupts: a malformed pattern or bad capture raises the
-// Lua error at once (fail), from wherever in the recursion it is found —
-// no recover on the way out, so an error raised by a gsub callback
-// unwinds through nested gsubs at the cost of one panic, not one per
-// level (a recover and re-panic per level made 8,000 levels take 17 s).
-// Every call of match and every 4,096 bytes a quantifier scans is a step
-// of the state's interrupt budget (lua.LState.Tick): a kill, step limit
-// or shutdown stops a backtracking match as it stops a Lua loop.
+// Errors and interrupts: a malformed pattern or bad capture panics a
+// patternError, which the library function turns into its Lua error
+// (guard) — around the matching only, never around a gsub callback, so
+// an error raised by a callback unwinds through nested gsubs at the cost
+// of one panic, not a recover and a re-panic per level (which made 8,000
+// levels take 17 s). Every call of match and every 4,096 bytes a
+// quantifier scans is a step of the state's interrupt budget
+// (lua.LState.Tick): a kill, step limit or shutdown stops a backtracking
+// match as it stops a Lua loop.
 //
 // Invariants of a matchState during match: 0 <= level <= maxCaptures;
 // captures below level are closed (len >= 0), position captures
@@ -48,8 +49,9 @@ const (
 	specials      = "^$*+?.([%-"
 )
 
-// patternError is what fail panics with when the matcher runs without a
-// Lua state (its Go tests); with one, fail raises the Lua error itself.
+// patternError is an error of a malformed pattern or a bad capture,
+// raised by the matcher (panic) and turned into a Lua error by the
+// library function that called it (guard).
 type patternError string
 
 func (e patternError) Error() string { return string(e) }
@@ -65,19 +67,11 @@ type matchState struct {
 	depth    int // match's recursion
 	capture  [maxCaptures]capture
 	prefix   string // literalPrefix: every match starts with it
-	// L raises the errors and counts the steps: the running thread of
-	// the library call (gmatch's iterator sets it per call). nil only in
-	// tests of the matcher alone, where an error panics a patternError.
+	// L counts the steps (tick): the running thread of the library call
+	// (gmatch's iterator sets it per call); nil in tests of the matcher
+	// alone.
 	L      *lua.LState
 	budget int // steps before the next spend (tick)
-}
-
-// fail raises msg as the library function's error (raise).
-func (ms *matchState) fail(msg string) {
-	if ms.L == nil {
-		panic(patternError(msg))
-	}
-	raise(ms.L, msg)
 }
 
 // tick counts n steps of matching: a countdown of its own (no load
@@ -188,7 +182,7 @@ func (ms *matchState) classEnd(p int) int {
 	switch c {
 	case lEsc:
 		if p >= len(ms.pat) {
-			ms.fail("malformed pattern (ends with '%')")
+			panic(patternError("malformed pattern (ends with '%')"))
 		}
 		return p + 1
 	case '[':
@@ -197,7 +191,7 @@ func (ms *matchState) classEnd(p int) int {
 		}
 		for { // look for a ']'
 			if p >= len(ms.pat) {
-				ms.fail("malformed pattern (missing ']')")
+				panic(patternError("malformed pattern (missing ']')"))
 			}
 			c := ms.pat[p]
 			p++
@@ -258,7 +252,7 @@ func (ms *matchState) match(s, p int) int {
 	ms.depth++
 	ms.tick(1)
 	if ms.depth > maxMatchDepth {
-		ms.fail("pattern too complex")
+		panic(patternError("pattern too complex"))
 	}
 	res := ms.doMatch(s, p)
 	ms.depth--
@@ -297,7 +291,7 @@ func (ms *matchState) doMatch(s, p int) int {
 			case 'f': // frontier
 				p += 2
 				if ms.patAt(p) != '[' {
-					ms.fail("missing '[' after '%f' in pattern")
+					panic(patternError("missing '[' after '%f' in pattern"))
 				}
 				ep := ms.classEnd(p)
 				var prev, cur byte
@@ -384,7 +378,7 @@ func (ms *matchState) minExpand(s, p, ep int) int {
 
 func (ms *matchState) startCapture(s, p, what int) int {
 	if ms.level >= maxCaptures {
-		ms.fail("too many captures")
+		panic(patternError("too many captures"))
 	}
 	ms.capture[ms.level] = capture{init: s, len: what}
 	ms.level++
@@ -411,14 +405,13 @@ func (ms *matchState) captureToClose() int {
 			return l
 		}
 	}
-	ms.fail("invalid pattern capture")
-	return -1 // not reached: fail raises
+	panic(patternError("invalid pattern capture"))
 }
 
 func (ms *matchState) checkCapture(d byte) int {
 	l := int(d) - '1'
 	if l < 0 || l >= ms.level || ms.capture[l].len == capUnfinished {
-		ms.fail("invalid capture index")
+		panic(patternError("invalid capture index"))
 	}
 	return l
 }
@@ -437,7 +430,7 @@ func (ms *matchState) matchCapture(s int, d byte) int {
 
 func (ms *matchState) matchBalance(s, p int) int {
 	if p+1 >= len(ms.pat) {
-		ms.fail("unbalanced pattern")
+		panic(patternError("unbalanced pattern"))
 	}
 	if s >= len(ms.src) || ms.src[s] != ms.pat[p] {
 		return -1

@@ -10,6 +10,20 @@ import (
 	lua "github.com/luarun/luarun/lua"
 )
 
+// guard turns a patternError raised by the matcher into a Lua error;
+// anything else (an interrupt's error, raised by a tick) goes on
+// unchanged. It is deferred around matching only: never around a gsub
+// callback, whose errors must not be recovered and raised again at
+// every level of nested gsubs.
+func guard(L *lua.LState) {
+	if r := recover(); r != nil {
+		if pe, ok := r.(patternError); ok {
+			raise(L, string(pe))
+		}
+		panic(r)
+	}
+}
+
 // raise raises msg as Lua 5.1's luaL_error does: prefixed with the
 // position of the caller if that is a Lua function, bare if it is a Go
 // one (pcall(string.find, ...)). gopher-lua's RaiseError would name the
@@ -59,12 +73,12 @@ func (ms *matchState) captureValue(i, s, e int) lua.LValue {
 		if i == 0 {
 			return lua.LString(ms.src[s:e])
 		}
-		ms.fail("invalid capture index")
+		panic(patternError("invalid capture index"))
 	}
 	c := ms.capture[i]
 	switch c.len {
 	case capUnfinished:
-		ms.fail("unfinished capture")
+		panic(patternError("unfinished capture"))
 	case capPosition:
 		return lua.LNumber(c.init + 1)
 	}
@@ -90,6 +104,7 @@ func findAux(L *lua.LState, find bool) int {
 		L.Push(lua.LNil)
 		return 1
 	}
+	defer guard(L)
 	var ms matchState
 	anchored := ms.initAnchored(L, src, pat)
 	s, e := ms.find(init, anchored)
@@ -114,7 +129,8 @@ func strGmatch(L *lua.LState) int {
 	ms.init(L, src, pat)
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
-		ms.L = L // the thread calling the iterator raises and counts
+		defer guard(L)
+		ms.L = L // the thread calling the iterator counts the steps
 		if pos > len(src) {
 			return 0
 		}
@@ -154,7 +170,7 @@ func strGsub(L *lua.LState) int {
 	var b strings.Builder
 	n, pos := 0, 0
 	for n < maxN {
-		s, e := ms.find(pos, anchored)
+		s, e := ms.findGuarded(pos, anchored)
 		if s < 0 {
 			break
 		}
@@ -207,24 +223,33 @@ func replacePlain(src, pat, repl string, maxN int) (string, int) {
 	return b.String(), n
 }
 
+// findGuarded is find for gsub, which calls Lua between finds and so
+// guards each find alone.
+func (ms *matchState) findGuarded(init int, anchored bool) (start, end int) {
+	defer guard(ms.L)
+	return ms.find(init, anchored)
+}
+
 // addValue appends the replacement of the match src[s:e] (add_value).
+// The captures are taken under guard; the callback and the table lookup
+// (which may run Lua: __index) outside it.
 func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValue, s, e int) {
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString:
-		ms.addString(b, string(r), s, e)
+		ms.addStringGuarded(b, string(r), s, e)
 		return
 	case lua.LNumber:
-		ms.addString(b, lua.LVAsString(r), s, e)
+		ms.addStringGuarded(b, lua.LVAsString(r), s, e)
 		return
 	case *lua.LFunction:
 		L.Push(r)
-		n := ms.pushCaptures(L, s, e, true)
+		n := ms.pushCapturesGuarded(L, s, e)
 		L.Call(n, 1)
 		v = L.Get(-1)
 		L.Pop(1)
 	case *lua.LTable:
-		v = L.GetTable(r, ms.captureValue(0, s, e))
+		v = L.GetTable(r, ms.captureGuarded(0, s, e))
 	}
 	switch v := v.(type) {
 	case lua.LString:
@@ -236,8 +261,23 @@ func (ms *matchState) addValue(L *lua.LState, b *strings.Builder, repl lua.LValu
 			b.WriteString(ms.src[s:e])
 			return
 		}
-		ms.fail("invalid replacement value (a " + v.Type().String() + ")")
+		raise(L, "invalid replacement value (a "+v.Type().String()+")")
 	}
+}
+
+func (ms *matchState) addStringGuarded(b *strings.Builder, news string, s, e int) {
+	defer guard(ms.L)
+	ms.addString(b, news, s, e)
+}
+
+func (ms *matchState) pushCapturesGuarded(L *lua.LState, s, e int) int {
+	defer guard(L)
+	return ms.pushCaptures(L, s, e, true)
+}
+
+func (ms *matchState) captureGuarded(i, s, e int) lua.LValue {
+	defer guard(ms.L)
+	return ms.captureValue(i, s, e)
 }
 
 // addString appends a replacement string, with %0-%9 and %%.
