@@ -23,7 +23,7 @@ package lualib
 // an error raised by a callback unwinds through nested gsubs at the cost
 // of one panic, not a recover and a re-panic per level (which made 8,000
 // levels take 17 s). Every call of match and every 4,096 bytes a
-// quantifier scans is a step of the state's interrupt budget
+// quantifier or %b scans is a step of the state's interrupt budget
 // (lua.LState.Tick): a kill, step limit or shutdown stops a backtracking
 // match as it stops a Lua loop.
 //
@@ -348,19 +348,34 @@ func (ms *matchState) doMatch(s, p int) int {
 }
 
 func (ms *matchState) maxExpand(s, p, ep int) int {
-	i := 0
-	for s+i < len(ms.src) && ms.singleMatch(ms.src[s+i], p, ep) {
-		i++
-		if i&4095 == 0 {
-			ms.tick(1024)
-		}
-	}
+	i := ms.scan(s, p, ep)
 	for ; i >= 0; i-- { // try the longest first
 		if res := ms.match(s+i, ep+1); res >= 0 {
 			return res
 		}
 	}
 	return -1
+}
+
+// scanChunk is how many bytes a scan of the subject (scan, matchBalance)
+// reads between two steps of the interrupt budget.
+const scanChunk = 4096
+
+// scan counts how many bytes from s match the class pat[p:ep], in chunks
+// of scanChunk with a tick after each (the inner loop costs what a plain
+// loop to the end of the subject does).
+func (ms *matchState) scan(s, p, ep int) int {
+	i, end := 0, len(ms.src)-s
+	for {
+		lim := min(end, i+scanChunk)
+		for i < lim && ms.singleMatch(ms.src[s+i], p, ep) {
+			i++
+		}
+		if i < lim || i == end {
+			return i
+		}
+		ms.tick(scanChunk / 4)
+	}
 }
 
 func (ms *matchState) minExpand(s, p, ep int) int {
@@ -437,19 +452,19 @@ func (ms *matchState) matchBalance(s, p int) int {
 	}
 	b, e := ms.pat[p], ms.pat[p+1]
 	cont := 1
-	for s++; s < len(ms.src); s++ {
-		if s&4095 == 0 {
-			ms.tick(1024)
-		}
-		switch ms.src[s] {
-		case e:
-			cont--
-			if cont == 0 {
-				return s + 1
+	for s++; s < len(ms.src); {
+		for lim := min(len(ms.src), s+scanChunk); s < lim; s++ {
+			switch ms.src[s] {
+			case e:
+				cont--
+				if cont == 0 {
+					return s + 1
+				}
+			case b:
+				cont++
 			}
-		case b:
-			cont++
 		}
+		ms.tick(scanChunk / 4)
 	}
 	return -1
 }
@@ -480,7 +495,8 @@ func (ms *matchState) find(init int, anchored bool) (start, end int) {
 // init prepares ms for matching pat against src. (A method rather than a
 // constructor, so that a caller's matchState can stay on its stack.)
 func (ms *matchState) init(L *lua.LState, src, pat string) {
-	*ms = matchState{src: src, pat: pat, L: L, budget: matchBatch}
+	*ms = matchState{src: src, pat: pat}
+	ms.L, ms.budget = L, matchBatch // apart: with L in the literal, Go builds it aside and copies it
 	ms.prefix = ms.literalPrefix()
 }
 
