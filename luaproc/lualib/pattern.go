@@ -348,7 +348,14 @@ func (ms *matchState) doMatch(s, p int) int {
 }
 
 func (ms *matchState) maxExpand(s, p, ep int) int {
-	i := ms.scan(s, p, ep)
+	i := 0
+	if len(ms.src)-s <= scanChunk { // short: no tick to place
+		for s+i < len(ms.src) && ms.singleMatch(ms.src[s+i], p, ep) {
+			i++
+		}
+	} else {
+		i = ms.scan(s, p, ep)
+	}
 	for ; i >= 0; i-- { // try the longest first
 		if res := ms.match(s+i, ep+1); res >= 0 {
 			return res
@@ -365,13 +372,16 @@ const scanChunk = 4096
 // of scanChunk with a tick after each (the inner loop costs what a plain
 // loop to the end of the subject does).
 func (ms *matchState) scan(s, p, ep int) int {
-	i, end := 0, len(ms.src)-s
+	src := ms.src[s:]
+	i := 0
 	for {
-		lim := min(end, i+scanChunk)
-		for i < lim && ms.singleMatch(ms.src[s+i], p, ep) {
-			i++
+		chunk := src[i:min(len(src), i+scanChunk)]
+		j := 0
+		for j < len(chunk) && ms.singleMatch(chunk[j], p, ep) {
+			j++
 		}
-		if i < lim || i == end {
+		i += j
+		if j < len(chunk) || i == len(src) {
 			return i
 		}
 		ms.tick(scanChunk / 4)
