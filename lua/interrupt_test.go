@@ -154,3 +154,20 @@ func TestParseAndCompileStopOnTheirTick(t *testing.T) {
 		t.Fatalf("compile: %v after %d ticks", err, *calls)
 	}
 }
+
+// TestRepInChunks: string.rep built in chunks (repeatTicked) is
+// strings.Repeat, for results around and past a chunk, with pieces
+// that do not divide it.
+func TestRepInChunks(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	big := strings.Repeat("0123456789", repChunk/10) + "tail!!!"
+	for _, c := range []struct {
+		s string
+		n int
+	}{{"abc", 400000}, {"x", 3 << 20}, {"abcdefg", repChunk / 7}, {"abcdefg", repChunk/7 + 1}, {big, 3}, {"", 10}, {"a", 0}} {
+		if got := repeatTicked(L, c.s, c.n); got != strings.Repeat(c.s, c.n) {
+			t.Errorf("rep(%d bytes, %d): %d bytes, not strings.Repeat's", len(c.s), c.n, len(got))
+		}
+	}
+}
