@@ -75,7 +75,7 @@ func tableSetN(L *LState) int {
 
 func tableSort(L *LState) int {
 	tbl := L.CheckTable(1)
-	sorter := lValueArraySorter{L, nil, tbl.array}
+	sorter := &lValueArraySorter{L: L, Values: tbl.array}
 	if L.Get(2) != LNil { // luarun: a nil comparator is '<', as in 5.1
 		sorter.Fn = L.CheckFunction(2)
 	}

@@ -167,35 +167,82 @@ func strGsub(L *lua.LState) int {
 	}
 	var ms matchState
 	anchored := ms.initAnchored(L, src, pat)
+	var out string
+	var n int
+	switch r := repl.(type) {
+	case lua.LString:
+		out, n = ms.gsubText(string(r), anchored, maxN)
+	case lua.LNumber:
+		out, n = ms.gsubText(lua.LVAsString(r), anchored, maxN)
+	default:
+		out, n = ms.gsubLua(repl, anchored, maxN)
+	}
+	L.Push(lua.LString(out))
+	L.Push(lua.LNumber(n))
+	return 2
+}
+
+// gsubText is gsub by a replacement string (with %0-%9): no Lua runs, so
+// one guard covers it all.
+func (ms *matchState) gsubText(repl string, anchored bool, maxN int) (string, int) {
+	defer guard(ms.L)
 	var b strings.Builder
 	n, pos := 0, 0
-	for n < maxN {
+	for n < maxN && pos <= len(ms.src) {
+		s, e := ms.find(pos, anchored)
+		if s < 0 {
+			break
+		}
+		b.WriteString(ms.src[pos:s]) // what lies before the match, unchanged
+		n++
+		ms.addString(&b, repl, s, e)
+		pos = ms.next(&b, s, e)
+		if anchored {
+			break
+		}
+	}
+	return ms.finish(&b, pos), n
+}
+
+// gsubLua is gsub by a function or a table, which run Lua (the callback,
+// __index): each find and capture is guarded alone (addValue).
+func (ms *matchState) gsubLua(repl lua.LValue, anchored bool, maxN int) (string, int) {
+	var b strings.Builder
+	n, pos := 0, 0
+	for n < maxN && pos <= len(ms.src) {
 		s, e := ms.findGuarded(pos, anchored)
 		if s < 0 {
 			break
 		}
-		b.WriteString(src[pos:s]) // what lies before the match, unchanged
+		b.WriteString(ms.src[pos:s])
 		n++
-		ms.addValue(L, &b, repl, s, e)
-		switch {
-		case e > s: // a non-empty match: go on after it
-			pos = e
-		case s < len(src): // an empty one: keep the next character
-			b.WriteByte(src[s])
-			pos = s + 1
-		default:
-			pos = s + 1
-		}
-		if anchored || pos > len(src) {
+		ms.addValue(ms.L, &b, repl, s, e)
+		pos = ms.next(&b, s, e)
+		if anchored {
 			break
 		}
 	}
-	if pos < len(src) {
-		b.WriteString(src[pos:])
+	return ms.finish(&b, pos), n
+}
+
+// next is where gsub goes on after the match src[s:e]: after it, or
+// after the next character (which it keeps) for an empty match.
+func (ms *matchState) next(b *strings.Builder, s, e int) int {
+	if e > s {
+		return e
 	}
-	L.Push(lua.LString(b.String()))
-	L.Push(lua.LNumber(n))
-	return 2
+	if s < len(ms.src) {
+		b.WriteByte(ms.src[s])
+	}
+	return s + 1
+}
+
+// finish appends what lies after pos and returns the result.
+func (ms *matchState) finish(b *strings.Builder, pos int) string {
+	if pos < len(ms.src) {
+		b.WriteString(ms.src[pos:])
+	}
+	return b.String()
 }
 
 // replacePlain is gsub of a pattern without specials by a replacement
