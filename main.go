@@ -11,7 +11,7 @@
 // Exit status: 0 the main process returned; 1 it raised an error, or an
 // -e, -l or LUA_INIT failed; 2 a usage error or a script that cannot be
 // loaded (missing file, syntax error, unknown entry point); 124 --timeout
-// expired; 130 interrupted; os.exit(n): n.
+// expired; 130 interrupted (SIGINT), 143 terminated (SIGTERM); os.exit(n): n.
 package main
 
 import (
@@ -36,7 +36,8 @@ const (
 	exitError     = 1
 	exitUsage     = 2
 	exitTimeout   = 124
-	exitInterrupt = 130
+	exitInterrupt = 130 // 128 + SIGINT, as a shell reports it
+	exitTerm      = 143 // 128 + SIGTERM
 )
 
 func main() {

@@ -18,6 +18,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/luarun/luarun/luaproc"
+	"github.com/luarun/luarun/procgroup"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -137,9 +138,9 @@ func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
 
 // wait waits for the main process, an os.exit, a --timeout or a signal
 // (on sigs),
-// then shuts the runtime down with the grace period. It returns 124 or
-// 130 for a timeout or a signal, os.exit's status (osExit true), else 0
-// (the main process's own result decides).
+// then shuts the runtime down with the grace period. It returns 124 for a
+// timeout, 130 or 143 for SIGINT or SIGTERM, os.exit's status (osExit
+// true), else 0 (the main process's own result decides).
 func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-chan os.Signal, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -163,16 +164,17 @@ func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-cha
 		status = exitTimeout
 	case sig := <-sigs:
 		fmt.Fprintf(stderr, "luarun: %v: stopping every process (up to %v; again to exit now)\n", sig, grace)
-		status = exitInterrupt
+		status = signalStatus(sig)
 	}
 	// A second signal while the processes wind down exits at once.
 	stopped := make(chan struct{})
 	defer close(stopped)
 	go func() {
 		select {
-		case <-sigs:
+		case sig := <-sigs:
 			fmt.Fprintln(stderr, "luarun: interrupted again: exiting now")
-			os.Exit(exitInterrupt)
+			procgroup.KillAll()
+			os.Exit(signalStatus(sig))
 		case <-stopped:
 		}
 	}()
@@ -180,14 +182,49 @@ func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-cha
 	return status, osExit
 }
 
-// shutdown cancels every process and waits up to grace for them.
+// shutdown cancels every process and waits up to grace for them: a hard
+// limit. The runtime abandons what has not stopped a little before it
+// (shutdownMargin), and if even that does not return in time (a process
+// stuck in a Go call the interrupt cannot reach), shutdown returns
+// anyway and luarun exits. Either way the commands the processes
+// started (os.execute, io.popen, exec.run) are killed with their
+// process groups.
 func shutdown(rt *luaproc.Runtime, grace time.Duration, stderr io.Writer) {
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer procgroup.KillAll()
+	ctx, cancel := context.WithTimeout(context.Background(), grace-shutdownMargin(grace))
 	defer cancel()
-	var se *scheduler.ShutdownError
-	if err := rt.Shutdown(ctx); errors.As(err, &se) && grace > 0 {
-		fmt.Fprintf(stderr, "luarun: %d processes did not stop within %v and were abandoned\n", len(se.Abandoned), grace)
+	done := make(chan error, 1)
+	go func() { done <- rt.Shutdown(ctx) }()
+	hard := time.NewTimer(max(grace, minHardLimit))
+	defer hard.Stop()
+	select {
+	case err := <-done:
+		var se *scheduler.ShutdownError
+		if errors.As(err, &se) && grace > 0 {
+			fmt.Fprintf(stderr, "luarun: %d processes did not stop within %v and were abandoned\n", len(se.Abandoned), grace)
+		}
+	case <-hard.C:
+		fmt.Fprintf(stderr, "luarun: the processes did not stop within %v: exiting without them\n", grace)
 	}
+}
+
+// minHardLimit is shutdown's hard limit for a grace of (about) zero:
+// time for the runtime to abandon its processes.
+const minHardLimit = 100 * time.Millisecond
+
+// shutdownMargin is how long before the hard limit the runtime abandons
+// its processes: a tenth of the grace, at most 250 ms.
+func shutdownMargin(grace time.Duration) time.Duration {
+	return min(grace/10, 250*time.Millisecond)
+}
+
+// signalStatus is the exit status for a signal: 128 + its number, as a
+// shell reports a command the signal ended (SIGINT 130, SIGTERM 143).
+func signalStatus(sig os.Signal) int {
+	if sig == syscall.SIGTERM {
+		return exitTerm
+	}
+	return exitInterrupt
 }
 
 // reportFailure prints how the main process failed and returns the status.

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/luarun/luarun/procgroup"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -137,7 +138,12 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 	ec.WaitDelay = execWaitDelay
 	killGroup(ec)
 	release := holdThread() // the parent-death signal's thread (exec_linux.go)
-	err := ec.Run()
+	err := ec.Start()
+	if err == nil {
+		procgroup.Started(ec.Process) // luarun's exit kills it (and its group)
+		err = ec.Wait()
+		procgroup.Ended(ec.Process)
+	}
 	release()
 	endGroup(ec)
 	if ctx.Err() != nil && parent.Err() == nil { // the timeout, or too much output

@@ -2019,7 +2019,7 @@ func (ls *LState) Register(name string, fn LGFunction) {
 // Load loads a chunk: a binary one (its first byte "\27", made by
 // string.dump) is undumped, as in Lua 5.1, any other parsed (luarun).
 func (ls *LState) Load(reader io.Reader, name string) (*LFunction, error) {
-	proto, err := loadChunk(reader, name)
+	proto, err := loadChunk(ls, reader, name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/luarun/luarun/lua/ast"
+	"github.com/luarun/luarun/lua/parse"
 )
 
 /* internal constants & structs  {{{ */
@@ -477,6 +478,10 @@ type funcContext struct {
 	stringConsts    map[LString]int // index of each string constant
 	numberConsts    map[LNumber]int // index of each number constant
 	line            int             // the line of the statement being compiled (luarun: limit errors)
+	// tick is called per statement and expression (CompileTick; shared
+	// by the nested functions' contexts): an error it returns ends the
+	// compile with a *parse.Interrupted (luarun)
+	tick func() error
 }
 
 func newFuncContext(sourcename string, parent *funcContext) *funcContext {
@@ -493,6 +498,9 @@ func newFuncContext(sourcename string, parent *funcContext) *funcContext {
 		unresolvedGotos: map[int]*gotoLabelDesc{},
 	}
 	fc.Blocks = []*codeBlock{fc.Block}
+	if parent != nil {
+		fc.tick = parent.tick
+	}
 	return fc
 }
 
@@ -778,7 +786,18 @@ func compileBlock(context *funcContext, chunk []ast.Stmt) { // {{{
 	context.LeaveBlock()
 } // }}}
 
+// tickCompile calls the compile's tick: an interrupt ends the compile
+// (CompileTick). (luarun)
+func tickCompile(context *funcContext) {
+	if context.tick != nil {
+		if err := context.tick(); err != nil {
+			panic(&parse.Interrupted{Err: err})
+		}
+	}
+}
+
 func compileStmt(context *funcContext, stmt ast.Stmt, isLastStmt bool) { // {{{
+	tickCompile(context)
 	context.line = sline(stmt)
 	switch st := stmt.(type) {
 	case *ast.AssignStmt:
@@ -1407,6 +1426,7 @@ func compileGotoStmt(context *funcContext, stmt *ast.GotoStmt) { // {{{
 } // }}}
 
 func compileExpr(context *funcContext, reg int, expr ast.Expr, ec *expcontext) int { // {{{
+	tickCompile(context)
 	code := context.Code
 	sreg := savereg(ec, reg)
 	sused := 1
@@ -2168,9 +2188,18 @@ func patchCode(context *funcContext) { // {{{
 } // }}}
 
 func Compile(chunk []ast.Stmt, name string) (proto *FunctionProto, err error) { // {{{
+	return CompileTick(chunk, name, nil)
+}
+
+// CompileTick is Compile calling tick (if not nil) before every
+// statement and expression: a non-nil error from it ends the compile
+// with that error as a *parse.Interrupted. (luarun)
+func CompileTick(chunk []ast.Stmt, name string, tick func() error) (proto *FunctionProto, err error) {
 	defer func() {
 		if rcv := recover(); rcv != nil {
-			if _, ok := rcv.(*CompileError); ok {
+			if ie, ok := rcv.(*parse.Interrupted); ok {
+				err = ie
+			} else if _, ok := rcv.(*CompileError); ok {
 				err = rcv.(error)
 			} else {
 				panic(rcv)
@@ -2188,6 +2217,7 @@ func Compile(chunk []ast.Stmt, name string) (proto *FunctionProto, err error) { 
 		funcexpr.SetLastLine(eline(chunk[len(chunk)-1]))
 	}
 	context := newFuncContext(name, nil)
+	context.tick = tick
 	compileFunctionExpr(context, funcexpr, ecnone(0))
 	proto = context.Proto
 	return

@@ -494,8 +494,10 @@ func verifyProto(p *FunctionProto) string {
 
 // loadChunk is LState.Load's: a binary chunk (first byte "\27") is
 // undumped, anything else parsed and compiled. name is the chunk's name.
-// The errors are *ApiError.
-func loadChunk(reader io.Reader, name string) (*FunctionProto, error) {
+// The errors are *ApiError. The parse and compile count steps of ls's
+// interrupt budget (Tick): an interrupt is raised in ls, as the VM
+// raises it, not returned as a syntax error. (luarun)
+func loadChunk(ls *LState, reader io.Reader, name string) (*FunctionProto, error) {
 	br, ok := reader.(*bufio.Reader)
 	if !ok {
 		br = bufio.NewReader(reader)
@@ -511,15 +513,25 @@ func loadChunk(reader io.Reader, name string) (*FunctionProto, error) {
 		}
 		return proto, nil
 	}
-	chunk, err := parse.Parse(br, name)
+	chunk, err := parse.ParseTick(br, name, ls.tickError)
 	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
+		return nil, ls.loadError(err)
 	}
-	proto, err := Compile(chunk, name)
+	proto, err := CompileTick(chunk, name, ls.tickError)
 	if err != nil {
-		return nil, newApiErrorE(ApiErrorSyntax, err)
+		return nil, ls.loadError(err)
 	}
 	return proto, nil
+}
+
+// loadError is the *ApiError of a parse or compile error; an interrupt
+// is raised instead.
+func (ls *LState) loadError(err error) error {
+	var ie *parse.Interrupted
+	if errors.As(err, &ie) {
+		ls.RaiseError("%s", ie.Err.Error())
+	}
+	return newApiErrorE(ApiErrorSyntax, err)
 }
 
 // newLoadedFunction is a loaded chunk's function: in env, with fresh

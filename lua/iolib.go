@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/luarun/luarun/procgroup"
 )
 
 var ioFuncs = map[string]LGFunction{
@@ -33,6 +35,9 @@ type lFile struct {
 	reader *bufio.Reader
 	stdout io.ReadCloser
 	closed bool
+	// caller is the state reading the file now (a blockingReader's
+	// reads await in it); set by every read (luarun)
+	caller *LState
 }
 
 type lFileType int
@@ -79,7 +84,11 @@ func newFile(L *LState, file *os.File, path string, flag int, perm os.FileMode, 
 		lfile.writer = file
 	}
 	if readable {
-		lfile.reader = bufio.NewReaderSize(file, fileDefaultReadBuffer)
+		var r io.Reader = file
+		if file == os.Stdin { // luarun: a read of it can block for ever (block.go)
+			r = &blockingReader{r: file, file: lfile}
+		}
+		lfile.reader = bufio.NewReaderSize(r, fileDefaultReadBuffer)
 	}
 	L.SetMetatable(ud, L.GetTypeMetatable(lFileClass))
 	return ud, nil
@@ -89,6 +98,7 @@ func newProcess(L *LState, cmd string, writable, readable bool) (*LUserData, err
 	ud := L.NewUserData()
 	c, args := popenArgs(cmd)
 	pp := exec.Command(c, args...)
+	pp.SysProcAttr = procgroup.Attr(nil) // luarun: a group of its own (block.go)
 	lfile := &lFile{fp: nil, pp: pp, writer: nil, reader: nil, stdout: nil, closed: false}
 	ud.Value = lfile
 
@@ -98,7 +108,9 @@ func newProcess(L *LState, cmd string, writable, readable bool) (*LUserData, err
 	}
 	if readable {
 		lfile.stdout, err = pp.StdoutPipe()
-		lfile.reader = bufio.NewReaderSize(lfile.stdout, fileDefaultReadBuffer)
+		// luarun: a read can block for ever; a kill kills the command's group
+		r := &blockingReader{r: lfile.stdout, file: lfile, stop: func() { procgroup.Kill(pp.Process) }}
+		lfile.reader = bufio.NewReaderSize(r, fileDefaultReadBuffer)
 	}
 	if err != nil {
 		return nil, err
@@ -107,6 +119,7 @@ func newProcess(L *LState, cmd string, writable, readable bool) (*LUserData, err
 	if err != nil {
 		return nil, err
 	}
+	procgroup.Started(pp.Process)
 
 	L.SetMetatable(ud, L.GetTypeMetatable(lFileClass))
 	return ud, nil
@@ -300,7 +313,7 @@ func fileCloseAux(L *LState, file *lFile) int {
 		if file.stdout != nil {
 			file.stdout.Close() // ignore errors
 		}
-		err = file.pp.Wait()
+		err = L.waitPopen(file.pp)
 		var exitStatus int // Initialised to zero value = 0
 		if err != nil {
 			if e2, ok := err.(*exec.ExitError); ok {
@@ -340,6 +353,7 @@ func fileFlushAux(L *LState, file *lFile) int {
 }
 
 func fileReadAux(L *LState, file *lFile, idx int) int {
+	file.caller = L // luarun: block.go
 	if n := fileIsReadable(L, file); n != 0 {
 		return n
 	}
@@ -505,6 +519,7 @@ func fileLinesIter(L *LState) int {
 	} else {
 		file = L.Get(UpvalueIndex(2)).(*LUserData).Value.(*lFile)
 	}
+	file.caller = L // luarun: block.go
 	buf, eof, err := readLine51(file.reader)
 	if err != nil {
 		msg, _ := cError(err, "")
@@ -619,6 +634,7 @@ func ioLinesIter(L *LState) int {
 		file = L.Get(UpvalueIndex(2)).(*LUserData).Value.(*lFile)
 		toclose = true
 	}
+	file.caller = L // luarun: block.go
 	buf, eof, err := readLine51(file.reader)
 	if err != nil {
 		msg, _ := cError(err, "")

@@ -1,6 +1,8 @@
 package lua
 
 import (
+	"github.com/luarun/luarun/procgroup"
+
 	"os"
 	"strings"
 	"time"
@@ -96,6 +98,7 @@ func osExecute(L *LState) int {
 	}
 	var procAttr os.ProcAttr
 	procAttr.Files = []*os.File{os.Stdin, os.Stdout, os.Stderr}
+	procAttr.Sys = executeAttr() // luarun: its own process group (block.go)
 	cmd, args := popenArgs(L.CheckString(1))
 	args = append([]string{cmd}, args...)
 	process, err := os.StartProcess(cmd, args, &procAttr)
@@ -103,7 +106,8 @@ func osExecute(L *LState) int {
 		L.Push(LNumber(-1))
 		return 1
 	}
-	ps, err := process.Wait()
+	procgroup.Started(process)
+	ps, err := L.waitCommand(process) // luarun: a kill ends the wait, and the command
 	if err != nil {
 		L.Push(LNumber(-1))
 		return 1

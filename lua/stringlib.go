@@ -2,7 +2,9 @@ package lua
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"unsafe"
 
 	"github.com/luarun/luarun/lua/pm"
 )
@@ -110,7 +112,7 @@ func strFind(L *LState) int {
 		return 2
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
+	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -150,7 +152,7 @@ func strGsub(L *LState) int {
 	repl := L.CheckAny(3)
 	limit := L.OptInt(4, -1)
 
-	mds, err := pm.Find(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
+	mds, err := pm.FindTick(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -325,7 +327,7 @@ func strGmatchIter(L *LState) int {
 func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	mds, err := pm.Find(pattern, []byte(str), 0, -1)
+	mds, err := pm.FindTick(pattern, []byte(str), 0, -1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -361,7 +363,7 @@ func strMatch(L *LState) int {
 		offset = 0
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
+	mds, err := pm.FindTick(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1, L)
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -396,9 +398,43 @@ func strRep(L *LState) int {
 		L.Push(emptyLString)
 	} else {
 		L.charge(chargeSize(n, len(str))) // before: 2^40 copies must fail here
-		L.Push(LString(strings.Repeat(str, n)))
+		L.Push(LString(repeatTicked(L, str, n)))
 	}
 	return 1
+}
+
+// repChunk is how many bytes repeatTicked copies between two interrupt
+// checks: tens of microseconds of copying.
+const repChunk = 1 << 20
+
+// repeatTicked is strings.Repeat(s, n) (n >= 0) built in chunks of at
+// most repChunk bytes, each a step of L's interrupt budget, so that a kill
+// stops a long rep (luarun). A result past the largest int is "not enough
+// memory", as 5.1's buffer fails.
+func repeatTicked(L *LState, s string, n int) string {
+	if n == 0 || s == "" {
+		return ""
+	}
+	if len(s) > math.MaxInt/n {
+		L.RaiseError("not enough memory")
+	}
+	total := len(s) * n
+	if total <= repChunk {
+		return strings.Repeat(s, n)
+	}
+	b := make([]byte, total)
+	filled := copy(b, s)
+	for filled < total {
+		L.TickN(tickEvery / 4)
+		// copy what is filled (a whole number of s), at most a chunk
+		chunk := min(filled, repChunk)
+		chunk -= chunk % len(s)
+		if chunk == 0 {
+			chunk = len(s)
+		}
+		filled += copy(b[filled:], b[:chunk])
+	}
+	return unsafe.String(&b[0], total)
 }
 
 func strReverse(L *LState) int {

@@ -83,17 +83,29 @@ type lValueArraySorter struct {
 	L      *LState
 	Fn     *LFunction
 	Values []LValue
+	steps  int // comparisons before the next hand-over to L.TickN (luarun)
 }
 
-func (lv lValueArraySorter) Len() int {
+// sortBatch is how many comparisons a sort counts before it hands them to
+// its state's interrupt budget. (luarun)
+const sortBatch = 64
+
+func (lv *lValueArraySorter) Len() int {
 	return len(lv.Values)
 }
 
-func (lv lValueArraySorter) Swap(i, j int) {
+func (lv *lValueArraySorter) Swap(i, j int) {
 	lv.Values[i], lv.Values[j] = lv.Values[j], lv.Values[i]
 }
 
-func (lv lValueArraySorter) Less(i, j int) bool {
+// Less compares two items; each comparison is a step of the interrupt
+// budget, counted on the sorter and handed to L in batches (TickN: a
+// kill stops a long sort). (luarun)
+func (lv *lValueArraySorter) Less(i, j int) bool {
+	if lv.steps--; lv.steps < 0 {
+		lv.steps = sortBatch
+		lv.L.TickN(sortBatch + 1)
+	}
 	if lv.Fn != nil {
 		lv.L.Push(lv.Fn)
 		lv.L.Push(lv.Values[i])

@@ -76,7 +76,7 @@ func tableSetN(L *LState) int {
 func tableSort(L *LState) int {
 	tbl := L.CheckTable(1)
 	// luarun: t[1..#t], wherever the table keeps them
-	sorter := lValueArraySorter{L, nil, tbl.sortValues()}
+	sorter := &lValueArraySorter{L: L, Values: tbl.sortValues()}
 	if L.Get(2) != LNil { // luarun: a nil comparator is '<', as in 5.1
 		sorter.Fn = L.CheckFunction(2)
 	}
@@ -137,6 +137,7 @@ func tableConcat(L *LState) int {
 	//TODO should flushing?
 	retbottom := L.GetTop()
 	for ; i <= j; i++ {
+		L.Tick() // luarun: interruptible (interrupt.go)
 		v := tbl.RawGetInt(i)
 		if !LVCanConvToString(v) {
 			L.RaiseError("invalid value (%s) at index %d in table for concat", v.Type().String(), i)

@@ -281,6 +281,7 @@ type LState struct {
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
 	interrupt    *Interrupt
+	ticks        int // Tick's budget of steps before the next check (interrupt.go)
 
 	// debug hooks (hook.go; luarun's fork): the hook, and its per-thread
 	// state, made with the thread's first hook

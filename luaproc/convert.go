@@ -42,6 +42,11 @@ type converter struct {
 	// moves: a movable userdata (a socket's handle, serving.go) moves
 	// into the value; without it, userdata cannot be sent.
 	moves bool
+	// ticker, when set (json), counts each value converted as a step of
+	// its interrupt budget (lua.LState.Tick), and size adds up about how
+	// many bytes the values take as JSON (jsonEncode).
+	ticker *lua.LState
+	size   int
 }
 
 // toPayload converts v, naming it path in errors.
@@ -74,6 +79,13 @@ func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 const maxNesting = 200
 
 func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
+	if c.ticker != nil {
+		c.ticker.Tick()
+		c.size += 8
+		if s, ok := v.(lua.LString); ok {
+			c.size += len(s)
+		}
+	}
 	switch x := v.(type) {
 	case *lua.LNilType:
 		return nil, nil
@@ -222,6 +234,9 @@ func sortedKeys(t *lua.LTable) []lua.LValue {
 // payload values (a Go application's mistake) become their fmt.Sprint
 // string rather than crashing the process.
 func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
+	if c.ticker != nil {
+		c.ticker.Tick()
+	}
 	if v == payload.Null {
 		return jsonNull
 	}

@@ -1,9 +1,11 @@
 package luaproc
 
 import (
-	lua "github.com/luarun/luarun/lua"
 	"strings"
 	"sync"
+	"time"
+
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 )
@@ -30,7 +32,11 @@ var lockedMTs sync.Map
 // and locked: getmetatable on a marked table answers "json.object".
 var jsonObjectMT = lockedMT("json.object")
 
-func jsonConverter() *converter { return &converter{null: jsonNull, objectMT: jsonObjectMT} }
+// jsonConverter is json's converter; each value it converts is a step
+// of L's interrupt budget (a kill stops a long encode or decode).
+func jsonConverter(L *lua.LState) *converter {
+	return &converter{null: jsonNull, objectMT: jsonObjectMT, ticker: L}
+}
 
 var jsonFuncs = map[string]lua.LGFunction{
 	"encode": jsonEncode,
@@ -39,10 +45,17 @@ var jsonFuncs = map[string]lua.LGFunction{
 }
 
 func jsonEncode(L *lua.LState) int {
-	v, err := jsonConverter().toGo(L.CheckAny(1), "value", 0)
+	c := jsonConverter(L)
+	v, err := c.toGo(L.CheckAny(1), "value", 0)
 	if err == nil {
 		var b []byte
-		if b, err = payload.Encode(v); err == nil {
+		encode := func() ([]byte, error) { return payload.Encode(v) }
+		if c.size > offThreadSize {
+			b, err = offThread(L, encode)
+		} else {
+			b, err = encode()
+		}
+		if err == nil {
 			L.Push(lua.LString(b))
 			return 1
 		}
@@ -53,14 +66,58 @@ func jsonEncode(L *lua.LState) int {
 }
 
 func jsonDecode(L *lua.LState) int {
-	v, err := payload.Decode([]byte(L.CheckString(1)))
+	s := L.CheckString(1)
+	decode := func() (any, error) { return payload.Decode([]byte(s)) }
+	var v any
+	var err error
+	if len(s) > offThreadSize {
+		v, err = offThread(L, decode)
+	} else {
+		v, err = decode()
+	}
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString("json.decode: " + strings.TrimPrefix(err.Error(), "decode JSON: ")))
 		return 2
 	}
-	L.Push(jsonConverter().toLua(L, v))
+	L.Push(jsonConverter(L).toLua(L, v))
 	return 1
+}
+
+// offThreadSize is the JSON text size (bytes) past which encoding or
+// decoding it runs on a goroutine of its own (offThread): encoding/json
+// takes a few milliseconds over this much, and cannot be interrupted.
+const offThreadSize = 128 << 10
+
+// offThread runs fn, which touches no Lua state, on a goroutine of its
+// own and waits for it, checking L's interrupt every millisecond, so that
+// a kill, step limit or shutdown stops the wait within about that: the
+// abandoned fn runs to its end and its result is dropped. A Go panic in
+// fn is panicked again on the caller's goroutine, where it would have
+// happened.
+func offThread[T any](L *lua.LState, fn func() (T, error)) (T, error) {
+	var v T
+	var err error
+	var failed any
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer func() { failed = recover() }()
+		v, err = fn()
+	}()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-done:
+			if failed != nil {
+				panic(failed)
+			}
+			return v, err
+		case <-tick.C:
+			L.CheckInterrupt()
+		}
+	}
 }
 
 // jsonObject marks t (or a new table) to encode as an object.

@@ -470,6 +470,9 @@ type Lexer struct {
 	// and the line of the last 'function' read
 	scopes   scopes
 	funcLine int
+	// luarun: called once per token (ParseTick); an error it returns
+	// ends the parse with an *Interrupted
+	tick func() error
 }
 
 // EndLine is the line the last token the parser consumed ends on, Lua
@@ -484,6 +487,11 @@ func (lx *Lexer) EndLine(lookahead bool) int {
 
 func (lx *Lexer) Lex(lval *yySymType) int {
 	lastLine := lx.scanner.Pos.Line // where the token before ended
+	if lx.tick != nil {
+		if err := lx.tick(); err != nil {
+			panic(&Interrupted{Err: err})
+		}
+	}
 	tok, err := lx.scanner.Scan()
 	if err != nil {
 		panic(err)
@@ -587,14 +595,29 @@ func tokenText(tok ast.Token) string {
 	return tok.Str
 }
 
+// Interrupted is the error of a parse or compile that its tick function
+// stopped (luarun: a killed process's load, lua.LState.Tick); Err is the
+// tick's error.
+type Interrupted struct{ Err error }
+
+func (e *Interrupted) Error() string { return e.Err.Error() }
+func (e *Interrupted) Unwrap() error { return e.Err }
+
 // Parse parses a chunk. Its syntax error is Lua 5.1's: where the
 // grammar fails (or a lexical error stops it), the source is read again
 // by a recognizer of 5.1's parser, which says what 5.1 would have, and
 // where (syntax51.go); the limits (scope.go, countLevels) stand as
 // raised.
 func Parse(reader io.Reader, name string) (chunk []ast.Stmt, err error) {
+	return ParseTick(reader, name, nil)
+}
+
+// ParseTick is Parse calling tick (if not nil) before every token: a
+// non-nil error from it ends the parse with that error as an
+// *Interrupted (luarun).
+func ParseTick(reader io.Reader, name string, tick func() error) (chunk []ast.Stmt, err error) {
 	var read bytes.Buffer // what the parser read, for the recognizer
-	lexer := &Lexer{scanner: NewScanner(io.TeeReader(reader, &read), name)}
+	lexer := &Lexer{scanner: NewScanner(io.TeeReader(reader, &read), name), tick: tick}
 	lexer.scopes.init()
 	defer func() {
 		if e := recover(); e != nil {

@@ -527,7 +527,12 @@ func compilePattern(p pattern, ps ...*iptr) []inst {
 
 // Simple recursive virtual machine based on the
 // "Regular Expression Matching: the Virtual Machine Approach" (https://swtch.com/~rsc/regexp/regexp2.html)
-func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
+// (luarun: tick, if not nil, is ticked on every entry: Find's caller
+// counts it as a step of its interrupt budget, and may panic to stop.)
+func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, tick *tickCounter, ms ...*MatchData) (bool, int, *MatchData) {
+	if tick != nil {
+		tick.tick()
+	}
 	recLevel++
 	if recLevel > maxRecursionLevel {
 		panic(newError(_UNKNOWN, "pattern/input too complex"))
@@ -556,14 +561,14 @@ redo:
 		pc = inst.Operand1
 		goto redo
 	case opSplit:
-		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, tick, m); ok {
 			return true, nsp, m
 		}
 		pc = inst.Operand2
 		goto redo
 	case opSave:
 		s := m.setCapture(inst.Operand1, sp)
-		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, tick, m); ok {
 			return true, nsp, m
 		}
 		m.restoreCapture(inst.Operand1, s)
@@ -614,6 +619,36 @@ redo:
 /* API {{{ */
 
 func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err error) {
+	return FindTick(p, src, offset, limit, nil)
+}
+
+// Ticker counts the steps of a match (lua.LState is one). (luarun)
+type Ticker interface{ TickN(n int) }
+
+// tickBatch is how many steps a match counts before it hands them to its
+// Ticker: a match shorter than that hands none (it returns to the VM,
+// which checks the interrupt itself).
+const tickBatch = 256
+
+// tickCounter batches a match's steps for its Ticker.
+type tickCounter struct {
+	t Ticker
+	n int // steps left before the next hand-over
+}
+
+func (c *tickCounter) tick() {
+	c.n--
+	if c.n < 0 {
+		c.n = tickBatch
+		c.t.TickN(tickBatch + 1)
+	}
+}
+
+// FindTick is Find counting every step of the matching for tick (if not
+// nil), in batches (TickN): a caller that must stop a long match
+// (lua.LState.TickN) panics in it, and the panic goes on through
+// FindTick. (luarun)
+func FindTick(p string, src []byte, offset, limit int, tick Ticker) (matches []*MatchData, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if perr, ok := v.(*Error); ok {
@@ -623,11 +658,15 @@ func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err er
 			}
 		}
 	}()
+	var tc *tickCounter
+	if tick != nil {
+		tc = &tickCounter{t: tick, n: tickBatch}
+	}
 	pat := parsePattern(newScanner([]byte(p)), true)
 	insts := compilePattern(pat)
 	matches = []*MatchData{}
 	for sp := offset; sp <= len(src); {
-		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0)
+		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0, tc)
 		sp++
 		if ok {
 			if sp < nsp {

@@ -109,6 +109,7 @@ func strFormat(L *lua.LState) int {
 			i++
 			continue
 		}
+		L.Tick() // a step of the interrupt budget: a kill stops a long format
 		var sp formatSpec
 		sp, i = parseSpec(L, f, i)
 		arg++

@@ -17,6 +17,16 @@ package lualib
 // (maxMatchDepth): a pattern that would recurse deeper raises "pattern
 // too complex" where 5.1 would overflow the C stack.
 //
+// Errors and interrupts: a malformed pattern or bad capture panics a
+// patternError, which the library function turns into its Lua error
+// (guard) — around the matching only, never around a gsub callback, so
+// an error raised by a callback unwinds through nested gsubs at the cost
+// of one panic, not a recover and a re-panic per level (which made 8,000
+// levels take 17 s). Every call of match and every 4,096 bytes a
+// quantifier or %b scans is a step of the state's interrupt budget
+// (lua.LState.Tick): a kill, step limit or shutdown stops a backtracking
+// match as it stops a Lua loop.
+//
 // Invariants of a matchState during match: 0 <= level <= maxCaptures;
 // captures below level are closed (len >= 0), position captures
 // (capPosition) or open (capUnfinished); a capture's init is an offset
@@ -24,6 +34,8 @@ package lualib
 
 import (
 	"strings"
+
+	lua "github.com/luarun/luarun/lua"
 )
 
 const (
@@ -55,6 +67,34 @@ type matchState struct {
 	depth    int // match's recursion
 	capture  [maxCaptures]capture
 	prefix   string // literalPrefix: every match starts with it
+	// L counts the steps (tick): the running thread of the library call
+	// (gmatch's iterator sets it per call); nil in tests of the matcher
+	// alone.
+	L      *lua.LState
+	budget int // steps before the next spend (tick)
+}
+
+// tick counts n steps of matching: a countdown of its own (no load
+// through L on the matcher's hot path), handed to L's interrupt budget
+// (lua.LState.TickN) a batch at a time.
+func (ms *matchState) tick(n int) {
+	ms.budget -= n
+	if ms.budget < 0 {
+		ms.spend()
+	}
+}
+
+// matchBatch is how many steps the matcher counts before it hands them
+// to L's budget. A match shorter than that hands none: it returns to the
+// VM, which checks the interrupt itself, well within the 10 ms.
+const matchBatch = 256
+
+func (ms *matchState) spend() {
+	n := matchBatch - ms.budget
+	ms.budget = matchBatch
+	if ms.L != nil {
+		ms.L.TickN(n)
+	}
 }
 
 // Character classes of the C locale, one bit each per byte.
@@ -210,6 +250,7 @@ func (ms *matchState) singleMatch(c byte, p, ep int) bool {
 // returns the end of the match, or -1.
 func (ms *matchState) match(s, p int) int {
 	ms.depth++
+	ms.tick(1)
 	if ms.depth > maxMatchDepth {
 		panic(patternError("pattern too complex"))
 	}
@@ -308,8 +349,12 @@ func (ms *matchState) doMatch(s, p int) int {
 
 func (ms *matchState) maxExpand(s, p, ep int) int {
 	i := 0
-	for s+i < len(ms.src) && ms.singleMatch(ms.src[s+i], p, ep) {
-		i++
+	if len(ms.src)-s <= scanChunk { // short: no tick to place
+		for s+i < len(ms.src) && ms.singleMatch(ms.src[s+i], p, ep) {
+			i++
+		}
+	} else {
+		i = ms.scan(s, p, ep)
 	}
 	for ; i >= 0; i-- { // try the longest first
 		if res := ms.match(s+i, ep+1); res >= 0 {
@@ -317,6 +362,30 @@ func (ms *matchState) maxExpand(s, p, ep int) int {
 		}
 	}
 	return -1
+}
+
+// scanChunk is how many bytes a scan of the subject (scan, matchBalance)
+// reads between two steps of the interrupt budget.
+const scanChunk = 4096
+
+// scan counts how many bytes from s match the class pat[p:ep], in chunks
+// of scanChunk with a tick after each (the inner loop costs what a plain
+// loop to the end of the subject does).
+func (ms *matchState) scan(s, p, ep int) int {
+	src := ms.src[s:]
+	i := 0
+	for {
+		chunk := src[i:min(len(src), i+scanChunk)]
+		j := 0
+		for j < len(chunk) && ms.singleMatch(chunk[j], p, ep) {
+			j++
+		}
+		i += j
+		if j < len(chunk) || i == len(src) {
+			return i
+		}
+		ms.tick(scanChunk / 4)
+	}
 }
 
 func (ms *matchState) minExpand(s, p, ep int) int {
@@ -393,16 +462,19 @@ func (ms *matchState) matchBalance(s, p int) int {
 	}
 	b, e := ms.pat[p], ms.pat[p+1]
 	cont := 1
-	for s++; s < len(ms.src); s++ {
-		switch ms.src[s] {
-		case e:
-			cont--
-			if cont == 0 {
-				return s + 1
+	for s++; s < len(ms.src); {
+		for lim := min(len(ms.src), s+scanChunk); s < lim; s++ {
+			switch ms.src[s] {
+			case e:
+				cont--
+				if cont == 0 {
+					return s + 1
+				}
+			case b:
+				cont++
 			}
-		case b:
-			cont++
 		}
+		ms.tick(scanChunk / 4)
 	}
 	return -1
 }
@@ -432,19 +504,20 @@ func (ms *matchState) find(init int, anchored bool) (start, end int) {
 
 // init prepares ms for matching pat against src. (A method rather than a
 // constructor, so that a caller's matchState can stay on its stack.)
-func (ms *matchState) init(src, pat string) {
+func (ms *matchState) init(L *lua.LState, src, pat string) {
 	*ms = matchState{src: src, pat: pat}
+	ms.L, ms.budget = L, matchBatch // apart: with L in the literal, Go builds it aside and copies it
 	ms.prefix = ms.literalPrefix()
 }
 
 // initAnchored is init for find, match and gsub, where a leading '^'
 // anchors the pattern (not in gmatch); it reports whether it did.
-func (ms *matchState) initAnchored(src, pat string) (anchored bool) {
+func (ms *matchState) initAnchored(L *lua.LState, src, pat string) (anchored bool) {
 	anchored = strings.HasPrefix(pat, "^")
 	if anchored {
 		pat = pat[1:]
 	}
-	ms.init(src, pat)
+	ms.init(L, src, pat)
 	return anchored
 }
 

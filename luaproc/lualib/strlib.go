@@ -11,7 +11,10 @@ import (
 )
 
 // guard turns a patternError raised by the matcher into a Lua error;
-// anything else (a Lua error of a gsub callback) goes on unchanged.
+// anything else (an interrupt's error, raised by a tick) goes on
+// unchanged. It is deferred around matching only: never around a gsub
+// callback, whose errors must not be recovered and raised again at
+// every level of nested gsubs.
 func guard(L *lua.LState) {
 	if r := recover(); r != nil {
 		if pe, ok := r.(patternError); ok {
@@ -103,7 +106,7 @@ func findAux(L *lua.LState, find bool) int {
 	}
 	defer guard(L)
 	var ms matchState
-	anchored := ms.initAnchored(src, pat)
+	anchored := ms.initAnchored(L, src, pat)
 	s, e := ms.find(init, anchored)
 	if s < 0 {
 		L.Push(lua.LNil)
@@ -123,10 +126,11 @@ func strGmatch(L *lua.LState) int {
 	src := L.CheckString(1)
 	pat := L.CheckString(2)
 	ms := new(matchState) // kept by the iterator
-	ms.init(src, pat)
+	ms.init(L, src, pat)
 	pos := 0
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		defer guard(L)
+		ms.L = L // the thread calling the iterator counts the steps
 		if pos > len(src) {
 			return 0
 		}
@@ -161,38 +165,84 @@ func strGsub(L *lua.LState) int {
 		L.Push(lua.LNumber(n))
 		return 2
 	}
-	defer guard(L)
 	var ms matchState
-	anchored := ms.initAnchored(src, pat)
-	b := builder{L: L}
+	anchored := ms.initAnchored(L, src, pat)
+	var out string
+	var n int
+	switch r := repl.(type) {
+	case lua.LString:
+		out, n = ms.gsubText(string(r), anchored, maxN)
+	case lua.LNumber:
+		out, n = ms.gsubText(lua.LVAsString(r), anchored, maxN)
+	default:
+		out, n = ms.gsubLua(repl, anchored, maxN)
+	}
+	L.Push(lua.LString(out))
+	L.Push(lua.LNumber(n))
+	return 2
+}
+
+// gsubText is gsub by a replacement string (with %0-%9): no Lua runs, so
+// one guard covers it all.
+func (ms *matchState) gsubText(repl string, anchored bool, maxN int) (string, int) {
+	defer guard(ms.L)
+	b := builder{L: ms.L}
 	n, pos := 0, 0
-	for n < maxN {
+	for n < maxN && pos <= len(ms.src) {
 		s, e := ms.find(pos, anchored)
 		if s < 0 {
 			break
 		}
-		b.WriteString(src[pos:s]) // what lies before the match, unchanged
+		b.WriteString(ms.src[pos:s]) // what lies before the match, unchanged
 		n++
-		ms.addValue(L, &b, repl, s, e)
-		switch {
-		case e > s: // a non-empty match: go on after it
-			pos = e
-		case s < len(src): // an empty one: keep the next character
-			b.WriteByte(src[s])
-			pos = s + 1
-		default:
-			pos = s + 1
-		}
-		if anchored || pos > len(src) {
+		ms.addString(&b, repl, s, e)
+		pos = ms.next(&b, s, e)
+		if anchored {
 			break
 		}
 	}
-	if pos < len(src) {
-		b.WriteString(src[pos:])
+	return ms.finish(&b, pos), n
+}
+
+// gsubLua is gsub by a function or a table, which run Lua (the callback,
+// __index): each find and capture is guarded alone (addValue).
+func (ms *matchState) gsubLua(repl lua.LValue, anchored bool, maxN int) (string, int) {
+	b := builder{L: ms.L}
+	n, pos := 0, 0
+	for n < maxN && pos <= len(ms.src) {
+		s, e := ms.findGuarded(pos, anchored)
+		if s < 0 {
+			break
+		}
+		b.WriteString(ms.src[pos:s])
+		n++
+		ms.addValue(ms.L, &b, repl, s, e)
+		pos = ms.next(&b, s, e)
+		if anchored {
+			break
+		}
 	}
-	L.Push(lua.LString(b.String()))
-	L.Push(lua.LNumber(n))
-	return 2
+	return ms.finish(&b, pos), n
+}
+
+// next is where gsub goes on after the match src[s:e]: after it, or
+// after the next character (which it keeps) for an empty match.
+func (ms *matchState) next(b *builder, s, e int) int {
+	if e > s {
+		return e
+	}
+	if s < len(ms.src) {
+		b.WriteByte(ms.src[s])
+	}
+	return s + 1
+}
+
+// finish appends what lies after pos and returns the result.
+func (ms *matchState) finish(b *builder, pos int) string {
+	if pos < len(ms.src) {
+		b.WriteString(ms.src[pos:])
+	}
+	return b.String()
 }
 
 // replacePlain is gsub of a pattern without specials by a replacement
@@ -220,24 +270,33 @@ func replacePlain(L *lua.LState, src, pat, repl string, maxN int) (string, int) 
 	return b.String(), n
 }
 
+// findGuarded is find for gsub, which calls Lua between finds and so
+// guards each find alone.
+func (ms *matchState) findGuarded(init int, anchored bool) (start, end int) {
+	defer guard(ms.L)
+	return ms.find(init, anchored)
+}
+
 // addValue appends the replacement of the match src[s:e] (add_value).
+// The captures are taken under guard; the callback and the table lookup
+// (which may run Lua: __index) outside it.
 func (ms *matchState) addValue(L *lua.LState, b *builder, repl lua.LValue, s, e int) {
 	var v lua.LValue
 	switch r := repl.(type) {
 	case lua.LString:
-		ms.addString(b, string(r), s, e)
+		ms.addStringGuarded(b, string(r), s, e)
 		return
 	case lua.LNumber:
-		ms.addString(b, lua.LVAsString(r), s, e)
+		ms.addStringGuarded(b, lua.LVAsString(r), s, e)
 		return
 	case *lua.LFunction:
 		L.Push(r)
-		n := ms.pushCaptures(L, s, e, true)
+		n := ms.pushCapturesGuarded(L, s, e)
 		L.Call(n, 1)
 		v = L.Get(-1)
 		L.Pop(1)
 	case *lua.LTable:
-		v = L.GetTable(r, ms.captureValue(0, s, e))
+		v = L.GetTable(r, ms.captureGuarded(0, s, e))
 	}
 	switch v := v.(type) {
 	case lua.LString:
@@ -249,8 +308,23 @@ func (ms *matchState) addValue(L *lua.LState, b *builder, repl lua.LValue, s, e 
 			b.WriteString(ms.src[s:e])
 			return
 		}
-		panic(patternError("invalid replacement value (a " + v.Type().String() + ")"))
+		raise(L, "invalid replacement value (a "+v.Type().String()+")")
 	}
+}
+
+func (ms *matchState) addStringGuarded(b *builder, news string, s, e int) {
+	defer guard(ms.L)
+	ms.addString(b, news, s, e)
+}
+
+func (ms *matchState) pushCapturesGuarded(L *lua.LState, s, e int) int {
+	defer guard(L)
+	return ms.pushCaptures(L, s, e, true)
+}
+
+func (ms *matchState) captureGuarded(i, s, e int) lua.LValue {
+	defer guard(ms.L)
+	return ms.captureValue(i, s, e)
 }
 
 // addString appends a replacement string, with %0-%9 and %%.

@@ -202,7 +202,7 @@ func FuzzFind(f *testing.F) {
 			p = p[1:]
 		}
 		var ms matchState
-		ms.init(src, p)
+		ms.init(nil, src, p)
 		var s, e int
 		func() {
 			defer func() {

@@ -24,6 +24,7 @@ func tabConcat(L *lua.LState) int {
 	}
 	b := builder{L: L}
 	for ; i <= last; i++ {
+		L.Tick() // a step of the interrupt budget: a kill stops a long concat
 		switch v := t.RawGetInt(i).(type) {
 		case lua.LString:
 			b.WriteString(string(v))
