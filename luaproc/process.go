@@ -98,6 +98,9 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
+	// spawnedFor: a process started by spawn_on from another node: its
+	// request waits for its entry, its waiter for its end (remotewait.go)
+	spawnedFor *spawnAnswer
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
@@ -331,6 +334,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	if p.rt.cluster != nil {
+		p.rt.remoteEnds.dropWaiter(p.pid) // remotewait.go
+	}
 	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)

@@ -131,6 +131,9 @@ type Runtime struct {
 
 	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
 	shipped shippedScripts // the scripts other nodes sent (cluster.go)
+	// remoteEnds: the ends of processes started on other nodes, for
+	// process.wait (remotewait.go)
+	remoteEnds remoteEnds
 	node    int            // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
@@ -185,12 +188,16 @@ func New(opts Options) *Runtime {
 		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
 		rt.reg.Register(registerCommand, rt.registerInCluster)
 		rt.reg.Register(spawnCommand, rt.spawnInCluster)
+		rt.reg.Register(waitCommand, rt.waitInCluster)
 		opts.Cluster.ServeSpawns(rt.spawnRequested)
 	}
 	rt.sched = scheduler.New(so)
 	if rt.cluster != nil {
 		if err := rt.cluster.Attach(rt.sched); err != nil {
 			rt.logger.Error("cluster: the node does not receive messages", "err", err)
+		}
+		if err := rt.startCollector(); err != nil {
+			rt.logger.Error("cluster: process.wait on other nodes' processes will not end", "err", err)
 		}
 	}
 	return rt
