@@ -71,8 +71,8 @@ function orphan(inbox)
 end
 `
 
-// twoNodes starts alpha and beta on a new server and writes the scripts
-// into a directory only alpha reads; it returns the scripts' directory.
+// writeWaitScripts writes the scripts into a directory only alpha reads,
+// and returns it.
 func writeWaitScripts(t *testing.T) string {
 	dir := t.TempDir()
 	for name, src := range map[string]string{"waiter.lua": waiterLua, "waited.lua": waitedLua} {
@@ -114,7 +114,7 @@ func TestWaitOnANodeThatGoesAway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	inbox.Monitor(h.PID()) // an orphan that fails says why
-	for range 2 { // "blocking" and "spawned", in either order
+	for range 2 {          // "blocking" and "spawned", in either order
 		m, err := inbox.Receive(ctx)
 		require.NoError(t, err)
 		if m.Kind == "down" {

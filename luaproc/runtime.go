@@ -134,7 +134,7 @@ type Runtime struct {
 	// remoteEnds: the ends of processes started on other nodes, for
 	// process.wait (remotewait.go)
 	remoteEnds remoteEnds
-	node    int            // this node's number in PIDs; 0 alone
+	node       int // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
 	// (calls.go); any process's goroutine adds to it.
