@@ -66,15 +66,17 @@ type spawnAnswer struct {
 }
 
 // announce is the process's side: its entry resolved with err (nil:
-// found), or the process ended before it did (nil).
-func (a *spawnAnswer) announce(err error) {
+// found), or the process ended before it did (nil). It reports whether
+// the request still waited for it.
+func (a *spawnAnswer) announce(err error) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.answered {
-		return
+		return false
 	}
 	a.answered, a.refused = true, err != nil
 	a.resolved <- err
+	return true
 }
 
 // await is the request's side: the entry's resolution, or nil after
@@ -314,7 +316,7 @@ func (p *luaProcess) announceEntry() {
 		return
 	}
 	if p.entryErr != nil {
-		p.spawnedFor.announce(p.entryErr)
+		p.entryErr.answered = p.spawnedFor.announce(p.entryErr)
 		return
 	}
 	p.spawnedFor.announce(nil)

@@ -52,3 +52,27 @@ func TestSpawnRequestNeedsThePermissions(t *testing.T) {
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"exec", "os"}, rt.permissions())
 }
+
+// TestARefusedSpawnRequestIsNoCrash: a spawn request for an entry the
+// script lacks is refused with the *EntryError (the script never ran
+// here, so its process had to run the chunk to know), and its process's
+// end is not reported as a crash: the requesting node was told. A
+// process that fails on its own still is.
+func TestARefusedSpawnRequestIsNoCrash(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	_, err := rt.spawnRequested("w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "nope", nil, nil, 0)
+	var ee *EntryError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, `w.lua: unknown entry "nope" (entries: a)`, err.Error())
+	inbox, err := rt.NewInbox()
+	require.NoError(t, err)
+	_, err = rt.spawnRequested("w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "a", []any{int64(inbox.PID())}, nil, 0)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = inbox.Receive(ctx) // it ran: its crash is reported before it has ended
+	require.NoError(t, err)
+	require.NoError(t, rt.Shutdown(ctx)) // every process has ended
+	assert.Contains(t, logs.String(), "boom")
+	assert.NotContains(t, logs.String(), "nope")
+}
