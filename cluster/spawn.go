@@ -158,13 +158,21 @@ func (n *Node) numberOf(name string) (int, uint64, bool) {
 }
 
 // spawned answers a spawn request from another node; one that does not
-// verify, or is a replay, is dropped unanswered (and counted).
+// verify, or is a replay, is dropped unanswered (and counted). The answer
+// may wait for the new process's chunk (luaproc: is the entry there?),
+// so it is made on a goroutine of its own: the subscription goes on to
+// the next request.
 func (n *Node) spawned(m *nats.Msg) {
-	mac := n.sign.size()
 	req, ok := n.openSpawn(m)
 	if !ok {
 		return
 	}
+	go n.answerSpawn(m, req)
+}
+
+// answerSpawn starts the process of a verified request and answers it.
+func (n *Node) answerSpawn(m *nats.Msg, req []byte) {
+	mac := n.sign.size()
 	pid, err := n.startRequested(req)
 	var answer any = int64(pid)
 	if err != nil {

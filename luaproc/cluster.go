@@ -159,13 +159,18 @@ func (rt *Runtime) startRequested(s *Script, entry string, args []any, from sche
 	// as a child of process.spawn: a named entry makes its chunk module
 	// initialisation; its failure is reported here, unless watched
 	child.topLevel = entry != ""
-	child.spawnedFor = &spawnAnswer{waiter: from, resolved: make(chan error, 1)}
+	answer := &spawnAnswer{waiter: from, resolved: make(chan error, 1)}
+	rt.spawnAnswers.Store(child, answer)
+	rt.answering.Add(1)
 	h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{})
 	if err != nil {
+		if _, ok := rt.spawnAnswers.LoadAndDelete(child); ok {
+			rt.answering.Add(-1)
+		}
 		return 0, err
 	}
 	if named && entries == nil {
-		if err := child.spawnedFor.await(); err != nil {
+		if err := answer.await(); err != nil {
 			return 0, err
 		}
 	}

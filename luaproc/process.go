@@ -98,9 +98,6 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
-	// spawnedFor: a process started by spawn_on from another node: its
-	// request waits for its entry, its waiter for its end (remotewait.go)
-	spawnedFor *spawnAnswer
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool

@@ -102,10 +102,15 @@ func (a *spawnAnswer) await() error {
 // Ended sends a process started by spawn_on from another node its end
 // (scheduler.Ender), unless its request was refused.
 func (p *luaProcess) Ended(result payload.Payloads, err error) {
-	a := p.spawnedFor
-	if a == nil {
+	if p.rt.answering.Load() == 0 {
 		return
 	}
+	found, ok := p.rt.spawnAnswers.LoadAndDelete(p)
+	if !ok {
+		return
+	}
+	p.rt.answering.Add(-1)
+	a := found.(*spawnAnswer)
 	a.announce(nil) // ended before its entry resolved: the PID stands
 	a.mu.Lock()
 	refused := a.refused
@@ -312,12 +317,17 @@ func (rt *Runtime) waitInCluster(c scheduler.Call) error {
 // announceEntry tells a spawn request waiting for this process's entry
 // how it resolved (entryErr, or found).
 func (p *luaProcess) announceEntry() {
-	if p.spawnedFor == nil {
+	if p.rt.answering.Load() == 0 {
 		return
 	}
+	v, ok := p.rt.spawnAnswers.Load(p)
+	if !ok {
+		return
+	}
+	a := v.(*spawnAnswer)
 	if p.entryErr != nil {
-		p.entryErr.answered = p.spawnedFor.announce(p.entryErr)
+		p.entryErr.answered = a.announce(p.entryErr)
 		return
 	}
-	p.spawnedFor.announce(nil)
+	a.announce(nil)
 }

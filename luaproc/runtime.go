@@ -134,7 +134,12 @@ type Runtime struct {
 	// remoteEnds: the ends of processes started on other nodes, for
 	// process.wait (remotewait.go)
 	remoteEnds remoteEnds
-	node       int // this node's number in PIDs; 0 alone
+	// spawnAnswers: the processes started for other nodes' spawn
+	// requests (*luaProcess → *spawnAnswer), kept here rather than in
+	// every luaProcess (its size class); remotewait.go
+	spawnAnswers sync.Map
+	answering    atomic.Int64 // how many spawnAnswers holds
+	node         int          // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
 	// (calls.go); any process's goroutine adds to it.
