@@ -637,9 +637,11 @@ func (n *Node) keepClaims() {
 // restarted server lost its JetStream store), the bucket is opened again
 // (made, if it is gone) and the key read: a claim that is still this
 // node's is adopted, a missing one made again — and then the names of
-// this node's processes are put back too (restoreRegistry) — and
-// another node's logged (then two nodes answer to one name until this
-// one leaves).
+// this node's processes are put back too (restoreRegistry). A claim that
+// is another node's now was taken over (adoptSilentClaim: this node was
+// silent for DownAfter heartbeats, stopped or cut off, and every node
+// took it for down): the name is that node's, and this one leaves the
+// cluster, as a node whose number is taken does (numberTaken).
 func (n *Node) renewClaim() {
 	ctx, cancel := context.WithTimeout(context.Background(), nameTTL/3)
 	defer cancel()
@@ -666,7 +668,8 @@ func (n *Node) renewClaim() {
 			n.restoreRegistry()
 		}
 	case err == nil:
-		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)
+		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d): this node leaves the cluster", n.name, e.Value(), n.number)
+		go n.Close()
 	default:
 		n.logf("cluster: renew the claim of %q: %v", n.name, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/scheduler"
 )
 
 // TestRestartAfterAKillTakesTheSilentClaim: the claim a killed node left
@@ -51,4 +53,32 @@ func TestALiveNodesClaimIsNotTaken(t *testing.T) {
 	waitUp(t, []string{"a"}, a)
 	_, err := Join(t.Context(), Config{URL: srv.URL(), Name: "a", Heartbeat: 100 * time.Millisecond})
 	assert.ErrorContains(t, err, `a node named "a" is up already`)
+}
+
+// TestANodeWhoseClaimWasTakenLeaves: a node that finds its name's claim
+// another node's (taken over while it was silent: stopped, or cut off)
+// leaves the cluster rather than answer to a name another node holds.
+func TestANodeWhoseClaimWasTakenLeaves(t *testing.T) {
+	srv := startServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k, err := Join(ctx, Config{URL: srv.URL(), Name: "k", Heartbeat: 100 * time.Millisecond})
+	require.NoError(t, err)
+	s := scheduler.New(scheduler.Options{Workers: 1, Relay: k})
+	require.NoError(t, k.Attach(s))
+	t.Cleanup(func() {
+		s.Shutdown(context.Background())
+		k.Close()
+	})
+	js, err := jetstream.New(rawConnTo(t, srv))
+	require.NoError(t, err)
+	names, err := js.KeyValue(ctx, k.cfg.Cluster+"_names")
+	require.NoError(t, err)
+	_, err = names.Put(ctx, "k", []byte("999")) // as a node that took it over
+	require.NoError(t, err)
+	select {
+	case <-k.stop:
+	case <-ctx.Done():
+		t.Fatal("the node stayed, answering to a name another node holds")
+	}
 }
