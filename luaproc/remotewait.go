@@ -135,6 +135,9 @@ type remoteEnd struct {
 	waiter scheduler.PID // 0 until spawn_on has the PID
 	done   chan struct{} // closed when result is set
 	result payload.Payloads
+	// orphan: its waiter ended first; the entry goes when the end comes
+	// (the collector's monitor brings it, at the latest as noconnection)
+	orphan bool
 }
 
 // remoteEnds are the ends of the processes this runtime's processes
@@ -177,6 +180,10 @@ func (r *remoteEnds) end(pid scheduler.PID, result payload.Payloads, make_ bool)
 		return
 	}
 	e := r.entry(pid)
+	if e.orphan {
+		delete(r.ends, pid)
+		return
+	}
 	select {
 	case <-e.done:
 	default:
@@ -194,13 +201,21 @@ func (r *remoteEnds) take(pid scheduler.PID, e *remoteEnd) {
 	}
 }
 
-// dropWaiter removes the entries of waiter, which ended.
+// dropWaiter removes the entries of waiter, which ended: those whose
+// end has come at once, the others when it comes (an end that came
+// later would make an entry nobody takes).
 func (r *remoteEnds) dropWaiter(waiter scheduler.PID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for pid, e := range r.ends {
-		if e.waiter == waiter {
+		if e.waiter != waiter {
+			continue
+		}
+		select {
+		case <-e.done:
 			delete(r.ends, pid)
+		default:
+			e.waiter, e.orphan = 0, true
 		}
 	}
 }
