@@ -12,21 +12,27 @@ package luaproc
 // (it may block) gets its PID, and an unknown entry is then the
 // process's error, which process.wait reports.
 //
-// The end. The request names the requesting process (the waiter). When
-// the process ends (Ended, before its monitors and links fire), its
-// node sends the waiter its results as a scheduler.RemoteCall reply
+// The end. The request names the requesting runtime's collector (its
+// endsProcess: a Lua process blocked in process.wait takes no messages
+// or downs, so they go to a process that always takes them). When the
+// process ends (Ended, before its monitors and links fire), its node
+// sends the collector its results as a scheduler.RemoteCall reply
 // numbered 0 (no call has that number), on the ordered path between the
-// two nodes, so it precedes the process's down. The waiter's runtime
-// keeps it (remoteEnds) until process.wait takes it. The waiter
-// monitors the process quietly from the moment spawn_on has its PID: a
-// down that arrives with no result — the node went away
-// ("noconnection"), or the result was lost — ends the wait with false
-// and the reason. A process refused for its entry sends nothing (nobody
-// holds its PID).
+// two nodes, so it precedes the process's down. The runtime keeps it
+// (remoteEnds, by the process's PID, for the process that called
+// spawn_on) until process.wait takes it. The collector monitors the
+// process quietly from the moment spawn_on has its PID: a down that
+// arrives with no result — the node went away ("noconnection"), or the
+// result was lost — ends the wait with false and the reason. A process
+// refused for its entry sends nothing (nobody holds its PID), and its
+// end is no crash report (the requester was told).
 //
 // Invariants: an end's result is set once, under remoteEnds.mu, and
 // done closed then; an entry is removed when process.wait hands its
-// result over or its waiter ends.
+// result over, when its waiter ends if its end has come, else when its
+// end comes (orphan). The spawn answers live in the Runtime
+// (spawnAnswers), not in luaProcess, whose size is at a size class's
+// edge.
 
 import (
 	"context"
