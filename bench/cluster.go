@@ -56,13 +56,19 @@ end`
 const clusterRounds = 5
 
 func clusterBench() []row {
+	return append(clusterRows(nil, "no cluster secret"), clusterRows([]byte("bench-secret"), "with a cluster secret: an HMAC-SHA256 on every batch")...)
+}
+
+// clusterRows are the round trip's and the stream's rows, the nodes
+// having secret (nil: none), which how says.
+func clusterRows(secret []byte, how string) []row {
 	trips, n := size(4000, 400), size(200000, 20000)
 	srv, err := cluster.StartServer("127.0.0.1:0")
 	check(err)
 	defer srv.Close()
-	a, sa, nodeA, closeA := clusterNode(srv.URL(), "a")
+	a, sa, nodeA, closeA := clusterNode(srv.URL(), "a", secret)
 	defer closeA()
-	b, sb, _, closeB := clusterNode(srv.URL(), "b")
+	b, sb, _, closeB := clusterNode(srv.URL(), "b", secret)
 	defer closeB()
 
 	var rtt, rawRTT, stream, rawStream rounds
@@ -78,10 +84,10 @@ func clusterBench() []row {
 	published = nodeA.Stats().Published - published
 	rate := func(r rounds) string { return fmt.Sprintf("%.2fM msgs/s", float64(n)/r.median().Seconds()/1e6) }
 	return []row{
-		{workload: fmt.Sprintf("cluster: round trip between processes on two nodes, %d after 1,000 (loopback, in-process NATS server; median of %d rounds, each beside raw)", trips, clusterRounds),
+		{workload: fmt.Sprintf("cluster: round trip between processes on two nodes, %d after 1,000 (loopback, in-process NATS server; median of %d rounds, each beside raw; %s)", trips, clusterRounds, how),
 			luarun: fmtDur(rtt.median()), baseline: fmtDur(rawRTT.median()) + " (nats.go Request/Respond, the same payload)",
 			ratio: ratioOf(rtt, rawRTT) + " raw", target: "≤ 1.5× raw"},
-		{workload: fmt.Sprintf("cluster: one process streams %d messages to one on another node (median of %d rounds, each beside raw)", n, clusterRounds),
+		{workload: fmt.Sprintf("cluster: one process streams %d messages to one on another node (median of %d rounds, each beside raw; %s)", n, clusterRounds, how),
 			luarun: fmt.Sprintf("%s, %.0f messages per NATS message", rate(stream), float64(clusterRounds*n)/float64(published)), baseline: rate(rawStream) + " (nats.go Publish to a subscription)",
 			ratio: ratioOf(rawStream, stream) + " raw", target: "≥ 0.7× raw"},
 	}
@@ -112,9 +118,9 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 }
 
 // clusterNode starts a runtime on a new node named name, with the
-// benchmark's script loaded.
-func clusterNode(url, name string) (*luaproc.Runtime, *luaproc.Script, *cluster.Node, func()) {
-	node, err := cluster.Join(context.Background(), cluster.Config{URL: url, Name: name})
+// benchmark's script loaded, and the cluster secret (nil: none).
+func clusterNode(url, name string, secret []byte) (*luaproc.Runtime, *luaproc.Script, *cluster.Node, func()) {
+	node, err := cluster.Join(context.Background(), cluster.Config{URL: url, Name: name, Secret: secret})
 	check(err)
 	rt := luaproc.New(luaproc.Options{Cluster: node, Logger: log.New(io.Discard), Stdout: io.Discard})
 	s, err := rt.LoadString("cluster.lua", clusterLua)

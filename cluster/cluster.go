@@ -24,7 +24,9 @@
 // leaves (auth.go). Node names are
 // claimed in a second bucket whose keys expire (nameTTL): a node
 // refreshes its claim with each heartbeat, so a name is free again a few
-// seconds after its node was killed. Every node publishes a heartbeat on
+// seconds after its node was killed, and a node that joins under a name
+// whose claim has not changed for DownAfter heartbeats takes it over
+// (adoptSilentClaim). Every node publishes a heartbeat on
 // "<cluster>.heartbeat" and keeps the nodes it heard from: a node is up
 // from its first heartbeat until one of this node's heartbeats finds it
 // silent for DownAfter heartbeats (and fires NodeDown), and again when it
@@ -384,7 +386,7 @@ func (n *Node) register(ctx context.Context) error {
 	}
 	n.claim, err = n.names.Create(ctx, n.name, []byte("0"))
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("cluster: a node named %q is up already", n.name)
+		n.claim, err = n.adoptSilentClaim(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("cluster: claim the name %q: %w", n.name, err)
@@ -405,6 +407,57 @@ func (n *Node) register(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// adoptSilentClaim takes over the claim of this node's name when the
+// node that holds it is silent: a node killed (kill -9) leaves its claim
+// until nameTTL, and a node restarted under its name should not wait for
+// it. A live node refreshes its claim every heartbeat; one whose claim
+// does not change for DownAfter heartbeats (when every node takes it for
+// down) is silent, and the claim is adopted by compare-and-set on the
+// revision seen, so that of two nodes adopting one claim, one wins, and
+// a refresh that came meanwhile wins over both. A claim that changes is
+// a live node's: the name is refused; one that is deleted is free, and
+// is made again.
+func (n *Node) adoptSilentClaim(ctx context.Context) (uint64, error) {
+	upAlready := fmt.Errorf("cluster: a node named %q is up already", n.name)
+	e, err := n.names.Get(ctx, n.name)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return n.names.Create(ctx, n.name, []byte("0")) // released meanwhile
+	}
+	if err != nil {
+		return 0, fmt.Errorf("cluster: read the claim of %q: %w", n.name, err)
+	}
+	wctx, stop := context.WithCancel(ctx) // the watch's goroutine ends with it
+	defer stop()
+	w, err := n.names.Watch(wctx, n.name, jetstream.UpdatesOnly())
+	if err != nil {
+		return 0, fmt.Errorf("cluster: watch the claim of %q: %w", n.name, err)
+	}
+	defer w.Stop()
+	silent := time.NewTimer(n.cfg.Heartbeat * time.Duration(n.cfg.DownAfter))
+	defer silent.Stop()
+	for {
+		select {
+		case u := <-w.Updates():
+			switch {
+			case u == nil || u.Revision() <= e.Revision():
+			case u.Operation() != jetstream.KeyValuePut:
+				return n.names.Create(ctx, n.name, []byte("0"))
+			default:
+				return 0, upAlready
+			}
+		case <-silent.C:
+			rev, err := n.names.Update(ctx, n.name, []byte("0"), e.Revision())
+			if err != nil {
+				return 0, upAlready
+			}
+			n.logf("cluster: the name %q was claimed by node %s, silent for %d heartbeats: taken over", n.name, e.Value(), n.cfg.DownAfter)
+			return rev, nil
+		case <-ctx.Done():
+			return 0, fmt.Errorf("cluster: claim the name %q: %w", n.name, ctx.Err())
+		}
+	}
 }
 
 // maxNumberTries bounds how many numbers a joining node takes from the
@@ -584,9 +637,11 @@ func (n *Node) keepClaims() {
 // restarted server lost its JetStream store), the bucket is opened again
 // (made, if it is gone) and the key read: a claim that is still this
 // node's is adopted, a missing one made again — and then the names of
-// this node's processes are put back too (restoreRegistry) — and
-// another node's logged (then two nodes answer to one name until this
-// one leaves).
+// this node's processes are put back too (restoreRegistry). A claim that
+// is another node's now was taken over (adoptSilentClaim: this node was
+// silent for DownAfter heartbeats, stopped or cut off, and every node
+// took it for down): the name is that node's, and this one leaves the
+// cluster, as a node whose number is taken does (numberTaken).
 func (n *Node) renewClaim() {
 	ctx, cancel := context.WithTimeout(context.Background(), nameTTL/3)
 	defer cancel()
@@ -613,7 +668,8 @@ func (n *Node) renewClaim() {
 			n.restoreRegistry()
 		}
 	case err == nil:
-		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d)", n.name, e.Value(), n.number)
+		n.logf("cluster: the name %q is claimed by node %s now, not by this node (%d): this node leaves the cluster", n.name, e.Value(), n.number)
+		go n.Close()
 	default:
 		n.logf("cluster: renew the claim of %q: %v", n.name, err)
 	}

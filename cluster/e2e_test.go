@@ -52,6 +52,15 @@ type luarunNode struct {
 func startLuarun(t *testing.T, bin, url, name string, args ...string) *luarunNode {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"--cluster", url, "--node", name, filepath.Join("..", "scripts", "cluster.lua")}, args...)...)
+	return startCmd(t, cmd, nil, name)
+}
+
+// startCmd starts cmd (with env, if not nil) as startLuarun does.
+func startCmd(t *testing.T, cmd *exec.Cmd, env []string, name string) *luarunNode {
+	t.Helper()
+	if env != nil {
+		cmd.Env = env
+	}
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
 	require.NoError(t, cmd.Start())

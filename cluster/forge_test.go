@@ -40,7 +40,7 @@ func rawFrame(t *testing.T, f frame, v any) []byte {
 // spawnCounter is a node's spawn function that counts the requests it
 // was asked to run.
 func spawnCounter(calls *atomic.Int64) SpawnFunc {
-	return func(string, []byte, string, []any, []string) (scheduler.PID, error) {
+	return func(string, []byte, string, []any, []string, scheduler.PID) (scheduler.PID, error) {
 		calls.Add(1)
 		return scheduler.NodePID(1, 1), nil
 	}
@@ -53,7 +53,7 @@ func forgedSpawn(t *testing.T, from, to *Node, secret []byte) []byte {
 	t.Helper()
 	forger := &Node{cfg: from.cfg, number: from.number, incarnation: from.incarnation, sign: signer{secret: secret}}
 	forger.spawnSeq.Store(1 << 40) // far ahead: a replay window cannot take it for old
-	req, err := forger.spawnRequest(to.number, to.incarnation, []any{"evil.lua", "os.execute('id')", "main", []any{}, []any{"os", "exec"}})
+	req, err := forger.spawnRequest(to.number, to.incarnation, []any{"evil.lua", "os.execute('id')", "main", []any{}, []any{"os", "exec"}, int64(0)})
 	require.NoError(t, err)
 	return req
 }
@@ -161,14 +161,14 @@ func TestSpawnReplayIsRefused(t *testing.T) {
 	sub, err := raw.Subscribe(b.node.spawnSubject(b.node.number), func(m *nats.Msg) { captured <- m.Data })
 	require.NoError(t, err)
 	require.NoError(t, raw.Flush())
-	_, err = a.node.SpawnOn(t.Context(), "b", "w.lua", []byte("x"), "main", nil, nil)
+	_, err = a.node.SpawnOn(t.Context(), 0, "b", "w.lua", []byte("x"), "main", nil, nil)
 	require.NoError(t, err)
 	require.NoError(t, sub.Unsubscribe())
 	_, err = raw.Request(b.node.spawnSubject(b.node.number), <-captured, 200*time.Millisecond)
 	assert.ErrorIs(t, err, nats.ErrTimeout)
 	waitFor(t, "the replay is counted", time.Minute, func() bool { return b.node.Stats().Stale == 1 })
 	assert.Equal(t, int64(1), calls.Load())
-	_, err = a.node.SpawnOn(t.Context(), "b", "w.lua", []byte("x"), "main", nil, nil)
+	_, err = a.node.SpawnOn(t.Context(), 0, "b", "w.lua", []byte("x"), "main", nil, nil)
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), calls.Load())
 }

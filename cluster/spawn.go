@@ -23,8 +23,8 @@ package cluster
 //	incarnations   the sender's, then the receiver's (8 bytes each)
 //	sequence       the sender's count of its requests (8 bytes)
 //	the request    a list in payload's wire form: the script's name and
-//	               source, the entry, the arguments, and the permissions
-//	               the sender's runtime has
+//	               source, the entry, the arguments, the permissions
+//	               the sender's runtime has, and the requesting process
 //
 // and a node runs none whose MAC does not verify (Stats.Forged), that is
 // for another incarnation of it, or that it took already (a replay,
@@ -48,8 +48,10 @@ import (
 
 // SpawnFunc starts a process of the script (its name and source) at
 // entry with args on this node: the runtime's side of a spawn request;
-// allowed are the permissions of the requesting node's runtime.
-type SpawnFunc = func(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
+// allowed are the permissions of the requesting node's runtime, from the
+// requesting process (on the other node), which may wait for the new
+// process's end (its results are sent to it when it ends).
+type SpawnFunc = func(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error)
 
 // spawnHeader is the length of a spawn request's header after its MAC.
 const spawnHeader = 2 + 8 + 8 + 8
@@ -68,9 +70,10 @@ func (n *Node) spawnSubject(number int) string {
 }
 
 // SpawnOn starts a process of the script on the node called node, at
-// entry with args (payload values), and returns its PID; allowed are
-// the permissions of this node's runtime (the receiver weighs them).
-func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
+// entry with args (payload values), for process from of this node, and
+// returns its PID; allowed are the permissions of this node's runtime
+// (the receiver weighs them).
+func (n *Node) SpawnOn(ctx context.Context, from scheduler.PID, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
 	number, inc, ok := n.numberOf(node)
 	if !ok {
 		return 0, fmt.Errorf("spawn on %q: no such node is up", node)
@@ -79,7 +82,7 @@ func (n *Node) SpawnOn(ctx context.Context, node, name string, source []byte, en
 	for i, a := range allowed {
 		perms[i] = a
 	}
-	req, err := n.spawnRequest(number, inc, []any{name, string(source), entry, args, perms})
+	req, err := n.spawnRequest(number, inc, []any{name, string(source), entry, args, perms, int64(from)})
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
@@ -155,13 +158,21 @@ func (n *Node) numberOf(name string) (int, uint64, bool) {
 }
 
 // spawned answers a spawn request from another node; one that does not
-// verify, or is a replay, is dropped unanswered (and counted).
+// verify, or is a replay, is dropped unanswered (and counted). The answer
+// may wait for the new process's chunk (luaproc: is the entry there?),
+// so it is made on a goroutine of its own: the subscription goes on to
+// the next request.
 func (n *Node) spawned(m *nats.Msg) {
-	mac := n.sign.size()
 	req, ok := n.openSpawn(m)
 	if !ok {
 		return
 	}
+	go n.answerSpawn(m, req)
+}
+
+// answerSpawn starts the process of a verified request and answers it.
+func (n *Node) answerSpawn(m *nats.Msg, req []byte) {
+	mac := n.sign.size()
 	pid, err := n.startRequested(req)
 	var answer any = int64(pid)
 	if err != nil {
@@ -214,7 +225,7 @@ func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
 	}
 	v, err := readValue(data)
 	req, ok := v.([]any)
-	if err != nil || !ok || len(req) != 5 {
+	if err != nil || !ok || len(req) != 6 {
 		return 0, errors.New("a malformed spawn request")
 	}
 	name, _ := req[0].(string)
@@ -222,11 +233,12 @@ func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
 	entry, _ := req[2].(string)
 	args, _ := req[3].([]any)
 	perms, _ := req[4].([]any)
+	from, _ := req[5].(int64)
 	allowed := make([]string, 0, len(perms))
 	for _, p := range perms {
 		if s, ok := p.(string); ok {
 			allowed = append(allowed, s)
 		}
 	}
-	return spawn(name, []byte(source), entry, args, allowed)
+	return spawn(name, []byte(source), entry, args, allowed, scheduler.PID(from))
 }

@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -42,8 +43,10 @@ type ClusterNode interface {
 	// node called node, telling it the permissions this runtime has
 	// (allowed); ServeSpawns gives the node this runtime's side of such
 	// requests (New calls it before Attach), with the requester's.
-	SpawnOn(ctx context.Context, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
-	ServeSpawns(spawn func(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error))
+	// from is the requesting process, which may wait for the new one's
+	// end (remotewait.go).
+	SpawnOn(ctx context.Context, from scheduler.PID, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
+	ServeSpawns(spawn func(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error))
 }
 
 // spawnCommand is the command of process.spawn_on to another node.
@@ -85,11 +88,12 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 	go func() {
 		ctx, cancel := context.WithTimeout(c.Ctx, spawnTimeout)
 		defer cancel()
-		pid, err := rt.cluster.SpawnOn(ctx, node, name, source, entry, args, rt.permissions())
+		pid, err := rt.cluster.SpawnOn(ctx, rt.remoteEnds.collector, node, name, source, entry, args, rt.permissions())
 		if err != nil {
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
 		}
+		rt.watchRemote(c.PID, pid)
 		c.Complete(payload.Payloads{int64(pid)})
 	}()
 	return nil
@@ -114,8 +118,10 @@ func (rt *Runtime) permissions() []string {
 // this runtime's permissions. A node whose runtime lacks a permission
 // this one has is refused (a --sandbox node cannot reach, through
 // another, what its own sandbox denies). Scripts are compiled once per
-// content (by its SHA-256) and kept for the runtime's life.
-func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
+// content (by its SHA-256) and kept for the runtime's life. An entry the
+// script does not have is an error (remotewait.go); from, the
+// requesting process, hears of the new one's end.
+func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error) {
 	if err := rt.coveredBy(allowed); err != nil {
 		return 0, err
 	}
@@ -138,13 +144,35 @@ func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args
 	if err := payload.CheckAll(args); err != nil {
 		return 0, err
 	}
+	return rt.startRequested(s, entry, args, from)
+}
+
+// startRequested starts the process of a spawn request and answers once
+// its entry is known to exist (remotewait.go).
+func (rt *Runtime) startRequested(s *Script, entry string, args []any, from scheduler.PID) (scheduler.PID, error) {
+	entries := s.entries.Load()
+	named := entry != "" && entry != supervisorEntry
+	if named && entries != nil && !slices.Contains(*entries, entry) {
+		return 0, &EntryError{Script: s.name, Entry: entry, Entries: *entries}
+	}
 	child := rt.newProcess(s)
 	// as a child of process.spawn: a named entry makes its chunk module
 	// initialisation; its failure is reported here, unless watched
 	child.topLevel = entry != ""
+	answer := &spawnAnswer{waiter: from, resolved: make(chan error, 1)}
+	rt.spawnAnswers.Store(child, answer)
+	rt.answering.Add(1)
 	h, _, err := rt.sched.SubmitWith(child, entry, args, scheduler.SubmitOptions{})
 	if err != nil {
+		if _, ok := rt.spawnAnswers.LoadAndDelete(child); ok {
+			rt.answering.Add(-1)
+		}
 		return 0, err
+	}
+	if named && entries == nil {
+		if err := answer.await(); err != nil {
+			return 0, err
+		}
 	}
 	return h.PID(), nil
 }

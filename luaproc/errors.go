@@ -41,6 +41,10 @@ type EntryError struct {
 	Script  string
 	Entry   string
 	Entries []string // the entry points that do exist, sorted
+
+	// answered: a spawn request from another node was refused with it
+	// (remotewait.go), so the process's end is no crash to report
+	answered bool
 }
 
 func (e *EntryError) Error() string {

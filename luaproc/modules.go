@@ -342,6 +342,9 @@ func (p *luaProcess) wait(L *lua.LState) int {
 	p.notInMatch(L, "process.wait")
 	pid := checkPID(L, 1)
 	timeout := optTimeout(L, 2)
+	if p.rt.remote(pid) {
+		return p.waitRemote(L, pid, timeout)
+	}
 	h, child := p.children[pid]
 	if !child {
 		var ok bool

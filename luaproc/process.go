@@ -331,6 +331,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // its state.
 func (p *luaProcess) Close() {
 	p.dropMonitors()
+	if p.rt.cluster != nil {
+		p.rt.remoteEnds.dropWaiter(p.pid) // remotewait.go
+	}
 	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)

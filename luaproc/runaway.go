@@ -203,6 +203,9 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	}
 	var ee *EntryError
 	if errors.As(err, &ee) {
+		if ee.answered {
+			return // the requesting node was told instead
+		}
 		entry = ee.Entry
 	}
 	kv := []any{"pid", int64(pid), "entry", logText(entry)}

@@ -134,7 +134,15 @@ type Runtime struct {
 
 	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
 	shipped shippedScripts // the scripts other nodes sent (cluster.go)
-	node    int            // this node's number in PIDs; 0 alone
+	// remoteEnds: the ends of processes started on other nodes, for
+	// process.wait (remotewait.go)
+	remoteEnds remoteEnds
+	// spawnAnswers: the processes started for other nodes' spawn
+	// requests (*luaProcess → *spawnAnswer), kept here rather than in
+	// every luaProcess (its size class); remotewait.go
+	spawnAnswers sync.Map
+	answering    atomic.Int64 // how many spawnAnswers holds
+	node         int          // this node's number in PIDs; 0 alone
 
 	// droppedReplies counts replies that came after their call gave up
 	// (calls.go); any process's goroutine adds to it.
@@ -189,12 +197,16 @@ func New(opts Options) *Runtime {
 		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
 		rt.reg.Register(registerCommand, rt.registerInCluster)
 		rt.reg.Register(spawnCommand, rt.spawnInCluster)
+		rt.reg.Register(waitCommand, rt.waitInCluster)
 		opts.Cluster.ServeSpawns(rt.spawnRequested)
 	}
 	rt.sched = scheduler.New(so)
 	if rt.cluster != nil {
 		if err := rt.cluster.Attach(rt.sched); err != nil {
 			rt.logger.Error("cluster: the node does not receive messages", "err", err)
+		}
+		if err := rt.startCollector(); err != nil {
+			rt.logger.Error("cluster: process.wait on other nodes' processes will not end", "err", err)
 		}
 	}
 	return rt

@@ -596,6 +596,7 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 		L.Push(p.tpl.supervise)
 		return 1
 	}
+	defer p.announceEntry()
 	name := entry
 	if name == "" {
 		name = "main"

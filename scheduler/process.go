@@ -32,6 +32,15 @@ type Process interface {
 	Close()
 }
 
+// Ender is a Process that hears how it ended: Ended is called once,
+// after Close, with its results and error, before its monitors and links
+// fire. What it sends then precedes its down and exit signals on a
+// Relay's ordered path (luaproc sends a spawn_on child's results to the
+// process that waits for them on another node).
+type Ender interface {
+	Ended(result payload.Payloads, err error)
+}
+
 // EventType says what an Event carries.
 type EventType uint8
 

@@ -536,6 +536,9 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		err = cerr
 	}
 	p.result, p.err = result, err
+	if e, ok := p.impl.(Ender); ok {
+		e.Ended(result, err)
+	}
 	s.countEnd(p, err)
 	if s.onCrash != nil && err != nil && !p.watched() && p.cancelled.Load() == nil && !errors.Is(err, ErrAbandoned) {
 		s.onCrash(p.pid, err) // before endRelations clears what watched() looks at
