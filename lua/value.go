@@ -252,6 +252,7 @@ type Global struct {
 	// gccount.
 	memLeft int64
 	weak    *weakSet // luarun: the weak tables (weak.go), nil until the first
+	gc      *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
 }
 
 type LState struct {
@@ -303,6 +304,7 @@ type LUserData struct {
 	Value     interface{}
 	Env       *LTable
 	Metatable LValue
+	gc        uint8 // luarun: finalization state (gc.go); fits the 48-byte size class
 }
 
 func (ud *LUserData) String() string   { return fmt.Sprintf("userdata: %p", ud) }

@@ -335,6 +335,9 @@ func (p *luaProcess) Close() {
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)
 	}
+	if p.L != nil {
+		lua.CloseFinalizers(p.L) // 5.1 runs them at lua_close; before the state is reused (lua/gc.go)
+	}
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
 	}
