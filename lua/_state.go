@@ -1385,7 +1385,7 @@ func (ls *LState) IsClosed() bool {
 }
 
 func (ls *LState) Close() {
-	if ls.G.gc != nil && ls.stack != nil {
+	if ls.G.gc != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
 		CloseFinalizers(ls) // luarun: 5.1's lua_close runs them (gc.go)
 	}
 	atomic.AddInt32(&ls.stop, 1)

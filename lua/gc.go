@@ -67,10 +67,14 @@ type gcSet struct {
 	pending []*LUserData // separated, to be finalized, first first
 }
 
+// closingGC is Global.gc while CloseFinalizers runs: empty, never
+// written (registerGC registers nothing then), shared by all states.
+var closingGC = &gcSet{}
+
 // registerGC registers ud (made by newproxy, or given a metatable with
 // __gc) for finalization.
 func (g *Global) registerGC(ud *LUserData) {
-	if ud.gc != gcNone {
+	if ud.gc != gcNone || g.gc == closingGC {
 		return
 	}
 	if g.gc == nil {
@@ -176,10 +180,11 @@ func (gs *gcSet) popPending() *LUserData {
 // starts without).
 func CloseFinalizers(L *LState) {
 	gs := L.G.gc
-	if gs == nil {
+	if gs == nil || gs == closingGC {
 		return
 	}
-	L.G.gc = nil
+	L.G.gc = closingGC
+	defer func() { L.G.gc = nil }()
 	for i := len(gs.uds) - 1; i >= 0; i-- {
 		gs.pend(gs.uds[i])
 	}
@@ -193,6 +198,11 @@ func CloseFinalizers(L *LState) {
 		}
 	}
 }
+
+// DropFinalizers forgets the finalizable userdata of L's state without
+// running their finalizers (5.1's os.exit, which exits without closing
+// the state; a luarun process killed).
+func DropFinalizers(L *LState) { L.G.gc = nil }
 
 // gcMarker is separate's walk of a state's Lua heap.
 type gcMarker struct {

@@ -336,12 +336,26 @@ func (p *luaProcess) Close() {
 		p.rt.io.CloseFiles(p.pid)
 	}
 	if p.L != nil {
-		lua.CloseFinalizers(p.L) // 5.1 runs them at lua_close; before the state is reused (lua/gc.go)
+		p.runFinalizers()
 	}
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
 	}
 	p.L, p.root, p.ready, p.receivers = nil, nil, nil, nil
+}
+
+// runFinalizers runs the __gc finalizers of the userdata left in p's
+// state, as 5.1's lua_close does at a script's end (an error's included),
+// before the state is closed or reused (lua/gc.go). A process killed, or
+// ended by os.exit (whose 5.1 exits without closing the state), runs none.
+func (p *luaProcess) runFinalizers() {
+	var exit *ExitError
+	var killed *KilledError
+	if p.ctx.Err() != nil || errors.As(p.err, &exit) || errors.As(p.err, &killed) {
+		lua.DropFinalizers(p.L) // nor does L.Close
+		return
+	}
+	lua.CloseFinalizers(p.L)
 }
 
 func cancelError(reason error) error {
