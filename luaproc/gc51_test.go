@@ -1,0 +1,60 @@
+package luaproc
+
+// __gc finalizers (lua/gc.go) at a process's end: as 5.1's lua_close, and
+// before the state is reused by the next process.
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestFinalizersRunAtProcessEnd(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	rt, stdout, _ := newTestRuntime(t, Options{Workers: 1}) // one worker: the states are recycled
+	for i := range 3 {
+		_, err := runLua(t, rt, "a.lua", `
+local keep = {}
+for i = 1, 2 do
+  local u = newproxy(true)
+  getmetatable(u).__gc = function(o) print("closing " .. i); newproxy(o) end
+  keep[i] = u
+end
+print("end")`, "")
+		require.NoError(t, err, "run %d", i)
+	}
+	want := "end\nclosing 2\nclosing 1\n"
+	require.Equal(t, want+want+want, stdout.String())
+}
+
+func TestFinalizersRunAfterAnError(t *testing.T) {
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "a.lua", `
+_G.keep = newproxy(true)
+getmetatable(keep).__gc = function() print("closed") end
+error("failed")`, "")
+	require.Error(t, err)
+	require.Equal(t, "closed\n", stdout.String())
+}
+
+// A killed process runs no more Lua code: no finalizers.
+func TestFinalizersNotRunWhenKilled(t *testing.T) {
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("idle.lua", `
+function main()
+  _G.keep = newproxy(true)
+  getmetatable(keep).__gc = function() print("finalized") end
+  print("ready")
+  process.receive()
+end`)
+	require.NoError(t, err)
+	h, err := rt.Start(s, "main")
+	require.NoError(t, err)
+	stdout.waitFor(t, "ready")
+	require.NoError(t, rt.Kill(h.PID(), "enough"))
+	_, err = h.Wait(context.Background())
+	require.Error(t, err)
+	require.Equal(t, "ready\n", stdout.String())
+}
