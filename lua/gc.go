@@ -21,7 +21,8 @@ package lua
 // set is not empty, separate walks the state's Lua heap from its roots —
 // registry, globals, per-type metatables, the main and current threads
 // and the threads that resumed the current one (their stacks up to the
-// top, call frames, hooks' values), the userdata already waiting for
+// top, call frames, hooks' values), what the embedder's Go code holds
+// (Global.GCRoots: luaproc's tasks), the userdata already waiting for
 // their finalizers — skipping weak tables' weak parts, as 5.1's mark
 // does. A registered userdata not reached is separated: when its
 // metatable has a __gc it joins the pending list (newest first, as 5.1's
@@ -32,9 +33,11 @@ package lua
 //     separated; a pending one (gcSet.pending) until its finalizer ran;
 //     so its object is alive whatever Go's collector does, and the
 //     finalizer gets the object itself (resurrection: it may store it).
-//   - what only Go code holds (a Go closure's captures, a userdata's Go
-//     Value other than an LValue, a channel's buffer) is not seen by the
-//     walk: a registered userdata held only there is taken for garbage.
+//   - what only Go code holds and Global.GCRoots does not give (a Go
+//     closure's captures, a userdata's Go Value other than an LValue, a
+//     channel's buffer) is not seen by the walk: a registered userdata
+//     held only there is taken for garbage (its finalizer runs early; the
+//     object itself stays valid, Go's collector keeps it).
 //   - after separating, collectWeak clears the weak tables; a weak value
 //     that is a pending userdata is removed with them (5.1's iscleared),
 //     a weak key stays until the userdata really dies, the collection
@@ -185,18 +188,34 @@ func CloseFinalizers(L *LState) {
 	}
 	L.G.gc = closingGC
 	defer func() { L.G.gc = nil }()
+	if L.currentFrame == nil {
+		L.SetTop(0) // as lua_close resets the stack
+	}
 	for i := len(gs.uds) - 1; i >= 0; i-- {
 		gs.pend(gs.uds[i])
 	}
 	gs.uds = nil
 	for len(gs.pending) > 0 {
-		ud := gs.popPending()
-		if m := gcMethod(ud); m != nil {
-			L.Push(m)
-			L.Push(ud)
-			_ = L.PCall(1, 0, nil) // lua_close ignores a finalizer's error
-		}
+		closeCall(L, gs.popPending())
 	}
+}
+
+// closeCall runs ud's finalizer at close, its error ignored (as
+// lua_close's), a panic (the stack full) included.
+func closeCall(L *LState, ud *LUserData) {
+	m := gcMethod(ud)
+	if m == nil {
+		return
+	}
+	top := L.GetTop()
+	defer func() {
+		if recover() != nil {
+			L.SetTop(top)
+		}
+	}()
+	L.Push(m)
+	L.Push(ud)
+	_ = L.PCall(1, 0, nil)
 }
 
 // DropFinalizers forgets the finalizable userdata of L's state without
@@ -249,6 +268,11 @@ func (m *gcMarker) markRoots(L *LState) {
 	}
 	for th := L; th != nil; th = th.Parent {
 		m.mark(th)
+	}
+	if g.GCRoots != nil {
+		for _, v := range g.GCRoots() {
+			m.mark(v)
+		}
 	}
 	if g.gc != nil {
 		for _, ud := range g.gc.pending {

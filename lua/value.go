@@ -253,6 +253,11 @@ type Global struct {
 	memLeft int64
 	weak    *weakSet // luarun: the weak tables (weak.go), nil until the first
 	gc      *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
+
+	// GCRoots, when set, returns the Lua values that the embedder's Go
+	// code holds (coroutines it resumes, functions it will call): roots
+	// of the walk that finds the userdata to finalize (luarun, gc.go).
+	GCRoots func() []LValue
 }
 
 type LState struct {

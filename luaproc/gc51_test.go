@@ -58,3 +58,23 @@ end`)
 	require.Error(t, err)
 	require.Equal(t, "ready\n", stdout.String())
 }
+
+// A task suspended in process.all holds its userdata: another task's
+// collection does not finalize it (the tasks are roots, Global.GCRoots).
+func TestFinalizersSeeSuspendedTasks(t *testing.T) {
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	_, err := runLua(t, rt, "a.lua", `
+process.all(function()
+  local u = newproxy(true)
+  getmetatable(u).__gc = function() print("finalized") end
+  process.sleep(0.01)
+  print("holder", type(u))
+end, function()
+  collectgarbage()
+  print("collected")
+end)
+collectgarbage()
+print("end")`, "")
+	require.NoError(t, err)
+	require.Equal(t, "collected\nholder\tuserdata\nfinalized\nend\n", stdout.String())
+}

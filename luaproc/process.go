@@ -337,6 +337,7 @@ func (p *luaProcess) Close() {
 	}
 	if p.L != nil {
 		p.runFinalizers()
+		p.L.G.GCRoots = nil // a recycled state must not keep p
 	}
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
