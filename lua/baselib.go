@@ -820,10 +820,10 @@ func baseNewProxy(L *LState) int {
 	L.SetTop(1)
 	if L.Get(1) == LTrue {
 		L.SetMetatable(ud, L.NewTable())
-		L.G.registerGC(ud) // luarun: a __gc may come later (gc.go)
+		L.registerGC(ud) // luarun: a __gc may come later (gc.go)
 	} else if d, ok := L.Get(1).(*LUserData); ok {
 		L.SetMetatable(ud, L.GetMetatable(d))
-		L.G.registerGC(ud)
+		L.registerGC(ud)
 	}
 	L.Push(ud)
 	return 1

@@ -18,7 +18,8 @@ package lua
 // write it): runtime.SetFinalizer never runs a finalizer of an object in
 // a cycle, and a weak pointer gives back nothing once the object died.
 // So, at collectgarbage("collect") (and a step ending a cycle) while the
-// set is not empty, separate walks the state's Lua heap from its roots —
+// set is not empty, and when a registration finds the set grown to twice
+// what the last walk left (256 at least; autoCollect), separate walks the state's Lua heap from its roots —
 // registry, globals, per-type metatables, the main and current threads
 // and the threads that resumed the current one (their stacks up to the
 // top, call frames, hooks' values), what the embedder's Go code holds
@@ -37,7 +38,11 @@ package lua
 //     closure's captures, a userdata's Go Value other than an LValue, a
 //     channel's buffer) is not seen by the walk: a registered userdata
 //     held only there is taken for garbage (its finalizer runs early; the
-//     object itself stays valid, Go's collector keeps it).
+//     object itself stays valid, Go's collector keeps it). So a Go
+//     function that makes two finalizable userdata must put the first
+//     where Lua reaches it (the stack) before it makes the second: the
+//     second's registration may walk (the one being registered is never
+//     taken).
 //   - after separating, collectWeak clears the weak tables; a weak value
 //     that is a pending userdata is removed with them (5.1's iscleared),
 //     a weak key stays until the userdata really dies, the collection
@@ -68,23 +73,45 @@ const (
 type gcSet struct {
 	uds     []*LUserData // registered, oldest first
 	pending []*LUserData // separated, to be finalized, first first
+	next    int          // len(uds) at which registerGC walks (autoCollect)
 }
 
 // closingGC is Global.gc while CloseFinalizers runs: empty, never
 // written (registerGC registers nothing then), shared by all states.
 var closingGC = &gcSet{}
 
+// gcAutoMin is the fewest registrations between two automatic walks.
+const gcAutoMin = 256
+
 // registerGC registers ud (made by newproxy, or given a metatable with
-// __gc) for finalization.
-func (g *Global) registerGC(ud *LUserData) {
+// __gc) for finalization. When the set has grown past gcSet.next since
+// the last walk, it first walks (autoCollect), as 5.1's allocation steps
+// would collect: a program that makes many and never calls
+// collectgarbage does not keep them all.
+func (ls *LState) registerGC(ud *LUserData) {
+	g := ls.G
 	if ud.gc != gcNone || g.gc == closingGC {
 		return
 	}
 	if g.gc == nil {
-		g.gc = &gcSet{}
+		g.gc = &gcSet{next: gcAutoMin}
+	}
+	if len(g.gc.uds) >= g.gc.next {
+		autoCollect(ls)
 	}
 	ud.gc = gcRegistered
 	g.gc.uds = append(g.gc.uds, ud)
+}
+
+// autoCollect separates the registered userdata that nothing reaches and
+// runs the finalizers of those with a __gc, on ls (an error propagates
+// out of the call that registered). ud, being registered, is not in the
+// set yet: the walk cannot take it for garbage.
+func autoCollect(ls *LState) {
+	gs := ls.G.gc
+	gs.separate(ls)
+	gs.next = max(2*len(gs.uds), gcAutoMin)
+	runPending(ls)
 }
 
 // gcMethod is ud's __gc of the moment, nil when there is none.
@@ -114,6 +141,7 @@ func collectFull(L *LState) {
 		return
 	}
 	gs.separate(L)
+	gs.next = max(2*len(gs.uds), gcAutoMin)
 	collectWeak(L)
 	runPending(L)
 }

@@ -149,3 +149,31 @@ collectgarbage()
 print("end")`, "once\nend"},
 	})
 }
+
+// Without collectgarbage, making many finalizable userdata walks now and
+// then (autoCollect): the unreachable ones are finalized or dropped, the
+// set stays bounded; the reachable ones stay, never finalized.
+func TestGCAutoCollectBoundsTheSet(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	err := L.DoString(`
+n, kept = 0, {}
+local u = newproxy(true)
+getmetatable(u).__gc = function() n = n + 1 end
+for i = 1, 10000 do
+  local p = newproxy(u)
+  if i % 100 == 0 then kept[#kept + 1] = p end
+  local q = newproxy(true) -- no __gc: dropped
+end
+for _, p in ipairs(kept) do if getmetatable(p) ~= getmetatable(u) then error("bad") end end`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int(L.GetGlobal("n").(LNumber))
+	if n < 5000 || n > 10000-100 {
+		t.Errorf("%d finalized of 10000, 100 of them reachable", n)
+	}
+	if got := len(L.G.gc.uds) + len(L.G.gc.pending); got > 4*gcAutoMin+200 {
+		t.Errorf("%d userdata registered", got)
+	}
+}

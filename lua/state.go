@@ -2392,7 +2392,7 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 	case *LUserData:
 		v.Metatable = mt
 		if m, ok := mt.(*LTable); ok && v.gc == gcNone && m.RawGetString("__gc") != LNil {
-			ls.G.registerGC(v) // luarun: finalizers (gc.go)
+			ls.registerGC(v) // luarun: finalizers (gc.go)
 		}
 	default:
 		t, _ := mt.(*LTable) // nil for LNil
