@@ -345,7 +345,9 @@ func (p *luaProcess) roots(all bool) []lua.LValue {
 		}
 	}
 	addTask(p.root)
-	addTask(p.current)
+	if all {
+		addTask(p.current)
+	}
 	for _, t := range p.ready {
 		addTask(t)
 	}
