@@ -330,14 +330,14 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // of others (as Erlang does when a watcher dies) and closes or recycles
 // its state.
 func (p *luaProcess) Close() {
+	if p.L != nil {
+		p.runFinalizers() // first: they run with the process's accounting and files
+		p.L.G.GCRoots = nil // a recycled state must not keep p
+	}
 	p.dropMonitors()
 	p.endMemory()
 	if p.openedFiles {
 		p.rt.io.CloseFiles(p.pid)
-	}
-	if p.L != nil {
-		p.runFinalizers()
-		p.L.G.GCRoots = nil // a recycled state must not keep p
 	}
 	if p.L != nil && !p.recycle() {
 		p.L.Close()
