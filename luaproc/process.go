@@ -331,7 +331,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // its state.
 func (p *luaProcess) Close() {
 	if p.L != nil {
-		p.runFinalizers() // first: they run with the process's accounting and files
+		p.runFinalizers()   // first: they run with the process's accounting and files
 		p.L.G.GCRoots = nil // a recycled state must not keep p
 	}
 	p.dropMonitors()
