@@ -5,7 +5,8 @@ package lua
 //
 // Which userdata: those made by newproxy (which 5.1 programs give a __gc
 // after the fact: the metatable is shared and written later), and those
-// given a metatable by SetMetatable (debug.setmetatable, Go code) that
+// given a metatable by SetMetatable (debug.setmetatable, Go code: io's
+// files, but stdin, stdout and stderr, whose __gc does nothing) that
 // holds __gc at that moment. Each is registered, in creation order, in
 // its state's gcSet (Global.gc, nil until the first: a program that never
 // makes one pays one nil check per collection and a __gc lookup per
@@ -19,7 +20,8 @@ package lua
 // a cycle, and a weak pointer gives back nothing once the object died.
 // So, at collectgarbage("collect") (and a step ending a cycle) while the
 // set is not empty, and when a registration finds the set grown to twice
-// what the last walk left (256 at least; autoCollect), separate walks the state's Lua heap from its roots —
+// what the last walk left (256 at least; autoCollect), separate walks the
+// state's Lua heap from its roots (about 30 ms for 200,000 tables) —
 // registry, globals, per-type metatables, the main and current threads
 // and the threads that resumed the current one (their stacks up to the
 // top, call frames, hooks' values), what the embedder's Go code holds
@@ -57,7 +59,8 @@ package lua
 //     process's end before its state is reused) the pending ones and then
 //     every registered one run, newest first, each in a protected call
 //     whose error is ignored; userdata made during them are not run, and
-//     the set is emptied.
+//     the set is emptied. os.exit (whose 5.1 exits without closing the
+//     state) and a killed luaproc process drop them (DropFinalizers).
 
 import "unsafe"
 
