@@ -5,6 +5,7 @@ package luaproc
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"testing"
 
@@ -77,4 +78,16 @@ collectgarbage()
 print("end")`, "")
 	require.NoError(t, err)
 	require.Equal(t, "collected\nholder\tuserdata\nfinalized\nend\n", stdout.String())
+}
+
+// The Lua 5.1 suite's gc.lua, its closing-state finalizer included (its
+// output is lua5.1's: the compat harness's suite_gc row compares them).
+func TestSuiteGCLua(t *testing.T) {
+	src, err := os.ReadFile("../lua/_lua5.1-tests/gc.lua")
+	require.NoError(t, err)
+	rt, stdout, _ := newTestRuntime(t, Options{})
+	_, err = runLua(t, rt, "gc.lua", string(src), "")
+	require.NoError(t, err)
+	require.Equal(t, "testing garbage collection\ntables\nstrings\nfunctions\nfunctions with errors\n"+
+		"long strings\nweak tables\ndeep structures\nOK\n>>> closing state <<<\n\n", stdout.String())
 }
