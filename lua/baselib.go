@@ -86,7 +86,7 @@ func baseCollectGarbage(L *LState) int {
 	opt := L.OptString(1, "collect")
 	switch opt {
 	case "collect":
-		collectWeak(L)
+		collectFull(L)       // luarun: finalizers, weak tables (gc.go, weak.go)
 		MemoryInUse(L, true) // luarun: the owner re-bases its count (memory.go)
 		gcState(L).RawSetString("work", LNumber(0))
 		L.Push(LNumber(0))
@@ -98,7 +98,7 @@ func baseCollectGarbage(L *LState) int {
 		work, _ := st.RawGetString("work").(LNumber)
 		work += LNumber(1+intMax(L.OptInt(2, 0), 0)) * stepmul * 10
 		if stepmul <= 0 || float64(work) >= float64(MemoryInUse(L, false)) {
-			collectWeak(L)
+			collectFull(L) // luarun: finalizers, weak tables (gc.go, weak.go)
 			MemoryInUse(L, true)
 			st.RawSetString("work", LNumber(0))
 			L.Push(LTrue)
@@ -820,8 +820,10 @@ func baseNewProxy(L *LState) int {
 	L.SetTop(1)
 	if L.Get(1) == LTrue {
 		L.SetMetatable(ud, L.NewTable())
+		L.registerGC(ud) // luarun: a __gc may come later (gc.go)
 	} else if d, ok := L.Get(1).(*LUserData); ok {
 		L.SetMetatable(ud, L.GetMetatable(d))
+		L.registerGC(ud)
 	}
 	L.Push(ud)
 	return 1

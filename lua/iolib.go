@@ -90,6 +90,12 @@ func newFile(L *LState, file *os.File, path string, flag int, perm os.FileMode, 
 		}
 		lfile.reader = bufio.NewReaderSize(r, fileDefaultReadBuffer)
 	}
+	if file == os.Stdin || file == os.Stdout || file == os.Stderr {
+		// luarun: their __gc does nothing; not registered, a state
+		// whose program makes no finalizable userdata pays for none (gc.go)
+		ud.Metatable = L.GetTypeMetatable(lFileClass)
+		return ud, nil
+	}
 	L.SetMetatable(ud, L.GetTypeMetatable(lFileClass))
 	return ud, nil
 }

@@ -117,6 +117,7 @@ func osExecute(L *LState) int {
 }
 
 func osExit(L *LState) int {
+	DropFinalizers(L) // luarun: 5.1's os.exit exits without closing the state (gc.go)
 	L.Close()
 	os.Exit(L.OptInt(1, 0))
 	return 1

@@ -1598,6 +1598,9 @@ func (ls *LState) IsClosed() bool {
 }
 
 func (ls *LState) Close() {
+	if ls.G.gc != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
+		CloseFinalizers(ls) // luarun: 5.1's lua_close runs them (gc.go)
+	}
 	atomic.AddInt32(&ls.stop, 1)
 	for _, file := range ls.tempFiles() {
 		// ignore errors in these operations
@@ -2388,6 +2391,9 @@ func (ls *LState) SetMetatable(obj LValue, mt LValue) {
 		}
 	case *LUserData:
 		v.Metatable = mt
+		if m, ok := mt.(*LTable); ok && v.gc == gcNone && m.RawGetString("__gc") != LNil {
+			ls.registerGC(v) // luarun: finalizers (gc.go)
+		}
 	default:
 		t, _ := mt.(*LTable) // nil for LNil
 		ls.G.builtinMts[int(obj.Type())] = t

@@ -252,6 +252,12 @@ type Global struct {
 	// gccount.
 	memLeft int64
 	weak    *weakSet // luarun: the weak tables (weak.go), nil until the first
+	gc      *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
+
+	// GCRoots, when set, returns the Lua values that the embedder's Go
+	// code holds (coroutines it resumes, functions it will call): roots
+	// of the walk that finds the userdata to finalize (luarun, gc.go).
+	GCRoots func() []LValue
 }
 
 type LState struct {
@@ -304,6 +310,7 @@ type LUserData struct {
 	Value     interface{}
 	Env       *LTable
 	Metatable LValue
+	gc        uint8 // luarun: finalization state (gc.go); fits the 48-byte size class
 }
 
 func (ud *LUserData) String() string   { return fmt.Sprintf("userdata: %p", ud) }

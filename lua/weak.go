@@ -363,7 +363,7 @@ func (tb *LTable) restoreSlots(slots []weakSlot) {
 		v := s.ref.value()
 		switch s.what {
 		case slotArray:
-			if v != nil {
+			if v != nil && !isPending(v) {
 				tb.array[s.at] = v
 			} else {
 				tb.border = -1
@@ -377,7 +377,7 @@ func (tb *LTable) restoreSlots(slots []weakSlot) {
 			}
 		case slotVal:
 			n := &tb.node[s.at]
-			if v != nil && !isDead(n.key) {
+			if v != nil && !isDead(n.key) && !isPending(v) {
 				n.val = v
 			} else {
 				n.kill()

@@ -313,6 +313,15 @@ func (p *luaProcess) setBase(n int64) { p.memBaseKB = uint32(min(n>>10, math.Max
 // measure walks what p can reach (lua.Measure): its state, globals and
 // registry, and its tasks' coroutines.
 func (p *luaProcess) measure() int64 {
+	return lua.Measure(p.roots(false)...)
+}
+
+// roots is what p holds of its state's Lua values from Go: its state,
+// globals and registry, its tasks' coroutines and arguments, the package
+// tables; and, with all, the rest of what its tasks hold (a function not
+// yet started, process.all's results, a receive's match function) and
+// the last sender's value — the roots the __gc walk needs (lua/gc.go).
+func (p *luaProcess) roots(all bool) []lua.LValue {
 	roots := []lua.LValue{p.L, p.L.G.Registry, p.L.G.Global}
 	var addTask func(t *task)
 	addTask = func(t *task) {
@@ -321,11 +330,24 @@ func (p *luaProcess) measure() int64 {
 		}
 		roots = append(roots, t.co)
 		roots = append(roots, t.args...)
+		if all {
+			roots = append(roots, t.results...)
+			roots = append(roots, t.errValue)
+			if t.fn != nil {
+				roots = append(roots, t.fn)
+			}
+			if t.match != nil {
+				roots = append(roots, t.match)
+			}
+		}
 		for _, c := range t.children {
 			addTask(c)
 		}
 	}
 	addTask(p.root)
+	if all {
+		addTask(p.current)
+	}
 	for _, t := range p.ready {
 		addTask(t)
 	}
@@ -340,9 +362,26 @@ func (p *luaProcess) measure() int64 {
 	}
 	if p.mods != nil {
 		roots = append(roots, p.mods.pkg, p.mods.loaded)
+		if all {
+			for _, l := range p.mods.loads {
+				if l.thread != nil {
+					roots = append(roots, l.thread)
+				}
+				addTask(l.task)
+				for _, w := range l.waiters {
+					addTask(w)
+				}
+			}
+		}
 	}
-	return lua.Measure(roots...)
+	if all && p.lastFromV != nil {
+		roots = append(roots, p.lastFromV)
+	}
+	return roots
 }
+
+// gcRoots is the state's lua.Global.GCRoots while p runs in it.
+func (p *luaProcess) gcRoots() []lua.LValue { return p.roots(true) }
 
 // startMemory gives p's state its first grant (a new or recycled state).
 func (p *luaProcess) startMemory() {

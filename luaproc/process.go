@@ -330,6 +330,10 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // of others (as Erlang does when a watcher dies) and closes or recycles
 // its state.
 func (p *luaProcess) Close() {
+	if p.L != nil {
+		p.runFinalizers()   // first: they run with the process's accounting and files
+		p.L.G.GCRoots = nil // a recycled state must not keep p
+	}
 	p.dropMonitors()
 	if p.rt.cluster != nil {
 		p.rt.remoteEnds.dropWaiter(p.pid) // remotewait.go
@@ -342,6 +346,20 @@ func (p *luaProcess) Close() {
 		p.L.Close()
 	}
 	p.L, p.root, p.ready, p.receivers = nil, nil, nil, nil
+}
+
+// runFinalizers runs the __gc finalizers of the userdata left in p's
+// state, as 5.1's lua_close does at a script's end (an error's included),
+// before the state is closed or reused (lua/gc.go). A process killed, or
+// ended by os.exit (whose 5.1 exits without closing the state), runs none.
+func (p *luaProcess) runFinalizers() {
+	var exit *ExitError
+	var killed *KilledError
+	if p.ctx.Err() != nil || errors.As(p.err, &exit) || errors.As(p.err, &killed) {
+		lua.DropFinalizers(p.L) // nor does L.Close
+		return
+	}
+	lua.CloseFinalizers(p.L)
 }
 
 func cancelError(reason error) error {

@@ -373,6 +373,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 		L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
 	}
 	p.L, p.tpl = L, tpl
+	L.G.GCRoots = p.gcRoots // what its tasks hold, for __gc (lua/gc.go)
 	views := &L.G.Views
 	views.Maker = p
 	p.startMemory()
