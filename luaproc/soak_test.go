@@ -47,7 +47,9 @@ const (
 	soakHangGuard  = 5 * time.Minute
 	// soakRSSMargin: what RSS may hold beyond the runtime's bound (the
 	// test binary, goroutine stacks, Go's own structures, memory not yet
-	// returned to the OS); the race detector's shadow memory doubles it.
+	// returned to the OS). Not checked under the race detector, whose
+	// shadow memory and own allocations Go's memory limit does not see
+	// (1.6 GB peak measured there).
 	soakRSSMargin = 256 << 20
 )
 
@@ -133,10 +135,10 @@ func TestSoak(t *testing.T) {
 		} else {
 			tally["returned"]++
 		}
-		t.Logf("attacker pid %d %v: %v %v", p.h.PID(), p.attacks, e.res, e.err)
+		t.Logf("attacker pid %d %v ended at %v: %v %v", p.h.PID(), p.attacks, e.at.Round(time.Millisecond), e.res, e.err)
 	}
 	t.Logf("%d processes in %v; attackers: %v", len(all), elapsed.Round(time.Millisecond), tally)
-	checkSoakStats(t, rt.Stats())
+	checkSoakStats(t, settledStats(t, rt))
 	rss.check(t)
 }
 
@@ -185,6 +187,7 @@ func startAttackers(t *testing.T, rt *Runtime, s *Script, rng *rand.Rand, rounds
 type soakEnd struct {
 	res payload.Payloads
 	err error
+	at  time.Duration // since waitAll began
 }
 
 // waitAll waits for every process to end, each under the hang guard; a
@@ -193,12 +196,14 @@ func waitAll(t *testing.T, procs []*soakProc) []soakEnd {
 	ctx, cancel := context.WithTimeout(context.Background(), soakHangGuard)
 	defer cancel()
 	ends := make([]soakEnd, len(procs))
+	start := time.Now()
 	var wg sync.WaitGroup
 	for i, p := range procs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			ends[i].res, ends[i].err = p.h.Wait(ctx)
+			ends[i].at = time.Since(start)
 		}()
 	}
 	wg.Wait()
@@ -206,6 +211,20 @@ func waitAll(t *testing.T, procs []*soakProc) []soakEnd {
 		require.NotErrorIs(t, ends[i].err, context.DeadlineExceeded, "pid %d (attacks %v) never ended", p.h.PID(), p.attacks)
 	}
 	return ends
+}
+
+// settledStats waits until no process is live (the children an attacker
+// linked end after it, each on its own worker) and returns the counters.
+// The hang guard bounds it; the polls only wait.
+func settledStats(t *testing.T, rt *Runtime) Stats {
+	deadline := time.Now().Add(soakHangGuard)
+	for {
+		st := rt.Stats()
+		if st.LiveProcesses == 0 || time.Now().After(deadline) {
+			return st
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // checkSoakStats: every process started ended, and ended one way only.
@@ -279,13 +298,13 @@ func (w *rssWatch) check(t *testing.T) {
 		t.Log("no VmRSS here: RSS not checked")
 		return
 	}
-	margin := int64(soakRSSMargin)
-	if raceEnabled {
-		margin *= 2
-	}
 	peak := w.peak.Load()
-	t.Logf("peak RSS %s (bound %s + margin %s)", sizeText(peak), sizeText(soakMaxMemory), sizeText(margin))
-	assert.Less(t, peak, int64(soakMaxMemory)+margin)
+	if raceEnabled {
+		t.Logf("peak RSS %s, not checked: the race detector's own memory is outside the runtime's bound", sizeText(peak))
+		return
+	}
+	t.Logf("peak RSS %s (bound %s + margin %s)", sizeText(peak), sizeText(soakMaxMemory), sizeText(soakRSSMargin))
+	assert.Less(t, peak, int64(soakMaxMemory+soakRSSMargin))
 }
 
 // readRSS is VmRSS from /proc/self/status, in bytes.
