@@ -16,6 +16,7 @@ import (
 	"flag"
 	"math/rand/v2"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sort"
@@ -131,7 +132,7 @@ func TestSoak(t *testing.T) {
 	for i, p := range attackers {
 		e := ends[len(honest)+len(partners)+i]
 		if e.err != nil {
-			tally["failed: "+firstWords(e.err.Error())]++
+			tally["failed: "+errorKind(e.err.Error())]++
 		} else {
 			tally["returned"]++
 		}
@@ -238,16 +239,15 @@ func checkSoakStats(t *testing.T, st Stats) {
 	assert.GreaterOrEqual(t, st.Completed, uint64(soakHonest))
 }
 
-// firstWords is the start of an error's text, to tally attackers' ends.
-func firstWords(s string) string {
-	if i := strings.IndexAny(s, "(:\n"); i > 0 && i < 40 {
-		return s[:i]
-	}
-	if len(s) > 40 {
-		return s[:40]
-	}
-	return s
+// errorKind is an error's text with its numbers made N and its
+// details (after " (") cut, to tally how attackers ended.
+func errorKind(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s, _, _ = strings.Cut(s, " (")
+	return digits.ReplaceAllString(s, "N")
 }
+
+var digits = regexp.MustCompile(`[0-9]+`)
 
 // rssWatch samples this process's VmRSS until check (Linux only).
 type rssWatch struct {
