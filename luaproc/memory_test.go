@@ -7,6 +7,7 @@ package luaproc
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -197,7 +198,7 @@ function build(to)
   return #strs + #tabs
 end`)
 	require.NoError(t, err)
-	var m0, m1 runtime.MemStats
+	var m0, m1, m2 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
 	inbox, err := rt.NewInbox()
@@ -210,15 +211,27 @@ end`)
 	counts := msg.Value.([]any)
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
-	heap := float64(int64(m1.HeapAlloc) - int64(m0.HeapAlloc))
-	charged, walked := number(counts[0])*1024, number(counts[1])*1024
-	t.Logf("heap grew %.1f MB; the process counted %.1f MB charged, %.1f MB walked (%.2f, %.2f of the heap's growth)",
-		heap/(1<<20), charged/(1<<20), walked/(1<<20), charged/heap, walked/heap)
-	assert.InDelta(t, 1, walked/heap, 0.5, "walked count within a factor of 2 of the heap's growth")
-	assert.InDelta(t, 1, charged/heap, 0.5, "charged count within a factor of 2 of the heap's growth")
 	require.NoError(t, rt.Send(h.PID(), "done"))
 	_, err = h.Wait(testContext(t))
 	require.NoError(t, err)
+	runtime.GC()
+	runtime.ReadMemStats(&m2)
+	// The heap's growth is measured twice: from before the process to
+	// while it holds what it built, and from then to after it ended.
+	// Memory that other goroutines of the test binary (earlier tests'
+	// runtimes winding down) hold or free meanwhile can distort one of
+	// the two (CI once saw 17.4 MB grown for 40 MB built); the process's
+	// own data is in both.
+	grew := float64(int64(m1.HeapAlloc) - int64(m0.HeapAlloc))
+	freed := float64(int64(m1.HeapAlloc) - int64(m2.HeapAlloc))
+	charged, walked := number(counts[0])*1024, number(counts[1])*1024
+	t.Logf("heap grew %.1f MB, then freed %.1f MB; the process counted %.1f MB charged, %.1f MB walked",
+		grew/(1<<20), freed/(1<<20), charged/(1<<20), walked/(1<<20))
+	within := func(count float64) bool {
+		return math.Abs(count/grew-1) <= 0.5 || math.Abs(count/freed-1) <= 0.5
+	}
+	assert.True(t, within(walked), "walked count within a factor of 2 of the heap's growth")
+	assert.True(t, within(charged), "charged count within a factor of 2 of the heap's growth")
 }
 
 // TestCollectgarbageCountIsTheProcess: collectgarbage("count") and
