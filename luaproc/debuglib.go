@@ -440,45 +440,38 @@ func droppedCall(L, th *lua.LState) *callFrame {
 // suspended in (levelOf), called by frame caller: a C function's, as
 // 5.1's, named by the call; its function is not known ('f' gives none).
 func droppedInfo(L *lua.LState, caller *callFrame, what string, n int) *lua.LTable {
-	t := L.CreateTable(0, 8)
-	for _, c := range what {
-		switch c {
-		case 'S':
-			t.RawSetString("source", lua.LString("=[C]"))
-			t.RawSetString("short_src", lua.LString("[C]"))
-			t.RawSetString("what", lua.LString("C"))
-			t.RawSetString("linedefined", lua.LNumber(-1))
-			t.RawSetString("lastlinedefined", lua.LNumber(-1))
-		case 'l':
-			t.RawSetString("currentline", lua.LNumber(-1))
-		case 'u':
-			t.RawSetString("nups", lua.LNumber(0))
-		case 'n':
-			if name := callName(caller); name != "" && name != "?" {
-				t.RawSetString("name", lua.LString(name))
-				t.RawSetString("namewhat", lua.LString(callNameWhat(caller)))
-			} else {
-				t.RawSetString("namewhat", lua.LString(""))
-			}
-		case 'f', 'L':
-		default:
-			L.ArgError(n, "invalid option")
+	return levelInfo(L, what, n, "=[C]", "C", func(t *lua.LTable) {
+		if name := callName(caller); name != "" && name != "?" {
+			t.RawSetString("name", lua.LString(name))
+			t.RawSetString("namewhat", lua.LString(callNameWhat(caller)))
+		} else {
+			t.RawSetString("namewhat", lua.LString(""))
 		}
-	}
-	return t
+	})
 }
 
 // tailCallInfo is debug.getinfo's table of a call lost to a tail call,
 // the fields what asks for (argument n) as Lua 5.1's info_tailcall fills
 // them: no function, no lines.
 func tailCallInfo(L *lua.LState, what string, n int) *lua.LTable {
+	return levelInfo(L, what, n, "=(tail call)", "tail", func(t *lua.LTable) {
+		t.RawSetString("name", lua.LString(""))
+		t.RawSetString("namewhat", lua.LString(""))
+	})
+}
+
+// levelInfo is debug.getinfo's table of a level that has no Lua function
+// to read (a Go function, a lost tail call): source (short_src is it
+// without its '='), kind as what, no lines, no upvalues, names as
+// setNames sets them; 'f' and 'L' give nothing.
+func levelInfo(L *lua.LState, what string, n int, source, kind string, setNames func(*lua.LTable)) *lua.LTable {
 	t := L.CreateTable(0, 8)
 	for _, c := range what {
 		switch c {
 		case 'S':
-			t.RawSetString("source", lua.LString("=(tail call)"))
-			t.RawSetString("short_src", lua.LString("(tail call)"))
-			t.RawSetString("what", lua.LString("tail"))
+			t.RawSetString("source", lua.LString(source))
+			t.RawSetString("short_src", lua.LString(source[1:]))
+			t.RawSetString("what", lua.LString(kind))
 			t.RawSetString("linedefined", lua.LNumber(-1))
 			t.RawSetString("lastlinedefined", lua.LNumber(-1))
 		case 'l':
@@ -486,9 +479,8 @@ func tailCallInfo(L *lua.LState, what string, n int) *lua.LTable {
 		case 'u':
 			t.RawSetString("nups", lua.LNumber(0))
 		case 'n':
-			t.RawSetString("name", lua.LString(""))
-			t.RawSetString("namewhat", lua.LString(""))
-		case 'f', 'L': // no function, no lines: nil
+			setNames(t)
+		case 'f', 'L':
 		default:
 			L.ArgError(n, "invalid option")
 		}
