@@ -122,14 +122,9 @@ end`})
 	res, err := startFile(t, rt, filepath.Join(dir, "main.lua"), "main", outside)
 	require.NoError(t, err)
 	require.Len(t, res, 6)
-	same := func(a, b any) {
-		t.Helper()
-		assert.Equal(t, strings.ReplaceAll(a.(string), "exists", "X"), strings.ReplaceAll(b.(string), "missing", "X"))
-		assert.Contains(t, a, "is outside the program's directory")
-	}
-	same(res[0], res[1])
-	same(res[2], res[3])
-	same(res[4], res[5])
+	sameRefusal(t, res[0], res[1])
+	sameRefusal(t, res[2], res[3])
+	sameRefusal(t, res[4], res[5])
 }
 
 // TestSpawnFileOfAChunkProgram: a script without main, started by
@@ -353,4 +348,12 @@ end`)
 	res, err := h.Wait(context.Background())
 	fmt.Println(res, err)
 	// Output: [15.00] <nil>
+}
+
+// sameRefusal: the refusals of an existing and a missing path outside the
+// program's directory read alike (they tell nothing of what exists).
+func sameRefusal(t *testing.T, exists, missing any) {
+	t.Helper()
+	assert.Equal(t, strings.ReplaceAll(exists.(string), "exists", "X"), strings.ReplaceAll(missing.(string), "missing", "X"))
+	assert.Contains(t, exists, "is outside the program's directory")
 }
