@@ -64,7 +64,7 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 	} else if !strings.Contains(url, "://") {
 		return nil, nil, errors.New("--cluster: a nats:// or tls:// URL, or \"embedded\"")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), joinTimeout)
 	defer cancel()
 	node, err = cluster.Join(ctx, cluster.Config{
 		URL: url, Name: c.String("node"),
@@ -87,6 +87,11 @@ func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger)
 		}
 	}, nil
 }
+
+// joinTimeout bounds joining the cluster (connect, claim the name, take
+// a number, open the registry): a few round trips to the server, which
+// on a loaded machine running a fresh JetStream store took over 10 s.
+const joinTimeout = 30 * time.Second
 
 // clusterSecret is the secret in file (its content, without the line
 // end), else $LUARUN_CLUSTER_SECRET; nil if neither is set.

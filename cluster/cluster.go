@@ -392,7 +392,9 @@ func (n *Node) register(ctx context.Context) error {
 		return fmt.Errorf("cluster: claim the name %q: %w", n.name, err)
 	}
 	ids, err := bucket(ctx, js, n.cfg.Cluster+"_ids", 0)
-	if err == nil {
+	if err != nil {
+		err = fmt.Errorf("open the bucket %s_ids: %w", n.cfg.Cluster, err)
+	} else {
 		err = n.takeFreeNumber(ctx, ids)
 	}
 	if err == nil {
@@ -477,6 +479,9 @@ func (n *Node) takeFreeNumber(ctx context.Context, ids jetstream.KeyValue) error
 			return err
 		}
 		rev, err := n.names.Create(ctx, numberKey(number), n.numberValue())
+		if err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+			err = fmt.Errorf("claim number %d: %w", number, err)
+		}
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			n.logf("cluster: node number %d is held by a live node (was the counter reset?): taking another", number)
 			continue
@@ -512,25 +517,35 @@ func bucket(ctx context.Context, js jetstream.JetStream, name string, ttl time.D
 
 // takeNumber increments the counter by compare-and-set and returns the
 // number it took: two nodes get the same only when scheduler.MaxNode
-// more have joined between them (the numbers wrap).
+// more have joined between them (the numbers wrap). Only a lost race
+// (another node wrote the counter between our read and our write) is
+// tried again; any other error ends the take, named with its step, and
+// a deadline reached while retrying says how many races were lost.
 func takeNumber(ctx context.Context, ids jetstream.KeyValue) (int, error) {
-	for {
+	for lost := 0; ; lost++ {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("the counter (%d races lost to other joining nodes): %w", lost, err)
+		}
 		e, err := ids.Get(ctx, "next")
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err := ids.Create(ctx, "next", []byte("1")); err == nil {
 				return 1, nil
 			} else if !errors.Is(err, jetstream.ErrKeyExists) {
-				return 0, err
+				return 0, fmt.Errorf("create the counter: %w", err)
 			}
 			continue // another node created it first
 		}
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("read the counter: %w", err)
 		}
 		last, _ := strconv.Atoi(string(e.Value()))
 		next := last%scheduler.MaxNode + 1
-		if _, err := ids.Update(ctx, "next", []byte(strconv.Itoa(next)), e.Revision()); err == nil {
+		_, err = ids.Update(ctx, "next", []byte(strconv.Itoa(next)), e.Revision())
+		if err == nil {
 			return next, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) && !errors.Is(err, jetstream.ErrKeyExists) {
+			return 0, fmt.Errorf("write the counter (revision %d): %w", e.Revision(), err)
 		}
 		// another node took it between our read and write: read again
 	}

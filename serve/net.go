@@ -16,7 +16,10 @@ package serve
 // arguments) gives a moved handle the second time.
 //
 // Reads, writes and accepts are commands: each runs on a goroutine of
-// its own and completes the call, so none holds a worker. A connection
+// its own and completes the call, so none holds a worker. Before a read
+// or write becomes a command, one non-blocking system call tries it on
+// the worker (netnow_unix.go): a line already received, or a write the
+// send buffer takes whole, costs no yield and no goroutine. A connection
 // reads through its own buffer (what a timed-out read had received stays
 // there for the next read); one read and one write may be in flight at
 // once (process.all), each kind one at a time.
@@ -64,6 +67,7 @@ var (
 type socket struct {
 	ln   net.Listener // one of ln and conn is set
 	conn net.Conn
+	raw  syscall.RawConn // conn's descriptor, for the inline attempts (netnow_unix.go); nil if none
 
 	local, remote string
 
@@ -88,6 +92,7 @@ func newSocket(ln net.Listener, conn net.Conn) *socket {
 		so.local = ln.Addr().String()
 	} else {
 		so.local, so.remote = conn.LocalAddr().String(), conn.RemoteAddr().String()
+		so.raw = rawConn(conn)
 	}
 	return so
 }
@@ -462,13 +467,27 @@ func (s *Service) readFunc(L *lua.LState) int {
 
 // buffered answers a read from what the connection's buffer holds, if
 // that is the whole answer and no other read is in flight: a line
-// already received, or some bytes for a count. The read then needs no
-// command (no yield, no goroutine); "a" always waits for the end.
+// already received, or some bytes for a count — after one inline read
+// of what the socket holds (readNow) if the buffer alone does not do.
+// The read then needs no command (no yield, no goroutine); "a" always
+// waits for the end.
 func (so *socket) buffered(format any) (string, bool) {
 	if !so.readMu.TryLock() {
 		return "", false
 	}
 	defer so.readMu.Unlock()
+	if data, ok := so.answer(format); ok {
+		return data, true
+	}
+	if format == "a" {
+		return "", false
+	}
+	so.readNow()
+	return so.answer(format)
+}
+
+// answer is buffered's answer from the buffer as it stands.
+func (so *socket) answer(format any) (string, bool) {
 	switch f := format.(type) {
 	case int64:
 		if len(so.buf) > 0 {
@@ -520,11 +539,7 @@ func (so *socket) fill() error {
 	if so.eof {
 		return errClosed
 	}
-	if cap(so.buf)-len(so.buf) < readChunk/2 {
-		nb := make([]byte, len(so.buf), len(so.buf)+readChunk)
-		copy(nb, so.buf)
-		so.buf = nb
-	}
+	so.grow()
 	n, err := so.conn.Read(so.buf[len(so.buf):cap(so.buf)])
 	so.buf = so.buf[:len(so.buf)+n]
 	if n > 0 {
@@ -537,6 +552,15 @@ func (so *socket) fill() error {
 		so.eof = true
 	}
 	return sockError(so, err)
+}
+
+// grow makes room in the buffer for a read of readChunk/2 bytes or more.
+func (so *socket) grow() {
+	if cap(so.buf)-len(so.buf) < readChunk/2 {
+		nb := make([]byte, len(so.buf), len(so.buf)+readChunk)
+		copy(nb, so.buf)
+		so.buf = nb
+	}
 }
 
 // take removes and returns the first n buffered bytes.
@@ -606,7 +630,17 @@ func (s *Service) writeFunc(L *lua.LState) int {
 			L.ArgError(i, "string expected, got "+v.Type().String())
 		}
 	}
-	return s.host.Caller(L).Block(L, "c:write", cmdWrite, h.so, b.String())
+	data := b.String()
+	if h.so.writeMu.TryLock() {
+		n := h.so.writeNow(data)
+		h.so.writeMu.Unlock()
+		if n == len(data) {
+			L.Push(lua.LTrue)
+			return 1
+		}
+		data = data[n:]
+	}
+	return s.host.Caller(L).Block(L, "c:write", cmdWrite, h.so, data)
 }
 
 // write runs a write on its goroutine.

@@ -330,3 +330,38 @@ end`)
 	fmt.Fprint(c, "one\ntwo\nthree\nXY")
 	assert.Equal(t, "one,two,three,XY,raised", e.recv().Value)
 }
+
+// A line the socket has received but the buffer has not is read without
+// a command (inline, as a gsub callback can), once it has arrived; a
+// write larger than the send buffer is written partly inline and the
+// rest by its command, every byte in order.
+func TestNetInlineReadAndPartialWrite(t *testing.T) {
+	e := start(t, `
+function conn(c, inbox)
+  process.send(inbox, "accepted")
+  -- nothing is buffered yet: this read is the socket's
+  local line
+  repeat
+    local ok, got = pcall(string.gsub, "x", ".", function() return c:read("l") end)
+    if ok then line = got else time.sleep(0.005) end
+  until line
+  process.send(inbox, line)
+  local big = string.rep("0123456789abcdef", 1024 * 1024) -- 16 MiB
+  process.send(inbox, tostring(c:write(big, "\n")))
+end
+function main(inbox)
+  local l = assert(net.listen("127.0.0.1:0"))
+  process.send(inbox, l.addr)
+  local c = l:accept()
+  process.spawn("conn", c, inbox)
+  process.receive()
+end`)
+	addr := e.recv().Value.(string)
+	c, r := dial(t, addr)
+	assert.Equal(t, "accepted", e.recv().Value)
+	fmt.Fprint(c, "inline\n")
+	assert.Equal(t, "inline", e.recv().Value)
+	big := readLine(t, r)
+	assert.Equal(t, strings.Repeat("0123456789abcdef", 1024*1024), big)
+	assert.Equal(t, "true", e.recv().Value)
+}
