@@ -423,7 +423,7 @@ func (n *Node) register(ctx context.Context) error {
 // is made again.
 func (n *Node) adoptSilentClaim(ctx context.Context) (uint64, error) {
 	upAlready := fmt.Errorf("cluster: a node named %q is up already", n.name)
-	e, err := n.names.Get(ctx, n.name)
+	e, err := get(ctx, n.names, n.name)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return n.names.Create(ctx, n.name, []byte("0")) // released meanwhile
 	}
@@ -503,16 +503,24 @@ func numberKey(number int) string { return "=" + strconv.Itoa(number) }
 func (n *Node) numberValue() []byte { return []byte(strconv.FormatUint(n.incarnation, 10)) }
 
 // bucket opens the key-value bucket, making it (with ttl) if it is not
-// there: a bucket made by another node keeps that node's settings.
+// there: a bucket made by another node keeps that node's settings. Its
+// requests are repeated when unanswered (retry.go).
 func bucket(ctx context.Context, js jetstream.JetStream, name string, ttl time.Duration) (jetstream.KeyValue, error) {
-	kv, err := js.KeyValue(ctx, name)
-	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, TTL: ttl})
-		if errors.Is(err, jetstream.ErrBucketExists) { // made meanwhile
-			kv, err = js.KeyValue(ctx, name)
+	return repeated(ctx, func(ctx context.Context) (jetstream.KeyValue, error) {
+		kv, err := js.KeyValue(ctx, name)
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			kv, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: name, TTL: ttl})
+			if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+				// made meanwhile by another node: the create says so as
+				// ErrBucketExists, or (a server of 2.9) "subjects overlap
+				// with an existing stream"
+				if made, err2 := js.KeyValue(ctx, name); err2 == nil {
+					kv, err = made, nil
+				}
+			}
 		}
-	}
-	return kv, err
+		return kv, err
+	})
 }
 
 // takeNumber increments the counter by compare-and-set and returns the
@@ -526,7 +534,7 @@ func takeNumber(ctx context.Context, ids jetstream.KeyValue) (int, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("the counter (%d races lost to other joining nodes): %w", lost, err)
 		}
-		e, err := ids.Get(ctx, "next")
+		e, err := get(ctx, ids, "next")
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			if _, err := ids.Create(ctx, "next", []byte("1")); err == nil {
 				return 1, nil
@@ -673,7 +681,7 @@ func (n *Node) renewClaim() {
 		return
 	}
 	n.names = names
-	e, err := names.Get(ctx, n.name)
+	e, err := get(ctx, names, n.name)
 	switch {
 	case err == nil && string(e.Value()) == string(mine):
 		n.claim = e.Revision()
@@ -706,7 +714,7 @@ func (n *Node) renewNumber(ctx context.Context) {
 		n.numberClaim = rev
 		return
 	}
-	e, err := n.names.Get(ctx, key)
+	e, err := get(ctx, n.names, key)
 	switch {
 	case err == nil && string(e.Value()) == string(mine):
 		n.numberClaim = e.Revision()

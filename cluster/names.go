@@ -273,7 +273,7 @@ func (n *Node) claimName(ctx context.Context, name string, pid scheduler.PID) (u
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return rev, err
 		}
-		e, err := kv.Get(ctx, key)
+		e, err := get(ctx, kv, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 			continue // released meanwhile
 		}
@@ -343,7 +343,7 @@ func (n *Node) checkNames() {
 // checkName is checkNames' look at one name.
 func (n *Node) checkName(ctx context.Context, kv jetstream.KeyValue, name string, h heldName) {
 	mine := string(n.reg.value(name, h.pid))
-	e, err := kv.Get(ctx, nameKey(name))
+	e, err := get(ctx, kv, nameKey(name))
 	switch {
 	case err == nil && string(e.Value()) == mine:
 		return
@@ -433,7 +433,7 @@ func (n *Node) dropClaim(name string, pid scheduler.PID) {
 		return
 	}
 	r.background(func(ctx context.Context, kv jetstream.KeyValue) {
-		e, err := kv.Get(ctx, nameKey(name))
+		e, err := get(ctx, kv, nameKey(name))
 		if err == nil && string(e.Value()) == string(r.value(name, pid)) {
 			kv.Delete(ctx, nameKey(name), jetstream.LastRevision(e.Revision()))
 		}
