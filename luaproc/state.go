@@ -143,6 +143,7 @@ func (rt *Runtime) buildTemplate() *template {
 	g.RawSetString("print", fn(rt.print))
 	g.RawSetString("error", fn(luaError))
 	g.RawSetString("module", fn(bind((*luaProcess).module))) // module.go
+	g.RawSetString("inspect", fn(luaInspect))                // inspect.go
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))
