@@ -30,7 +30,9 @@
 //
 // with http.get's opts = {headers={name=value}, timeout=seconds}, req =
 // {method= (GET by default), url=, headers=, body=, timeout=}, and
-// exec.run's opts = {stdin=, dir=, timeout=seconds}.
+// exec.run's opts = {stdin=, dir=, timeout=seconds, env={NAME=value},
+// clear_env=bool} (env adds to luarun's environment, false removing a
+// variable; clear_env starts from an empty one).
 //
 // Each fails with a message naming the command and its subject ("fs.read
 // /x: no such file or directory", "http.get http://h/: connection
