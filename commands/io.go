@@ -88,7 +88,7 @@ func NewIO() *IO {
 		transport: t,
 		// No Client.Timeout: each request gets its own deadline (opts.timeout,
 		// or DefaultHTTPTimeout) through its context.
-		client:  &http.Client{Transport: t},
+		client:  &http.Client{Transport: t, CheckRedirect: followRedirects},
 		fsSlots: make(chan struct{}, max(16, 4*runtime.GOMAXPROCS(0))),
 		maxData: maxDataBytes,
 	}
