@@ -203,6 +203,9 @@ func (rt *Runtime) buildTemplate() *template {
 	if rt.allowed["fs"] {
 		tpl.loadFileHandles(L, g.RawGetString("fs").(*lua.LTable)) // fsfile.go
 	}
+	if rt.allowed["exec"] {
+		tpl.loadExecStreams(L, g.RawGetString("exec").(*lua.LTable)) // fsfile.go
+	}
 	rt.addServing(L, g) // http.serve, net (serving.go)
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
