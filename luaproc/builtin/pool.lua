@@ -18,6 +18,15 @@
 -- script does not have, an item that cannot be sent, the process limit)
 -- raises, after killing the processes already running.
 --
+-- opts.on_result, if given, is called in the caller as each item ends,
+-- in the order they end: on_result(i, result, err) (for progress).
+--
+-- At the program's shutdown, a caller that traps exits (and so keeps
+-- running) gets map's answer early: no item is started after the
+-- shutdown's exit event arrives, the items not started get the error
+-- "not started: shutdown", and the event stays queued for the caller's
+-- own receive.
+--
 -- If the calling process is killed during map, the processes in flight
 -- (at most concurrency of them) run to their end.
 --
@@ -34,11 +43,11 @@ local M = {}
 local DEFAULT_CONCURRENCY = 8
 
 -- MAP_OPTIONS are the keys of map's options table.
-local MAP_OPTIONS = {"concurrency", "args"}
+local MAP_OPTIONS = {"concurrency", "args", "on_result"}
 
 -- options reads map's options: the concurrency and the extra arguments.
 local function options(opts)
-  if opts == nil then return DEFAULT_CONCURRENCY, {} end
+  if opts == nil then return DEFAULT_CONCURRENCY, {}, nil end
   if type(opts) ~= "table" then
     error("pool.map: argument 3: table expected, got " .. type(opts), 3)
   end
@@ -54,7 +63,11 @@ local function options(opts)
   elseif type(args) ~= "table" then
     error("pool.map: args must be a list, got " .. type(args), 3)
   end
-  return n, args
+  local on_result = opts.on_result
+  if on_result ~= nil and type(on_result) ~= "function" then
+    error("pool.map: on_result must be a function, got " .. type(on_result), 3)
+  end
+  return n, args, on_result
 end
 
 -- stop kills the processes still running (after a failed spawn).
@@ -69,12 +82,16 @@ function M.map(entry, items, opts)
   if type(items) ~= "table" then
     error("pool.map: argument 2: list of items expected, got " .. type(items), 2)
   end
-  local n, args = options(opts)
+  local n, args, on_result = options(opts)
   local results, errors = {}, nil
   local running, count, nxt, total = {}, 0, 1, #items
-  local function ours(msg, _, kind) return kind == "down" and running[msg.ref] ~= nil end
-  while nxt <= total or count > 0 do
-    while count < n and nxt <= total do
+  local shutdown = false
+  local function ours(msg, from, kind)
+    if kind == "exit" and from == 0 then shutdown = true end -- left queued
+    return kind == "down" and running[msg.ref] ~= nil
+  end
+  while (nxt <= total and not shutdown) or count > 0 do
+    while count < n and nxt <= total and not shutdown do
       -- pcall: an item that cannot be sent raises in spawn_monitor
       local sent, pid, ref = pcall(spawn_monitor, entry, items[nxt], unpack(args))
       if not sent or not pid then
@@ -94,6 +111,11 @@ function M.map(entry, items, opts)
       errors = errors or {}
       errors[r.i] = value
     end
+    if on_result then on_result(r.i, results[r.i], not ok and value or nil) end
+  end
+  for i = nxt, total do
+    errors = errors or {}
+    errors[i] = "not started: shutdown"
   end
   return results, errors
 end
