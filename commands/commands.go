@@ -24,13 +24,17 @@
 //	fs.remove    (path)                    → true (a file or an empty directory)
 //	fs.rename    (from, to)                → true
 //	fs.append    (path, data)              → true (made if missing)
-//	http.get     (url [, opts])            → {status=, body=, headers={name=value}}
+//	http.get     (url [, opts])            → {status=, body=, headers={name=value}, url=}
 //	http.request (req)                     → the same
 //	exec.run     (cmd, {args...} [, opts]) → {code=, stdout=, stderr=}
 //
-// with http.get's opts = {headers={name=value}, timeout=seconds}, req =
-// {method= (GET by default), url=, headers=, body=, timeout=}, and
-// exec.run's opts = {stdin=, dir=, timeout=seconds}.
+// with http.get's opts = {headers={name=value}, timeout=seconds,
+// follow_redirects=true|false|n}, req = {method= (GET by default), url=,
+// headers=, body=, timeout=, follow_redirects=} (url in the response: the
+// final URL, after redirects), and
+// exec.run's opts = {stdin=, dir=, timeout=seconds, env={NAME=value},
+// clear_env=bool} (env adds to luarun's environment, false removing a
+// variable; clear_env starts from an empty one).
 //
 // Each fails with a message naming the command and its subject ("fs.read
 // /x: no such file or directory", "http.get http://h/: connection

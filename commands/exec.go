@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 	"time"
 
@@ -46,8 +47,12 @@ type command struct {
 	dir     string
 	stdin   string
 	timeout time.Duration
-	maxOut  int64 // the cap on stdout and on stderr
+	maxOut  int64    // the cap on stdout and on stderr
+	env     []string // the child's environment, NAME=value; nil: luarun's own
 }
+
+// execRunOptions are the keys of exec.run's options table.
+var execRunOptions = []string{"stdin", "dir", "timeout", "env", "clear_env"}
 
 // execRun: exec.run(cmd, {args...} [, {stdin=, dir=, timeout=}]).
 func (o *IO) execRun(c scheduler.Call) error {
@@ -114,8 +119,70 @@ func (cmd *command) parseOptions(args []any) error {
 	if err != nil {
 		return err
 	}
+	if cmd.env, err = optEnv(opts); err != nil {
+		return err
+	}
 	cmd.timeout, err = optTimeout(opts, 0)
 	return err
+}
+
+// optEnv reads opts.env and opts.clear_env into a child's environment:
+// nil (luarun's own) when neither is given. env's entries are added to
+// luarun's environment (replacing a variable of the same name) or, with
+// clear_env = true, to an empty one; an entry set to false removes the
+// variable.
+func optEnv(opts map[string]any) ([]string, error) {
+	clear, ok := opts["clear_env"].(bool)
+	if !ok && opts["clear_env"] != nil {
+		return nil, fmt.Errorf("clear_env: boolean expected, got %s", luaType(opts["clear_env"]))
+	}
+	if opts["env"] == nil && !clear {
+		return nil, nil
+	}
+	vars := map[string]string{}
+	if !clear {
+		for _, kv := range os.Environ() {
+			name, value, _ := strings.Cut(kv, "=")
+			vars[name] = value
+		}
+	}
+	if opts["env"] != nil {
+		if err := mergeEnv(vars, opts["env"]); err != nil {
+			return nil, fmt.Errorf("env: %w", err)
+		}
+	}
+	env := make([]string, 0, len(vars))
+	for name, value := range vars {
+		env = append(env, name+"="+value)
+	}
+	sort.Strings(env)
+	return env, nil
+}
+
+// mergeEnv sets (or, for false, removes) the variables of table t in vars.
+func mergeEnv(vars map[string]string, t any) error {
+	m, err := asTable(t)
+	if err != nil {
+		return err
+	}
+	for name, v := range m {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return fmt.Errorf("invalid variable name %q", name)
+		}
+		if v == false {
+			delete(vars, name)
+			continue
+		}
+		s, ok := scalarString(v)
+		if !ok {
+			return fmt.Errorf("%s: string expected, got %s", name, luaType(v))
+		}
+		if err := noNUL(s, name); err != nil {
+			return err
+		}
+		vars[name] = s
+	}
+	return nil
 }
 
 // run runs the command and returns the result table.
@@ -129,6 +196,7 @@ func (cmd *command) run(parent context.Context) (map[string]any, error) {
 	defer cancelCause(nil)
 	ec := exec.CommandContext(ctx, cmd.name, cmd.args...)
 	ec.Dir = cmd.dir
+	ec.Env = cmd.env
 	if cmd.stdin != "" { // else the child reads /dev/null: EOF either way
 		ec.Stdin = strings.NewReader(cmd.stdin)
 	}

@@ -12,6 +12,12 @@ package commands
 // one byte past the cap is read, so an endless body stops there.
 // A URL with a password is written redacted ("user:xxxxx@") in errors.
 //
+// Redirects are followed, up to 10 (Go's client's default), unless
+// follow_redirects says otherwise: false (or 0) returns a 3xx as the
+// response, a number n follows at most n and fails past them ("stopped
+// after n redirects"). The response's url is the URL it came from, after
+// the redirects followed.
+//
 // Response headers are keyed by their lowercased names ("content-type"),
 // so a script need not guess Go's or the server's casing; repeated headers
 // are joined with ", ". Request header names are sent as given (Go
@@ -22,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,7 +38,8 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// httpGet: http.get(url [, opts]), opts = {headers=, timeout=}.
+// httpGet: http.get(url [, opts]), opts = {headers=, timeout=,
+// follow_redirects=}.
 func (o *IO) httpGet(c scheduler.Call) error {
 	r, err := getArgs(c.Args)
 	if err != nil {
@@ -41,7 +49,8 @@ func (o *IO) httpGet(c scheduler.Call) error {
 	return nil
 }
 
-// httpRequest: http.request{method=, url=, headers=, body=, timeout=}.
+// httpRequest: http.request{method=, url=, headers=, body=, timeout=,
+// follow_redirects=}.
 func (o *IO) httpRequest(c scheduler.Call) error {
 	r, err := requestArgs(c.Args)
 	if err != nil {
@@ -109,6 +118,64 @@ type request struct {
 	host        string
 	body        *string
 	timeout     time.Duration
+	redirects   int // how many redirects to follow (follow_redirects)
+}
+
+// The keys of http.get's options and of http.request's table.
+var (
+	httpGetOptions     = []string{"headers", "timeout", "follow_redirects"}
+	httpRequestOptions = []string{"method", "url", "headers", "body", "timeout", "follow_redirects"}
+)
+
+// defaultRedirects is how many redirects a request follows unless
+// follow_redirects says otherwise (Go's client's own default).
+const defaultRedirects = 10
+
+// redirectsKey holds a request's redirect limit in its context, for the
+// shared client's CheckRedirect (followRedirects).
+type redirectsKey struct{}
+
+// followRedirects is the IO client's CheckRedirect: it follows as many
+// redirects as the request's follow_redirects allows; with none allowed
+// the redirect itself is the response.
+func followRedirects(req *http.Request, via []*http.Request) error {
+	limit, ok := req.Context().Value(redirectsKey{}).(int)
+	if !ok {
+		limit = defaultRedirects
+	}
+	switch {
+	case limit == 0:
+		return http.ErrUseLastResponse
+	case len(via) > limit:
+		return fmt.Errorf("stopped after %d redirects", limit)
+	}
+	return nil
+}
+
+// optRedirects reads follow_redirects: true (the default: up to
+// defaultRedirects), false (none: a 3xx is the response), or how many.
+func optRedirects(t map[string]any) (int, error) {
+	switch v := t["follow_redirects"].(type) {
+	case nil:
+		return defaultRedirects, nil
+	case bool:
+		if v {
+			return defaultRedirects, nil
+		}
+		return 0, nil
+	case int64:
+		if v >= 0 && v <= math.MaxInt32 {
+			return int(v), nil
+		}
+	case float64:
+		if v >= 0 && v <= math.MaxInt32 && v == math.Trunc(v) {
+			return int(v), nil
+		}
+	default:
+		return 0, fmt.Errorf("follow_redirects: boolean or number expected, got %s", luaType(v))
+	}
+	s, _ := scalarString(t["follow_redirects"])
+	return 0, fmt.Errorf("follow_redirects: a count of redirects (0 or more) expected, got %s", s)
 }
 
 // parseRequest reads headers=, timeout= and (if withBody) body= from t.
@@ -117,6 +184,9 @@ func parseRequest(method, u string, t map[string]any, withBody bool) (request, e
 	r := request{method: method, url: u}
 	var err error
 	if r.timeout, err = optTimeout(t, DefaultHTTPTimeout); err != nil {
+		return request{}, err
+	}
+	if r.redirects, err = optRedirects(t); err != nil {
 		return request{}, err
 	}
 	if withBody && t["body"] != nil {
@@ -184,6 +254,7 @@ func (r *request) label() string {
 // response table, or fails it with an error that starts with r.label().
 func (o *IO) do(c scheduler.Call, r request) {
 	ctx, cancel := withTimeout(c.Ctx, r.timeout)
+	ctx = context.WithValue(ctx, redirectsKey{}, r.redirects)
 	var body io.Reader
 	if r.body != nil {
 		body = strings.NewReader(*r.body)
@@ -238,6 +309,7 @@ func (o *IO) roundTrip(ctx context.Context, req *http.Request) (map[string]any, 
 		"status":  int64(resp.StatusCode),
 		"body":    ownedString(b),
 		"headers": headers,
+		"url":     resp.Request.URL.String(), // after the redirects followed
 	}, nil
 }
 

@@ -65,6 +65,8 @@ type IO struct {
 	maxData int64
 	// files are fs.open's open files (fsfile.go).
 	files openFiles
+	// streams are exec.start's commands (execstream.go).
+	streams streams
 	// OnPanic, if set, hears of a panic on one of the IO's goroutines
 	// (with its stack), which fails the call it was running, if any,
 	// instead of ending the program (luaproc logs it as a crash report).
@@ -88,7 +90,7 @@ func NewIO() *IO {
 		transport: t,
 		// No Client.Timeout: each request gets its own deadline (opts.timeout,
 		// or DefaultHTTPTimeout) through its context.
-		client:  &http.Client{Transport: t},
+		client:  &http.Client{Transport: t, CheckRedirect: followRedirects},
 		fsSlots: make(chan struct{}, max(16, 4*runtime.GOMAXPROCS(0))),
 		maxData: maxDataBytes,
 	}
@@ -119,6 +121,13 @@ var ioCommands = []struct {
 	{"http.get", (*IO).httpGet, func(a []any) error { _, err := getArgs(a); return err }},
 	{"http.request", (*IO).httpRequest, func(a []any) error { _, err := requestArgs(a); return err }},
 	{"exec.run", (*IO).execRun, func(a []any) error { _, err := parseCommand(a); return err }},
+	{"exec.start", (*IO).execStart, func(a []any) error { _, err := parseStart(a); return err }},
+	// an exec.start handle's methods (execstream.go)
+	{"exec:lines", (*IO).execLines, noCheck},
+	{"exec:write", (*IO).execWrite, func(a []any) error { _, err := argString(a, 1); return err }},
+	{"exec:close", (*IO).execClose, noCheck},
+	{"exec:wait", (*IO).execWait, noCheck},
+	{"exec:kill", (*IO).execKill, noCheck},
 }
 
 // noCheck: lines and close check their handle as they run.
@@ -134,11 +143,11 @@ func (o *IO) Register(reg *scheduler.Registry) {
 
 // Commands lists the I/O commands that are functions of a Lua module,
 // module.function: fs.read, fs.write, ..., http.get, exec.run (not the
-// file:read and the other methods of fs.open's handles).
+// file:read and the other methods of fs.open's and exec.start's handles).
 func Commands() []string {
 	var names []string
 	for _, cmd := range ioCommands {
-		if !strings.HasPrefix(cmd.name, "file:") { // a handle's methods, not a module's
+		if !strings.Contains(cmd.name, ":") { // a handle's methods, not a module's
 			names = append(names, cmd.name)
 		}
 	}

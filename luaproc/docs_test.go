@@ -30,7 +30,7 @@ const (
 
 // luarunModules are the modules luarun itself defines (the rest of the
 // template's are Lua's standard libraries).
-var luarunModules = []string{"process", "time", "log", "json", "fs", "http", "exec", "supervisor"}
+var luarunModules = []string{"process", "time", "log", "json", "fs", "http", "exec", "supervisor", "pool"}
 
 // registered lists what a runtime with every permission gives a script:
 // module → names (module "" for the base functions).

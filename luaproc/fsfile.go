@@ -182,3 +182,16 @@ func (p *luaProcess) dropReadAhead(L *lua.LState) int {
 	p.dropLines(L.CheckInt64(1))
 	return 0
 }
+
+// loadExecStreams replaces the exec module table execT's start (the
+// command, which answers a number) with builtin/exec.lua's, which
+// answers a handle with lines, write, close_stdin, wait and kill.
+func (tpl *template) loadExecStreams(L *lua.LState, execT *lua.LTable) {
+	L.Push(L.NewFunctionFromProto(builtinProto("exec")))
+	for _, c := range []string{"exec.start", "exec:lines", "exec:write", "exec:close", "exec:wait", "exec:kill"} {
+		L.Push(L.NewFunction(checkedCommandFunc(c)))
+	}
+	L.Call(6, 1)
+	execT.RawSetString("start", L.Get(-1))
+	L.Pop(1)
+}

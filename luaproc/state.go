@@ -7,7 +7,7 @@ package luaproc
 // cost and memory of a process. So each Runtime builds a template state
 // once (rebuilt when Register adds a command) and shares what it made:
 // the base functions and the module tables (string, table, math,
-// coroutine, os, process, time, log, json, debug, supervisor, the
+// coroutine, os, process, time, log, json, debug, supervisor, pool, the
 // application's) are gathered in one shared table, tpl.globals, and
 // every process's _G is a copy-on-write view of it (lua/cow.go):
 //
@@ -143,6 +143,7 @@ func (rt *Runtime) buildTemplate() *template {
 	g.RawSetString("print", fn(rt.print))
 	g.RawSetString("error", fn(luaError))
 	g.RawSetString("module", fn(bind((*luaProcess).module))) // module.go
+	g.RawSetString("inspect", fn(luaInspect))                // inspect.go
 	L.Push(L.NewFunctionFromProto(builtinProto("require")))
 	L.Push(loadingMarker)
 	L.Push(fn(raiseAtScript))
@@ -202,6 +203,9 @@ func (rt *Runtime) buildTemplate() *template {
 	if rt.allowed["fs"] {
 		tpl.loadFileHandles(L, g.RawGetString("fs").(*lua.LTable)) // fsfile.go
 	}
+	if rt.allowed["exec"] {
+		tpl.loadExecStreams(L, g.RawGetString("exec").(*lua.LTable)) // fsfile.go
+	}
 	rt.addServing(L, g) // http.serve, net (serving.go)
 
 	co := L.GetGlobal(lua.CoroutineLibName).(*lua.LTable)
@@ -232,6 +236,11 @@ func (rt *Runtime) buildTemplate() *template {
 
 	supT := tpl.loadSupervisor(L, processT, fn(bind((*luaProcess).spawnSupervisor)))
 	g.RawSetString("supervisor", supT)
+	L.Push(L.NewFunctionFromProto(builtinProto("pool"))) // pool.map
+	L.Push(processT)
+	L.Call(1, 1)
+	g.RawSetString("pool", L.Get(-1))
+	L.Pop(1)
 
 	tpl.globals = tpl.shareGlobals(rt, L, g)
 	tpl.stringMT = L.CreateTable(0, 2) // every state's until it has its own string table
@@ -446,7 +455,7 @@ func (p *luaProcess) openIo() *lua.LTable {
 }
 
 // requirable are the modules require() returns (besides app modules).
-var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor", "net"}
+var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor", "pool", "net"}
 
 // Permissions are the modules Options.Allow switches on (all of them in
 // the command-line runner unless --sandbox).

@@ -1,6 +1,7 @@
--- crawl.lua: crawl a web site breadth-first with a pool of fetcher
--- processes. Each fetcher blocks in http.get without holding a worker, so
--- a few Go workers keep many requests in flight.
+-- crawl.lua: crawl a web site breadth-first with pool.map: each page is
+-- fetched by a process of its own, at most `fetchers` at once. Each blocks
+-- in http.get without holding a worker, so a few Go workers keep many
+-- requests in flight.
 --
 --   luarun scripts/crawl.lua URL [fetchers] [max_pages]   (default 16, 100)
 --
@@ -24,20 +25,12 @@ local function links(origin, body)
   return out
 end
 
--- fetcher gets URLs from the boss and answers each with a report.
-function fetcher(boss, origin)
-  while true do
-    local url = process.receive()
-    if url == false then return end
-    -- pcall: a report even if something raises, or the boss would wait
-    local ok, resp, err = pcall(get, url, {timeout = 10})
-    if not ok then resp, err = nil, resp end
-    if resp then
-      process.send(boss, {url = url, status = resp.status, bytes = #resp.body, links = links(origin, resp.body)})
-    else
-      process.send(boss, {url = url, err = err})
-    end
-  end
+-- fetch gets one page and reports on it (a failure raised is pool.map's
+-- error for that page).
+function fetch(url, origin)
+  local resp, err = get(url, {timeout = 10})
+  if not resp then return {url = url, err = err} end
+  return {url = url, status = resp.status, bytes = #resp.body, links = links(origin, resp.body)}
 end
 
 function main(start, fetchers, max_pages)
@@ -49,31 +42,23 @@ function main(start, fetchers, max_pages)
   if start == origin then start = origin .. "/" end -- the page links to it as "/"
   fetchers, max_pages = tonumber(fetchers) or 16, tonumber(max_pages) or 100
 
-  local me, idle = process.self(), {}
-  for i = 1, fetchers do idle[i] = process.spawn("fetcher", me, origin) end
-  local pool = {unpack(idle)}
-
-  local queue, head, seen = {start}, 1, {[start] = true}
-  local in_flight, sent, reports = 0, 0, {}
+  -- breadth-first, a level at a time: each level's pages fetched by pool.map
+  local level, seen, nseen, reports = {start}, {[start] = true}, 1, {}
   local t0 = time.monotonic()
-  while true do
-    while queue[head] and idle[1] and sent < max_pages do
-      process.send(table.remove(idle), queue[head])
-      head, in_flight, sent = head + 1, in_flight + 1, sent + 1
-    end
-    if in_flight == 0 then break end
-    local report, from = process.receive()
-    in_flight = in_flight - 1
-    idle[#idle + 1] = from
-    reports[#reports + 1] = report
-    for _, url in ipairs(report.links or {}) do
-      if not seen[url] then
-        seen[url] = true
-        queue[#queue + 1] = url
+  while level[1] and #reports < max_pages do
+    local pages = {unpack(level, 1, math.min(#level, max_pages - #reports))}
+    local results, errors = pool.map("fetch", pages, {concurrency = fetchers, args = {origin}})
+    level = {}
+    for i, url in ipairs(pages) do
+      local report = results[i] or {url = url, err = errors[i]}
+      reports[#reports + 1] = report
+      for _, link in ipairs(report.links or {}) do
+        if not seen[link] then
+          seen[link], nseen, level[#level + 1] = true, nseen + 1, link
+        end
       end
     end
   end
-  for _, pid in ipairs(pool) do process.send(pid, false) end
 
   table.sort(reports, function(a, b) return a.url < b.url end)
   local failed, bytes = 0, 0
@@ -87,5 +72,5 @@ function main(start, fetchers, max_pages)
     end
   end
   print(string.format("crawled %d pages (%d bytes, %d failed, %d links not followed) with %d fetchers in %.2f s",
-    #reports, bytes, failed, #queue - head + 1, fetchers, time.monotonic() - t0))
+    #reports, bytes, failed, nseen - #reports, fetchers, time.monotonic() - t0))
 end

@@ -3,62 +3,44 @@
 --
 --   luarun scripts/jobs.lua [jobs] [parallel]   (default 40 jobs, 4 at a time)
 --
--- Each job is a process the runner monitors (spawn_monitor); a job sends
--- its result before it ends, so the result is always in the runner's
--- mailbox ahead of the job's down event. The runner traps exits, so the
--- program's shutdown (Ctrl-C, SIGTERM) reaches it as an exit event with
--- reason "shutdown" instead of stopping it: it then prints the partial
--- summary within the grace period. Jobs do not trap exits and are
--- stopped at once.
+-- pool.map runs each job in a process of its own, at most `parallel` at
+-- once, and reports each as it ends (on_result). The runner traps exits,
+-- so the program's shutdown (Ctrl-C, SIGTERM) does not stop it: pool.map
+-- then starts no more jobs and returns, the running ones (stopped at
+-- once: they do not trap exits) failed, and the runner prints the
+-- partial summary within the grace period.
 
 -- job simulates a piece of work that takes 20-60 ms; every 9th fails.
-function job(runner, id)
+function job(id)
   time.sleep(0.02 + id * 7 % 5 * 0.01)
   if id % 9 == 0 then error("job " .. id .. ": bad input", 0) end
-  process.send(runner, {id = id, result = id * id})
+  return id * id
 end
 
 function main(n, parallel)
   n, parallel = tonumber(n) or 40, tonumber(parallel) or 4
   process.trap_exits(true)
   local t0 = time.monotonic()
-  local started, running, results = 0, {}, {}
-  local done, failed, sum = 0, 0, 0
-
-  local function start_next()
-    if started == n then return end
-    started = started + 1
-    local _, ref = process.spawn_monitor("job", process.self(), started)
-    running[ref] = started
-  end
-
-  local function summary(how)
-    local cancelled = 0
-    for _ in pairs(running) do cancelled = cancelled + 1 end
-    print(string.format("%s after %.2f s: %d done, %d failed, %d cancelled, %d not started; sum of results %d",
-      how, time.monotonic() - t0, done, failed, cancelled, n - started, sum))
-  end
-
-  for _ = 1, parallel do start_next() end
-  while done + failed < n do
-    local msg, _, kind = process.receive()
-    if kind == "message" then
-      results[msg.id] = msg.result
-    elseif kind == "down" then
-      local id = running[msg.ref]
-      running[msg.ref] = nil
-      if msg.reason == "normal" then
-        done, sum = done + 1, sum + results[id]
-        print(string.format("job %d done: %d", id, results[id]))
-      else
-        failed = failed + 1
-        print(string.format("job %d failed: %s", id, tostring(msg.reason)))
-      end
-      start_next()
-    elseif kind == "exit" and msg.reason == "shutdown" then
-      summary("interrupted")
-      return
+  local ids, count = {}, {done = 0, failed = 0, cancelled = 0, ["not started"] = 0}
+  for i = 1, n do ids[i] = i end
+  local sum = 0
+  local function ended(id, result, err)
+    if result then
+      count.done, sum = count.done + 1, sum + result
+      print(string.format("job %d done: %d", id, result))
+    elseif tostring(err):find("shutting down") then -- stopped by the shutdown
+      count.cancelled = count.cancelled + 1
+    else
+      count.failed = count.failed + 1
+      print(string.format("job %d failed: %s", id, tostring(err)))
     end
   end
-  summary("finished")
+  local _, errors = pool.map("job", ids, {concurrency = parallel, on_result = ended})
+  for _, err in pairs(errors or {}) do
+    if err == "not started: shutdown" then count["not started"] = count["not started"] + 1 end
+  end
+  local _, _, kind = process.receive{timeout = 0, match = function(_, from, kind) return kind == "exit" and from == 0 end}
+  print(string.format("%s after %.2f s: %d done, %d failed, %d cancelled, %d not started; sum of results %d",
+    kind and "interrupted" or "finished", time.monotonic() - t0, count.done, count.failed, count.cancelled,
+    count["not started"], sum))
 end
