@@ -415,10 +415,12 @@ http = {}
 ---@field status integer
 ---@field body string
 ---@field headers table<string, string> names lowercased
+---@field url string the URL the response came from, after redirects
 
 ---@class luarun.http.options
 ---@field headers? table<string, string>
 ---@field timeout? number seconds (default 30; math.huge: none)
+---@field follow_redirects? boolean|integer true (default: up to 10), false (a 3xx is the response), or how many
 
 ---@class luarun.http.request: luarun.http.options
 ---@field method? string default "GET"
@@ -538,6 +540,8 @@ exec = {}
 ---@field stdin? string
 ---@field dir? string
 ---@field timeout? number seconds
+---@field env? table<string, string|false> variables added to luarun's environment (false removes one)
+---@field clear_env? boolean start from an empty environment
 
 ---@param cmd string
 ---@param args? string[]
@@ -546,3 +550,52 @@ exec = {}
 ---@return string? err
 ---@return {stdout: string, stderr: string}? partial what it wrote before a timeout killed it
 function exec.run(cmd, args, opts) end
+
+---@class luarun.exec.handle
+local exec_handle = {}
+---@return fun(): string?
+function exec_handle:lines() end
+---@param s string
+---@return luarun.exec.handle|nil
+---@return string? err
+function exec_handle:write(s) end
+---@return boolean
+function exec_handle:close_stdin() end
+---@return luarun.exec.result|nil result
+---@return string? err
+function exec_handle:wait() end
+---@return boolean
+function exec_handle:kill() end
+
+---@class luarun.exec.start_options
+---@field dir? string
+---@field env? table<string, string|false>
+---@field clear_env? boolean
+
+---@param cmd string
+---@param args? string[]
+---@param opts? luarun.exec.start_options
+---@return luarun.exec.handle|nil handle
+---@return string? err
+function exec.start(cmd, args, opts) end
+
+---Runs an entry on many items in processes of their own.
+pool = {}
+
+---@class luarun.pool.options
+---@field concurrency? integer at most this many at once (default 8)
+---@field args? any[] passed to each call after the item
+---@field on_result? fun(i: integer, result: any, err: any) called as each item ends
+
+---@param entry string a global function's name
+---@param items any[]
+---@param opts? luarun.pool.options
+---@return table results results[i], nil where the item failed
+---@return table<integer, any>? errors nil when every item succeeded
+function pool.map(entry, items, opts) end
+
+---A value written as Lua would write it (keys sorted, cycles marked).
+---@param v any
+---@param opts? {depth?: integer}
+---@return string
+function inspect(v, opts) end
