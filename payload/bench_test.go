@@ -34,3 +34,31 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFromGo: FromGo on the same payload values as BenchmarkCheck
+// (what Start and Send pay now: no copy, no allocation), and on values it
+// converts: a []map[string]any, a struct through its json tags.
+func BenchmarkFromGo(b *testing.B) {
+	type row struct {
+		ID   int      `json:"id"`
+		Name string   `json:"name"`
+		Tags []string `json:"tags,omitempty"`
+	}
+	for _, c := range []struct {
+		name string
+		v    any
+	}{
+		{"scalar", int64(7)}, {"message", benchMessage}, {"result", benchResult},
+		{"rows", []map[string]any{{"id": 1, "name": "a"}, {"id": 2, "name": "b"}}},
+		{"struct", row{ID: 1, Name: "a", Tags: []string{"x", "y"}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for range b.N {
+				if _, err := FromGo(c.v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -68,7 +68,7 @@ func (w *walker) reflect(rv reflect.Value, depth int) (any, error) {
 // reports whether rv is one.
 func (w *walker) methods(rv reflect.Value, depth int) (out any, ok bool, err error) {
 	t := rv.Type()
-	if t.Kind() == reflect.Interface || !rv.CanInterface() {
+	if t.NumMethod() == 0 || t.Kind() == reflect.Interface || !rv.CanInterface() {
 		return nil, false, nil
 	}
 	switch {
