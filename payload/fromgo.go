@@ -73,6 +73,9 @@ import (
 // A Lua number is a float64: integers beyond 2^53 that it cannot hold
 // exactly are refused, never rounded.
 func FromGo(v any) (any, error) {
+	if isScalar(v) {
+		return v, nil
+	}
 	var w walker
 	out, _, err := w.value(v, 0)
 	if err != nil {
@@ -84,6 +87,9 @@ func FromGo(v any) (any, error) {
 // FromGoAll is FromGo for each element of a list, naming them arg1,
 // arg2... It returns args itself when nothing in it needed converting.
 func FromGoAll(args []any) (Payloads, error) {
+	if allScalars(args) {
+		return Payloads(args), nil
+	}
 	var w walker
 	var out Payloads
 	for i, v := range args {
@@ -102,6 +108,28 @@ func FromGoAll(args []any) (Payloads, error) {
 		return Payloads(args), nil
 	}
 	return out, nil
+}
+
+// isScalar reports whether v is a payload value without parts, which
+// FromGo returns without starting a walk (whose cycle stack takes a
+// moment to clear).
+func isScalar(v any) bool {
+	switch x := v.(type) {
+	case nil, bool, float64, string, []byte, null:
+		return true
+	case int64:
+		return exactInt(x)
+	}
+	return false
+}
+
+func allScalars(args []any) bool {
+	for _, v := range args {
+		if !isScalar(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // A ValueError is a Go value that has no Lua form. Path names it as a
