@@ -31,7 +31,7 @@ import (
 // arguments: the Lua → Go rule, luaproc's toPayload).
 //
 //	Go value                           Lua value                      back in Go
-//	nil, nil pointer/interface/func... nil                            nil
+//	nil, a nil pointer or interface    nil (a map's value: no key)    nil
 //	bool                               boolean                        bool
 //	int, int8…int64, uint…uint64,      number                         int64
 //	  uintptr, and named kinds                                        (float64 if not integral)
@@ -41,8 +41,8 @@ import (
 //	complex64, complex128              refused
 //	string (and named string kinds)    string                         string
 //	[]byte (any slice of a byte kind)  string (the bytes)             string
-//	slice, array of any element type   sequence table {…}             []any (empty: []any{})
-//	  (nil slice: empty table)
+//	slice, array of any element type   sequence table {…}             []any (empty: []any{};
+//	  (nil slice: empty table)                                          a nil inside: map[any]any)
 //	map[K]V, K a string kind           table with string keys         map[string]any
 //	  (nil map: empty table)             (empty: marked a JSON object) (empty: map[string]any{})
 //	map[K]V, K a bool, int, uint or    table                          []any if the keys are 1..n,
@@ -72,6 +72,14 @@ import (
 // after time.Time and before the kind's rule, as encoding/json does.
 // A Lua number is a float64: integers beyond 2^53 that it cannot hold
 // exactly are refused, never rounded.
+//
+// From Lua, whatever the value's origin: a table with keys 1..n only is
+// []any, one with string keys only map[string]any, any other
+// map[any]any (keys bool, int64, float64, string), an empty table
+// []any{} (json.object(): map[string]any{}); a number int64 when it is
+// integral and within int64 (not -0), else float64; a string a string.
+// Functions, userdata, coroutines and cyclic tables are refused with
+// the value's path.
 func FromGo(v any) (any, error) {
 	if isScalar(v) {
 		return v, nil
