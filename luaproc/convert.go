@@ -20,6 +20,7 @@ package luaproc
 // value's path, e.g. "msg.items[3].cb: function cannot be sent".
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -337,7 +338,9 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func (c *converter) converted(L *lua.LState, v any) lua.LValue {
 	pv, err := payload.FromGo(v)
 	if err != nil {
-		c.err = err.(*payload.ValueError)
+		if !errors.As(err, &c.err) {
+			c.err = &payload.ValueError{Path: "value", Reason: err.Error()}
+		}
 		return lua.LNil
 	}
 	strict := c.strict
