@@ -26,7 +26,8 @@ import (
 // takes payload values (deep copies) and returns Go values
 // payload.FromGo converts; its results are the Lua call's return values,
 // and an error (or a result FromGo refuses) makes the call return nil
-// and the error's message. A panic raises a Lua error in the calling process.
+// and the error's message. A panic raises a Lua error in the calling
+// process.
 type Func func(args payload.Payloads) (payload.Payloads, error)
 
 // appModules is what the application registered; guarded by Runtime.mu.

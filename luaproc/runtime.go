@@ -250,8 +250,8 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 }
 
 // Start starts a process running entry of s with args (any Go values
-// payload.FromGo converts; one it refuses is an error). Entry "" runs main, or the chunk alone if there is no
-// main. Wait on the handle for the entry's return values, or its error:
+// payload.FromGo converts; one it refuses is an error). Entry "" runs
+// main, or the chunk alone if there is no main. Wait on the handle for the entry's return values, or its error:
 // a *ScriptError (with Lua traceback), *EntryError, or *KilledError.
 // The handle is how the caller learns of a failure, so a process started
 // here is never the subject of a crash report (Options.QuietCrashes).
@@ -268,19 +268,18 @@ func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle
 }
 
 // Send delivers msg (converted by payload.FromGo) to process to, as from
-// PID 0.
-// It fails if to does not exist or has ended.
+// PID 0. It fails if to does not exist or has ended.
 func (rt *Runtime) Send(to scheduler.PID, msg any) error {
 	return rt.sendFrom(0, to, msg)
 }
 
 func (rt *Runtime) sendFrom(from, to scheduler.PID, msg any) error {
-	if msg == nil {
-		return fmt.Errorf("send to %d: message must not be nil", to)
-	}
 	msg, err := payload.FromGo(msg)
 	if err != nil {
 		return fmt.Errorf("send to %d: %w", to, err)
+	}
+	if msg == nil { // a nil pointer too
+		return fmt.Errorf("send to %d: message must not be nil", to)
 	}
 	return rt.sched.Send(from, to, msg)
 }

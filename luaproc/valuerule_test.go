@@ -80,7 +80,7 @@ func ruleCases() []ruleCase {
 			lua: `{["id"]=3,["labels"]={["k"]="v"}}`, back: map[string]any{"id": int64(3), "labels": map[string]any{"k": "v"}}},
 		{name: "pointer, nil map", in: &ruleRow{ID: 4, Name: "n"}, lua: `{["id"]=4,["labels"]={},["name"]="n"}`,
 			back: map[string]any{"id": int64(4), "name": "n", "labels": map[string]any{}}},
-		{name: "nil pointer", in: (*ruleRow)(nil), lua: "nil", back: nil, noSend: false},
+		{name: "nil pointer", in: (*ruleRow)(nil), lua: "nil", back: nil, noSend: true},
 		{name: "time.Time", in: when, lua: `"2026-01-02T03:04:05.000000006Z"`, back: "2026-01-02T03:04:05.000000006Z"},
 		{name: "time.Duration", in: 2 * time.Second, lua: "2000000000", back: int64(2e9)},
 		{name: "PID", in: scheduler.PID(42), lua: "42", back: int64(42)},
@@ -197,6 +197,7 @@ func TestValueRuleRefusals(t *testing.T) {
 	cyc.Next = cyc
 	require.ErrorContains(t, rt.Send(h.PID(), cyc), "value.Next: cycle")
 	require.ErrorContains(t, rt.Send(h.PID(), uint64(math.MaxUint64)), "value: integer 18446744073709551615 cannot be sent: it is beyond int64")
+	require.ErrorContains(t, rt.Send(h.PID(), (*ruleRow)(nil)), "message must not be nil")
 	require.NoError(t, rt.Send(h.PID(), "done"))
 	assert.Equal(t, payload.Payloads{"done"}, waitFor(t, h))
 
