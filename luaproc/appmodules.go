@@ -23,9 +23,11 @@ import (
 // Func is a Go function Lua calls directly (RegisterGoModule). It runs on
 // the worker that runs the calling process and must return at once: work
 // that waits belongs in a command (Register), which yields instead. It
-// takes and returns payload values (deep copies); its results are the
-// Lua call's return values, and an error makes the call return nil and
-// the error's message. A panic raises a Lua error in the calling process.
+// takes payload values (deep copies) and returns Go values
+// payload.FromGo converts; its results are the Lua call's return values,
+// and an error (or a result FromGo refuses) makes the call return nil
+// and the error's message. A panic raises a Lua error in the calling
+// process.
 type Func func(args payload.Payloads) (payload.Payloads, error)
 
 // appModules is what the application registered; guarded by Runtime.mu.
@@ -202,10 +204,16 @@ func goFunc(name string, f Func) lua.LGFunction {
 			L.Push(lua.LString(err.Error()))
 			return 2
 		}
-		for _, v := range res {
-			L.Push(toLuaValue(L, v))
+		vs, err := appValues(L, res)
+		if err != nil {
+			L.Push(lua.LNil)
+			L.Push(lua.LString(name + ": " + err.Error()))
+			return 2
 		}
-		return len(res)
+		for _, v := range vs {
+			L.Push(v)
+		}
+		return len(vs)
 	}
 }
 

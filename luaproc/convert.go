@@ -20,10 +20,12 @@ package luaproc
 // value's path, e.g. "msg.items[3].cb: function cannot be sent".
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	lua "github.com/luarun/luarun/lua"
 
@@ -47,6 +49,13 @@ type converter struct {
 	// many bytes the values take as JSON (jsonEncode).
 	ticker *lua.LState
 	size   int
+	// strict (a Go application's value: a command's or Go function's
+	// result) refuses integers a Lua number would round; err is the first
+	// refusal, errSteps the path to it from the value converted,
+	// innermost first (fromApp).
+	strict   bool
+	err      *payload.ValueError
+	errSteps []string
 }
 
 // toPayload converts v, naming it path in errors.
@@ -230,9 +239,9 @@ func sortedKeys(t *lua.LTable) []lua.LValue {
 	return keys
 }
 
-// toLua converts a payload value into L's world. Values that are not
-// payload values (a Go application's mistake) become their fmt.Sprint
-// string rather than crashing the process.
+// toLua converts a payload value into L's world. Other Go values (a
+// command's result) are converted by payload.FromGo's table first; one
+// with no Lua form sets c.err and converts as nil.
 func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	if c.ticker != nil {
 		c.ticker.Tick()
@@ -249,8 +258,14 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case bool:
 		return lua.LBool(x)
 	case int64:
+		if c.strict && (x > 1<<53 || x < -1<<53) {
+			return c.converted(L, x)
+		}
 		return integerValue(x)
 	case int:
+		if c.strict && (x > 1<<53 || x < -1<<53) {
+			return c.converted(L, x)
+		}
 		return integerValue(int64(x))
 	case float64:
 		return lua.LNumber(x)
@@ -263,26 +278,41 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 	case []any:
 		t := L.CreateTable(len(x), 0)
 		for i, e := range x {
-			t.RawSetInt(i+1, c.toLua(L, e))
+			lv := c.toLua(L, e)
+			if c.err != nil {
+				return c.refusedAt("[" + strconv.Itoa(i+1) + "]")
+			}
+			t.RawSetInt(i+1, lv)
 		}
 		return t
 	case map[string]any:
 		t := L.CreateTable(0, len(x))
 		for k, e := range x {
-			t.RawSetString(k, c.toLua(L, e)) // a nil is left out
+			lv := c.toLua(L, e)
+			if c.err != nil {
+				return c.refusedAt(payload.JoinKey("", k))
+			}
+			t.RawSetString(k, lv) // a nil is left out
 		}
 		if len(x) == 0 && c.objectMT != nil {
 			t.Metatable = c.objectMT
 		}
 		return t
 	case map[any]any:
+		if c.strict { // its keys too are a Go application's
+			return c.converted(L, x)
+		}
 		t := L.CreateTable(0, len(x))
 		for k, e := range x {
 			lk := c.toLua(L, k)
 			if lk == lua.LNil || lk == c.null {
 				continue
 			}
-			t.RawSet(lk, c.toLua(L, e))
+			lv := c.toLua(L, e)
+			if c.err != nil {
+				return c.refusedAt(payload.JoinKey("", k))
+			}
+			t.RawSet(lk, lv)
 		}
 		return t
 	case lua.LString: // a scalar message (messageValue)
@@ -298,8 +328,64 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		if lv, ok := arrival(L, x); ok { // a socket moved here (serving.go)
 			return lv
 		}
-		return lua.LString(fmt.Sprint(x))
+		return c.converted(L, x)
 	}
+}
+
+// converted is toLua of a value that is not a payload value, or that
+// strict must check (an integer past 2^53, a map[any]any's keys):
+// payload.FromGo's, or nil and c.err.
+func (c *converter) converted(L *lua.LState, v any) lua.LValue {
+	pv, err := payload.FromGo(v)
+	if err != nil {
+		if !errors.As(err, &c.err) {
+			c.err = &payload.ValueError{Path: "value", Reason: err.Error()}
+		}
+		return lua.LNil
+	}
+	strict := c.strict
+	c.strict = false // FromGo has checked it all
+	lv := c.toLua(L, pv)
+	c.strict = strict
+	return lv
+}
+
+// refusedAt adds a container's step to the path of c.err.
+func (c *converter) refusedAt(step string) lua.LValue {
+	c.errSteps = append(c.errSteps, step)
+	return lua.LNil
+}
+
+// appValues is fromApp of each value of a list, naming them result1,
+// result2...
+func appValues(L *lua.LState, vs []any) ([]lua.LValue, error) {
+	out := make([]lua.LValue, len(vs))
+	for i, v := range vs {
+		lv, err := fromApp(L, v, "result"+strconv.Itoa(i+1))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = lv
+	}
+	return out, nil
+}
+
+// fromApp converts a value a Go application gave (a command's or a Go
+// function's result) by payload.FromGo's table; a refusal is an error
+// whose path starts at root.
+func fromApp(L *lua.LState, v any, root string) (lua.LValue, error) {
+	c := converter{objectMT: jsonObjectMT, strict: true}
+	lv := c.toLua(L, v)
+	if c.err == nil {
+		return lv, nil
+	}
+	var b strings.Builder
+	b.WriteString(root)
+	for i := len(c.errSteps) - 1; i >= 0; i-- {
+		b.WriteString(c.errSteps[i])
+	}
+	b.WriteString(strings.TrimPrefix(c.err.Path, "value"))
+	return nil, &payload.ValueError{Path: b.String(), Reason: c.err.Reason}
 }
 
 // toLuaValue converts with the default options.

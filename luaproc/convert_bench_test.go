@@ -9,8 +9,9 @@ import (
 // BenchmarkToLuaResponse: converting an http.get result (three fields,
 // four headers, one of them not among the interned keys) into Lua tables,
 // per result: luarun's conversion (tables built through table.go's
-// mirror)  vs  the same tables built with gopher-lua's public API
-// (CreateTable and RawSetString).
+// mirror; as a message, and as a command's result: fromApp, which checks
+// integers past 2^53)  vs  the same tables built with gopher-lua's public
+// API (CreateTable and RawSetString).
 func BenchmarkToLuaResponse(b *testing.B) {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true})
 	defer L.Close()
@@ -26,6 +27,14 @@ func BenchmarkToLuaResponse(b *testing.B) {
 		b.ReportAllocs()
 		for range b.N {
 			toLuaValue(L, res)
+		}
+	})
+	b.Run("luarun-command-result", func(b *testing.B) { // resultValues' conversion
+		b.ReportAllocs()
+		for range b.N {
+			if _, err := fromApp(L, res, "result"); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("gopher-lua-RawSetString", func(b *testing.B) {

@@ -35,11 +35,20 @@
 // Everything that crosses a process boundary — arguments, results,
 // messages, command arguments and results — is a payload value (nil,
 // bool, int64, float64, string, []byte, []any, map[string]any,
-// map[any]any) and is deep-copied. From Lua, integral numbers become
-// int64, tables with keys 1..n lists, tables with string keys
-// map[string]any, other tables map[any]any, and an empty table an empty
-// list. Functions, userdata, coroutines and cycles are refused with the
-// value's path ("msg.items[3].cb: function cannot be sent").
+// map[any]any) and is deep-copied. What Go gives (Start's arguments,
+// Send's and an Inbox's messages and replies, Complete's results, a Go
+// function's results) is converted by one table, payload.FromGo's: any
+// integer or float kind, strings, []byte, slices and arrays, maps,
+// structs through their json tags, pointers, time.Time (an RFC 3339
+// string), marshalers, errors; a value with no Lua form (a channel, a
+// func, a complex number, a cycle, an integer a Lua number would round)
+// is an error naming its path ("start app: arg1.items[3].cb: func()
+// cannot be sent"), never a string. A command's result that has none
+// makes the Lua call return nil and that error. From Lua, integral
+// numbers become int64, tables with keys 1..n lists, tables with string
+// keys map[string]any, other tables map[any]any, and an empty table an
+// empty list. Functions, userdata, coroutines and cycles are refused
+// with the value's path ("msg.items[3].cb: function cannot be sent").
 //
 // # Errors
 //

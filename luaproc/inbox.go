@@ -58,7 +58,8 @@ func (rt *Runtime) NewInbox() (*Inbox, error) {
 // PID returns the inbox's PID.
 func (in *Inbox) PID() scheduler.PID { return in.h.PID() }
 
-// Send sends msg to process to, from this inbox.
+// Send sends msg (converted as Runtime.Send converts) to process to,
+// from this inbox.
 func (in *Inbox) Send(to scheduler.PID, msg any) error {
 	return in.rt.sendFrom(in.PID(), to, msg)
 }
@@ -78,7 +79,8 @@ func (in *Inbox) Link(pid scheduler.PID) error { return in.rt.sched.Link(in.PID(
 // Call sends msg to process to as a call and waits for the reply, the
 // process's end (an error with its reason), or ctx.
 func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, error) {
-	if err := payload.Check(msg); err != nil {
+	msg, err := payload.FromGo(msg)
+	if err != nil {
 		return nil, fmt.Errorf("call %d: %w", to, err)
 	}
 	done := make(chan callDone, 1)
@@ -114,7 +116,8 @@ func (in *Inbox) Reply(m Message, value any) error {
 	if m.call == nil {
 		return errors.New("reply: not a call")
 	}
-	if err := payload.Check(value); err != nil {
+	value, err := payload.FromGo(value)
+	if err != nil {
 		return fmt.Errorf("reply: %w", err)
 	}
 	in.mu.Lock()

@@ -37,7 +37,8 @@ func (rt *Runtime) StartMain(s *Script, entry string, mo MainOptions, args ...an
 	if s == nil {
 		s = &Script{name: "(command line)", proto: noScriptProto()}
 	}
-	if err := payload.CheckAll(args); err != nil {
+	args, err := payload.FromGoAll(args)
+	if err != nil {
 		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
 	}
 	p := rt.newProcess(s)

@@ -403,19 +403,26 @@ func (p *luaProcess) errorValues(err error) []lua.LValue {
 }
 
 // resultValues turns a command's result into the values its Lua call
-// returns: a payload.Payloads is several values, anything else one.
+// returns: a payload.Payloads is several values, anything else one,
+// each converted by payload.FromGo's table. A value with no Lua form
+// makes the call return nil and the refusal (result2.rows[1].C:
+// complex128 cannot be sent), as if the command had failed.
 func (p *luaProcess) resultValues(data any) []lua.LValue {
 	switch x := data.(type) {
 	case nil:
 		return nil
 	case payload.Payloads:
-		vs := make([]lua.LValue, len(x))
-		for i, v := range x {
-			vs[i] = toLuaValue(p.L, v)
+		vs, err := appValues(p.L, x)
+		if err != nil {
+			return []lua.LValue{lua.LNil, lua.LString(err.Error())}
 		}
 		return vs
 	default:
-		return []lua.LValue{toLuaValue(p.L, x)}
+		v, err := fromApp(p.L, x, "result")
+		if err != nil {
+			return []lua.LValue{lua.LNil, lua.LString(err.Error())}
+		}
+		return []lua.LValue{v}
 	}
 }
 

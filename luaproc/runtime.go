@@ -249,15 +249,15 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 	return &luaProcess{rt: rt, script: s, progDir: s.dir}
 }
 
-// Start starts a process running entry of s with args (payload values:
-// nil, bool, int64, float64, string, []byte, []any, map[string]any,
-// map[any]any). Entry "" runs main, or the chunk alone if there is no
-// main. Wait on the handle for the entry's return values, or its error:
+// Start starts a process running entry of s with args (any Go values
+// payload.FromGo converts; one it refuses is an error). Entry "" runs
+// main, or the chunk alone if there is no main. Wait on the handle for the entry's return values, or its error:
 // a *ScriptError (with Lua traceback), *EntryError, or *KilledError.
 // The handle is how the caller learns of a failure, so a process started
 // here is never the subject of a crash report (Options.QuietCrashes).
 func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle, error) {
-	if err := payload.CheckAll(args); err != nil {
+	args, err := payload.FromGoAll(args)
+	if err != nil {
 		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
 	}
 	h, _, err := rt.sched.SubmitWith(rt.newProcess(s), entry, args, scheduler.SubmitOptions{Waited: true})
@@ -267,18 +267,19 @@ func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle
 	return h, nil
 }
 
-// Send delivers msg (a payload value) to process to, as from PID 0.
-// It fails if to does not exist or has ended.
+// Send delivers msg (converted by payload.FromGo) to process to, as from
+// PID 0. It fails if to does not exist or has ended.
 func (rt *Runtime) Send(to scheduler.PID, msg any) error {
 	return rt.sendFrom(0, to, msg)
 }
 
 func (rt *Runtime) sendFrom(from, to scheduler.PID, msg any) error {
-	if msg == nil {
-		return fmt.Errorf("send to %d: message must not be nil", to)
-	}
-	if err := payload.Check(msg); err != nil {
+	msg, err := payload.FromGo(msg)
+	if err != nil {
 		return fmt.Errorf("send to %d: %w", to, err)
+	}
+	if msg == nil { // a nil pointer too
+		return fmt.Errorf("send to %d: message must not be nil", to)
 	}
 	return rt.sched.Send(from, to, msg)
 }

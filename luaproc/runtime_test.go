@@ -266,7 +266,7 @@ func TestGoPanicInsideLuaBecomesProcessError(t *testing.T) {
 		c.Complete(payload.Payloads{[]any{func() {}}}) // not a payload value
 		return nil
 	}))
-	res, err := runLua(t, rt, "p.lua", `local v = bad.sync(); return type(v[1])`, "")
-	require.NoError(t, err, "a non-payload result arrives as its string form")
-	assert.Equal(t, payload.Payloads{"string"}, res)
+	res, err := runLua(t, rt, "p.lua", `return bad.sync()`, "")
+	require.NoError(t, err, "a result with no Lua form fails the call, not the process")
+	assert.Equal(t, payload.Payloads{nil, "result1[1]: func() cannot be sent"}, res)
 }
