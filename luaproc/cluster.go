@@ -88,13 +88,17 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 	go func() {
 		ctx, cancel := context.WithTimeout(c.Ctx, spawnTimeout)
 		defer cancel()
+		request := rt.remoteEnds.begin()
+		defer rt.remoteEnds.finish(request) // after the claim (remoteends.go)
 		pid, err := rt.cluster.SpawnOn(ctx, rt.remoteEnds.collector, node, name, source, entry, args, rt.permissions())
 		if err != nil {
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
 		}
 		rt.watchRemote(c.PID, pid)
-		c.Complete(payload.Payloads{int64(pid)})
+		if !c.Complete(payload.Payloads{int64(pid)}) {
+			rt.remoteEnds.release(pid, c.PID) // the process ended meanwhile
+		}
 	}()
 	return nil
 }

@@ -27,12 +27,9 @@ package luaproc
 // refused for its entry sends nothing (nobody holds its PID), and its
 // end is no crash report (the requester was told).
 //
-// Invariants: an end's result is set once, under remoteEnds.mu, and
-// done closed then; an entry is removed when process.wait hands its
-// result over, when its waiter ends if its end has come, else when its
-// end comes (orphan). The spawn answers live in the Runtime
-// (spawnAnswers), not in luaProcess, whose size is at a size class's
-// edge.
+// The table of ends, and when its entries go, is remoteends.go's. The
+// spawn answers live in the Runtime (spawnAnswers), not in luaProcess,
+// whose size is at a size class's edge.
 
 import (
 	"context"
@@ -135,104 +132,11 @@ func (p *luaProcess) Ended(result payload.Payloads, err error) {
 	}
 }
 
-// remoteEnd is what this runtime knows of a process one of its
-// processes started on another node.
-type remoteEnd struct {
-	waiter scheduler.PID // 0 until spawn_on has the PID
-	done   chan struct{} // closed when result is set
-	result payload.Payloads
-	// orphan: its waiter ended first; the entry goes when the end comes
-	// (the collector's monitor brings it, at the latest as noconnection)
-	orphan bool
-}
-
-// remoteEnds are the ends of the processes this runtime's processes
-// started on other nodes, by the processes' PIDs, and the runtime's
-// process that hears them (endsProcess).
-type remoteEnds struct {
-	collector scheduler.PID
-	mu        sync.Mutex
-	ends      map[scheduler.PID]*remoteEnd
-}
-
-// entry is pid's entry, made if it has none (under mu).
-func (r *remoteEnds) entry(pid scheduler.PID) *remoteEnd {
-	e := r.ends[pid]
-	if e == nil {
-		if r.ends == nil {
-			r.ends = map[scheduler.PID]*remoteEnd{}
-		}
-		e = &remoteEnd{done: make(chan struct{})}
-		r.ends[pid] = e
-	}
-	return e
-}
-
-// of returns pid's entry if waiter started it.
-func (r *remoteEnds) of(pid, waiter scheduler.PID) *remoteEnd {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e := r.ends[pid]; e != nil && e.waiter == waiter {
-		return e
-	}
-	return nil
-}
-
-// end sets pid's result, once; without an entry it makes one if make_.
-func (r *remoteEnds) end(pid scheduler.PID, result payload.Payloads, make_ bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ends[pid] == nil && !make_ {
-		return
-	}
-	e := r.entry(pid)
-	if e.orphan {
-		delete(r.ends, pid)
-		return
-	}
-	select {
-	case <-e.done:
-	default:
-		e.result = result
-		close(e.done)
-	}
-}
-
-// take removes pid's entry once its result is handed over.
-func (r *remoteEnds) take(pid scheduler.PID, e *remoteEnd) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.ends[pid] == e {
-		delete(r.ends, pid)
-	}
-}
-
-// dropWaiter removes the entries of waiter, which ended: those whose
-// end has come at once, the others when it comes (an end that came
-// later would make an entry nobody takes).
-func (r *remoteEnds) dropWaiter(waiter scheduler.PID) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for pid, e := range r.ends {
-		if e.waiter != waiter {
-			continue
-		}
-		select {
-		case <-e.done:
-			delete(r.ends, pid)
-		default:
-			e.waiter, e.orphan = 0, true
-		}
-	}
-}
-
 // watchRemote notes that waiter started pid on another node: it may wait
 // for pid's end; the collector monitors pid quietly, to hear if its
 // node goes away.
 func (rt *Runtime) watchRemote(waiter, pid scheduler.PID) {
-	rt.remoteEnds.mu.Lock()
-	rt.remoteEnds.entry(pid).waiter = waiter
-	rt.remoteEnds.mu.Unlock()
+	rt.remoteEnds.claim(pid, waiter)
 	rt.sched.MonitorQuietly(rt.remoteEnds.collector, pid)
 }
 

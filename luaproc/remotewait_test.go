@@ -24,10 +24,10 @@ func TestRemoteEndsKeepNothingForAnEndedWaiter(t *testing.T) {
 		r.mu.Unlock()
 	}
 	r.end(ended, payload.Payloads{true}, true)
+	req := r.begin()
 	r.end(early, payload.Payloads{true, "early"}, true) // before its spawn_on answer
-	r.mu.Lock()
-	r.entry(early).waiter = waiter
-	r.mu.Unlock()
+	r.claim(early, waiter)
+	r.finish(req)
 	if e := r.of(early, waiter); assert.NotNil(t, e) {
 		<-e.done
 		assert.Equal(t, payload.Payloads{true, "early"}, e.result)
