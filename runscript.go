@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"os/signal"
@@ -272,7 +273,10 @@ func permissions(sandbox bool, allow []string) ([]string, error) {
 	return named, nil
 }
 
-func newLogger(w io.Writer, level, format string) (*log.Logger, error) {
+// newLogger is the luarun command's logger: charmbracelet/log's, in the
+// format and from the level the flags name, as the handler of the
+// *slog.Logger the runtime takes (Options.Logger).
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	lvl, err := log.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log-level %s: choose debug, info, warn or error", level)
@@ -282,7 +286,7 @@ func newLogger(w io.Writer, level, format string) (*log.Logger, error) {
 	if !ok {
 		return nil, fmt.Errorf("--log-format %s: choose text, json or logfmt", format)
 	}
-	return log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true}), nil
+	return slog.New(log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true})), nil
 }
 
 // load compiles the script at path, or standard input for "-".

@@ -8,13 +8,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
+	"log/slog"
 	"os"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,7 +26,7 @@ import (
 // cannot reach); it returns once the process is in it.
 func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	t.Helper()
-	rt = luaproc.New(luaproc.Options{Workers: 2, Logger: log.New(io.Discard)})
+	rt = luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
 	inside, release := make(chan struct{}), make(chan struct{})
 	require.NoError(t, rt.RegisterGoModule("stuck", map[string]luaproc.Func{
 		"forever": func(payload.Payloads) (payload.Payloads, error) {
@@ -77,7 +76,7 @@ func TestSignalStatus(t *testing.T) {
 		sig  os.Signal
 		want int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
-		rt := luaproc.New(luaproc.Options{Workers: 1, Logger: log.New(io.Discard)})
+		rt := luaproc.New(luaproc.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
 		s, err := rt.LoadString("sleep.lua", "function main() time.sleep(60) end")
 		require.NoError(t, err)
 		h, err := rt.Start(s, "main")

@@ -11,10 +11,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/nats-io/nats.go"
 
 	"github.com/luarun/luarun/cluster"
@@ -122,7 +122,7 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 func clusterNode(url, name string, secret []byte) (*luaproc.Runtime, *luaproc.Script, *cluster.Node, func()) {
 	node, err := cluster.Join(context.Background(), cluster.Config{URL: url, Name: name, Secret: secret})
 	check(err)
-	rt := luaproc.New(luaproc.Options{Cluster: node, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
 	s, err := rt.LoadString("cluster.lua", clusterLua)
 	check(err)
 	return rt, s, node, func() {

@@ -19,14 +19,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/luarun/luarun/luaproc"
 )
@@ -119,7 +118,7 @@ func newRuntime(workers int) *luaproc.Runtime {
 	return luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
 }
 
-func quietLogger() *log.Logger { return log.New(io.Discard) }
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func shutdown(rt *luaproc.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -3,10 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/luarun/luarun/cluster"
 	"github.com/luarun/luarun/luaproc"
@@ -26,7 +24,7 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		rt := luaproc.New(luaproc.Options{Cluster: node, Logger: log.New(io.Discard)})
+		rt := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler)})
 		return rt, func() { rt.Shutdown(ctx); node.Close() }
 	}
 	alpha, stopAlpha := start("alpha")

@@ -3,10 +3,10 @@ package cluster_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +31,7 @@ func joinNode(t *testing.T, url, name string) (*luaproc.Runtime, *cluster.Node) 
 	n, err := cluster.Join(ctx, cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
 	cancel()
 	require.NoError(t, err)
-	rt := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

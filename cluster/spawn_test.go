@@ -3,12 +3,12 @@ package cluster_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -142,7 +142,7 @@ func joinAs(t *testing.T, url, user, password string) (*cluster.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
 	t.Cleanup(func() {
 		rt.Shutdown(context.Background())
 		n.Close()

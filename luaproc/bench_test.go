@@ -17,6 +17,7 @@ package luaproc
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,7 +28,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
@@ -35,7 +35,7 @@ import (
 )
 
 func benchRuntime(b *testing.B) *Runtime {
-	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}})
+	rt := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}})
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -124,7 +124,7 @@ func BenchmarkMessageHop(b *testing.B) {
 	})
 	// The same without the watchdog and the mailbox counting: what they cost.
 	b.Run("luarun-unguarded", func(b *testing.B) {
-		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, NoWatchdog: true, MaxMailbox: -1})
+		rt := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, NoWatchdog: true, MaxMailbox: -1})
 		b.Cleanup(func() { rt.Shutdown(context.Background()) })
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -347,7 +347,7 @@ func BenchmarkHTTPGet(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
 	defer srv.Close()
 	b.Run("luarun", func(b *testing.B) {
-		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"http"}})
+		rt := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, Allow: []string{"http"}})
 		defer rt.Shutdown(context.Background())
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -404,7 +404,7 @@ func BenchmarkLines(b *testing.B) {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"fs"}})
+	rt := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, Allow: []string{"fs"}})
 	b.Cleanup(func() { rt.Shutdown(context.Background()) })
 	b.ResetTimer()
 	res := runBench(b, rt, `function main(path) local k = 0; for _ in fs.lines(path) do k = k + 1 end return k end`, "main", path)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -74,7 +75,7 @@ func newTestRuntime(t testing.TB, opts Options) (*Runtime, *syncBuffer, *syncBuf
 		opts.Stdout = stdout
 	}
 	if opts.Logger == nil {
-		opts.Logger = log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
+		opts.Logger = slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
 	}
 	rt := New(opts)
 	t.Cleanup(func() {

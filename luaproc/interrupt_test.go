@@ -9,12 +9,11 @@ package luaproc
 
 import (
 	"context"
-	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,7 +90,7 @@ func TestMaxStepStopsALongMatch(t *testing.T) {
 // TestShutdownStopsALongMatch: Shutdown ends a process inside the
 // matcher at once, not at the end of its grace.
 func TestShutdownStopsALongMatch(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: log.New(io.Discard)})
+	rt := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
 	s, err := rt.LoadString("match.lua", hardMatchLua)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()

@@ -3,14 +3,13 @@ package luaproc
 import (
 	"context"
 	"errors"
-	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -86,7 +85,7 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 // TestShutdownStopsABusyLoop: Shutdown ends a process in an endless loop
 // at once, not at the end of the grace period.
 func TestShutdownStopsABusyLoop(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: log.New(io.Discard)})
+	rt := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
 	s, err := rt.LoadString("busy.lua", `
 function busy(inbox)
   process.send(inbox, "spinning")
@@ -230,7 +229,7 @@ func TestStackOverflowHasFileLine(t *testing.T) {
 // process is counted exactly once by how it ended.
 func TestSpawnStormAccounting(t *testing.T) {
 	for round := range 3 {
-		rt := New(Options{Workers: 4, Logger: log.New(io.Discard)})
+		rt := New(Options{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
 		s, err := rt.LoadString("storm.lua", `
 function child(i)
   if i % 4 == 0 then error("child fails") end

@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
@@ -31,9 +30,11 @@ type Options struct {
 	// directory; "listen" gives http.serve and net.listen, "net"
 	// net.connect.
 	Allow []string
-	// Logger receives the log module's lines (with the process's pid);
-	// nil means a text logger on stderr at info level.
-	Logger *log.Logger
+	// Logger receives the log module's lines (with the process's pid)
+	// and the runtime's own warnings and crash reports; nil means
+	// slog.Default(). The luarun command plugs in charmbracelet/log's
+	// Logger as the handler (it implements slog.Handler).
+	Logger *slog.Logger
 	// Stdout receives print's lines; nil means os.Stdout.
 	Stdout io.Writer
 	// LuaPath replaces require's default search path
@@ -109,7 +110,7 @@ type Runtime struct {
 	io      *commands.IO   // fs, http and exec (reachable from Lua only if allowed)
 	serve   *serve.Service // http.serve and net (serving.go)
 	allowed map[string]bool
-	logger  *log.Logger
+	logger  *slog.Logger
 	// quietCrashes: Options.QuietCrashes (internal errors are not logged)
 	quietCrashes bool
 	luaPath      string // Options.LuaPath
@@ -169,7 +170,7 @@ func New(opts Options) *Runtime {
 		rt.allowed[m] = true
 	}
 	if rt.logger == nil {
-		rt.logger = log.NewWithOptions(os.Stderr, log.Options{ReportTimestamp: true})
+		rt.logger = slog.Default()
 	}
 	if rt.out == nil {
 		rt.out = os.Stdout

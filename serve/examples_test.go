@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +22,7 @@ import (
 func runExample(t *testing.T, name string) string {
 	t.Helper()
 	pr, pw := io.Pipe()
-	rt := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: log.New(io.Discard)})
+	rt := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()

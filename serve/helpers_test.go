@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func start(t *testing.T, src string, allow ...string) *env {
 		allow = []string{"listen", "net", "http"}
 	}
 	logs := &syncBuffer{}
-	logger := log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
+	logger := slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
 	rt := luaproc.New(luaproc.Options{Workers: 2, Allow: allow, Logger: logger, Stdout: logs})
 	e := &env{t: t, rt: rt, logs: logs}
 	t.Cleanup(func() {

@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -201,7 +201,7 @@ end`, ln.Addr().String(), ln.Addr().String(), closedAddr)
 // helpers, a process blocked in c:read does not stop another.
 func TestNetReadHoldsNoWorker(t *testing.T) {
 	rt := luaproc.New(luaproc.Options{Workers: 1, NoWatchdog: true, Allow: []string{"listen", "net"},
-		Logger: log.New(io.Discard)})
+		Logger: slog.New(slog.DiscardHandler)})
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()
