@@ -62,7 +62,10 @@ func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr 
 	exited := make(chan int, 1) // os.exit's status
 	opts.Allow, opts.Logger, opts.Stdout = allow, logger, stdout
 	opts.Exit = func(code int) { exited <- code }
-	rt := luaproc.New(opts)
+	rt, err := luaproc.New(opts)
+	if err != nil {
+		return exitUsage, cli.Exit(err, exitUsage)
+	}
 	script, mo, code := loadMain(rt, cl, stdin, stderr) // luacli.go
 	if code != exitOK {
 		shutdown(rt, 0, stderr)
@@ -261,14 +264,14 @@ func permissions(sandbox bool, allow []string) ([]string, error) {
 			if m == "" {
 				continue
 			}
-			if !slices.Contains(luaproc.Permissions, m) {
-				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(luaproc.Permissions, ", "))
+			if !slices.Contains(luaproc.Permissions(), m) {
+				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(luaproc.Permissions(), ", "))
 			}
 			named = append(named, m)
 		}
 	}
 	if !sandbox {
-		return luaproc.Permissions, nil
+		return luaproc.Permissions(), nil
 	}
 	return named, nil
 }

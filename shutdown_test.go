@@ -26,7 +26,9 @@ import (
 // cannot reach); it returns once the process is in it.
 func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	t.Helper()
-	rt = luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	var err error
+	rt, err = luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	inside, release := make(chan struct{}), make(chan struct{})
 	require.NoError(t, rt.RegisterGoModule("stuck", map[string]luaproc.Func{
 		"forever": func(payload.Payloads) (payload.Payloads, error) {
@@ -76,7 +78,8 @@ func TestSignalStatus(t *testing.T) {
 		sig  os.Signal
 		want int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
-		rt := luaproc.New(luaproc.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+		rt, err := luaproc.New(luaproc.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
 		s, err := rt.LoadString("sleep.lua", "function main() time.sleep(60) end")
 		require.NoError(t, err)
 		h, err := rt.Start(s, "main")

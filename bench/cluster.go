@@ -122,7 +122,8 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 func clusterNode(url, name string, secret []byte) (*luaproc.Runtime, *luaproc.Script, *cluster.Node, func()) {
 	node, err := cluster.Join(context.Background(), cluster.Config{URL: url, Name: name, Secret: secret})
 	check(err)
-	rt := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	check(err)
 	s, err := rt.LoadString("cluster.lua", clusterLua)
 	check(err)
 	return rt, s, node, func() {

@@ -115,7 +115,9 @@ func size(full, small int) int {
 
 // newRuntime starts a runtime that prints nothing.
 func newRuntime(workers int) *luaproc.Runtime {
-	return luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
+	check(err)
+	return rt
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

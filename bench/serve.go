@@ -137,7 +137,8 @@ func luarunServe(entry string, dur time.Duration, path string, prepare func(addr
 // startServer runs main(inbox, entry) of src, which sends the address it
 // serves on; stop shuts the runtime down.
 func startServer(src, entry string) (addr string, stop func()) {
-	rt := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"listen"}, Logger: quietLogger(), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"listen"}, Logger: quietLogger(), Stdout: io.Discard})
+	check(err)
 	in, err := rt.NewInbox()
 	check(err)
 	s, err := rt.LoadString("serve.lua", src)

@@ -24,7 +24,10 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		rt := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler)})
+		rt, err := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			panic(err)
+		}
 		return rt, func() { rt.Shutdown(ctx); node.Close() }
 	}
 	alpha, stopAlpha := start("alpha")

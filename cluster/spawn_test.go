@@ -142,7 +142,8 @@ func joinAs(t *testing.T, url, user, password string) (*cluster.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		rt.Shutdown(context.Background())
 		n.Close()

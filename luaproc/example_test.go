@@ -14,7 +14,11 @@ import (
 // db.query, starts a Lua process, talks to it through an Inbox, waits
 // for its result and shuts down.
 func Example() {
-	rt := luaproc.New(luaproc.Options{Workers: 2})
+	rt, err := luaproc.New(luaproc.Options{Workers: 2})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

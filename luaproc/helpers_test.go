@@ -77,7 +77,8 @@ func newTestRuntime(t testing.TB, opts Options) (*Runtime, *syncBuffer, *syncBuf
 	if opts.Logger == nil {
 		opts.Logger = slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
 	}
-	rt := New(opts)
+	rt, err := New(opts)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -90,7 +90,8 @@ func TestMaxStepStopsALongMatch(t *testing.T) {
 // TestShutdownStopsALongMatch: Shutdown ends a process inside the
 // matcher at once, not at the end of its grace.
 func TestShutdownStopsALongMatch(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	rt, err := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	s, err := rt.LoadString("match.lua", hardMatchLua)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()

@@ -320,7 +320,11 @@ function main() return pcall(require, "selfish") end`, "main")
 // ExampleRuntime_RegisterLuaModule shows both kinds of module an
 // application can give its scripts: one written in Lua, one in Go.
 func ExampleRuntime_RegisterLuaModule() {
-	rt := New(Options{Workers: 1})
+	rt, err := New(Options{Workers: 1})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer rt.Shutdown(context.Background())
 
 	// A Lua module: require("app.money") runs it once per process.

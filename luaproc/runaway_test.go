@@ -85,7 +85,8 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 // TestShutdownStopsABusyLoop: Shutdown ends a process in an endless loop
 // at once, not at the end of the grace period.
 func TestShutdownStopsABusyLoop(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	rt, err := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	s, err := rt.LoadString("busy.lua", `
 function busy(inbox)
   process.send(inbox, "spinning")
@@ -229,7 +230,8 @@ func TestStackOverflowHasFileLine(t *testing.T) {
 // process is counted exactly once by how it ended.
 func TestSpawnStormAccounting(t *testing.T) {
 	for round := range 3 {
-		rt := New(Options{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+		rt, err := New(Options{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
 		s, err := rt.LoadString("storm.lua", `
 function child(i)
   if i % 4 == 0 then error("child fails") end

@@ -135,7 +135,7 @@ func TestPermissions(t *testing.T) {
 	res, err := runLua(t, rt, "s.lua", "local f = io.popen('echo hi') local out = f:read('*a') f:close() return os.execute('true'), out", "")
 	require.NoError(t, err)
 	assert.Equal(t, []any{int64(0), "hi\n"}, []any(res))
-	for _, allowed := range Permissions {
+	for _, allowed := range Permissions() {
 		rt, _, _ := newTestRuntime(t, Options{Allow: []string{allowed}})
 		for module, src := range uses {
 			if module != allowed {

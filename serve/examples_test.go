@@ -22,7 +22,8 @@ import (
 func runExample(t *testing.T, name string) string {
 	t.Helper()
 	pr, pw := io.Pipe()
-	rt := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: slog.New(slog.DiscardHandler)})
+	rt, err := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()

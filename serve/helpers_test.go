@@ -66,7 +66,8 @@ func start(t *testing.T, src string, allow ...string) *env {
 	}
 	logs := &syncBuffer{}
 	logger := slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
-	rt := luaproc.New(luaproc.Options{Workers: 2, Allow: allow, Logger: logger, Stdout: logs})
+	rt, err := luaproc.New(luaproc.Options{Workers: 2, Allow: allow, Logger: logger, Stdout: logs})
+	require.NoError(t, err)
 	e := &env{t: t, rt: rt, logs: logs}
 	t.Cleanup(func() {
 		if !e.down {

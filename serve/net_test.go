@@ -200,8 +200,9 @@ end`, ln.Addr().String(), ln.Addr().String(), closedAddr)
 // A read waits without a worker: with one worker and no watchdog
 // helpers, a process blocked in c:read does not stop another.
 func TestNetReadHoldsNoWorker(t *testing.T) {
-	rt := luaproc.New(luaproc.Options{Workers: 1, NoWatchdog: true, Allow: []string{"listen", "net"},
+	rt, err := luaproc.New(luaproc.Options{Workers: 1, NoWatchdog: true, Allow: []string{"listen", "net"},
 		Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()
