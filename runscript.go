@@ -81,7 +81,7 @@ func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	h, err := rt.StartMain(script, c.String("entry"), mo, args...)
+	h, err := rt.StartMain(context.Background(), script, c.String("entry"), mo, args...)
 	if err != nil {
 		shutdown(rt, 0, stderr)
 		return exitError, cli.Exit(err, exitError)

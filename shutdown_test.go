@@ -39,7 +39,7 @@ func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	}))
 	s, err := rt.LoadString("stuck.lua", "function main() stuck.forever() end")
 	require.NoError(t, err)
-	_, err = rt.Start(s, "main")
+	_, err = rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	<-inside
 	return rt, release
@@ -82,7 +82,7 @@ func TestSignalStatus(t *testing.T) {
 		require.NoError(t, err)
 		s, err := rt.LoadString("sleep.lua", "function main() time.sleep(60) end")
 		require.NoError(t, err)
-		h, err := rt.Start(s, "main")
+		h, err := rt.Start(context.Background(), s, "main")
 		require.NoError(t, err)
 		sigs := make(chan os.Signal, 1)
 		sigs <- c.sig

@@ -96,7 +96,7 @@ func clusterRows(secret []byte, how string) []row {
 // clusterRoundTrip is the time of one round trip between a process on
 // node a and one on node b, over trips after 1,000.
 func clusterRoundTrip(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, sb *luaproc.Script, trips int) time.Duration {
-	pong, err := b.Start(sb, "pong")
+	pong, err := b.Start(context.Background(), sb, "pong")
 	check(err)
 	res := runLoaded(a, sa, "ping", int64(pong.PID()), int64(trips), clusterPayload)
 	return time.Duration(res[0].(float64) * float64(time.Second) / float64(trips))
@@ -108,7 +108,7 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 	inbox, err := a.NewInbox()
 	check(err)
 	defer inbox.Close()
-	sink, err := b.Start(sb, "sink", int64(n), int64(inbox.PID()))
+	sink, err := b.Start(context.Background(), sb, "sink", int64(n), int64(inbox.PID()))
 	check(err)
 	t0 := time.Now()
 	runLoaded(a, sa, "stream", int64(sink.PID()), int64(n), clusterPayload)

@@ -145,7 +145,7 @@ func runEntry(rt *luaproc.Runtime, name, src, entry string, args ...any) []any {
 // runLoaded runs entry of the loaded script s with args and returns its
 // results.
 func runLoaded(rt *luaproc.Runtime, s *luaproc.Script, entry string, args ...any) []any {
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	check(err)
 	res, err := h.Wait(context.Background())
 	check(err)

@@ -143,7 +143,7 @@ func startServer(src, entry string) (addr string, stop func()) {
 	check(err)
 	s, err := rt.LoadString("serve.lua", src)
 	check(err)
-	_, err = rt.Start(s, "main", int64(in.PID()), entry)
+	_, err = rt.Start(context.Background(), s, "main", int64(in.PID()), entry)
 	check(err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -43,7 +43,7 @@ function greeter()
     process.reply(call, "hello " .. name .. " from " .. process.node())
   end
 end`)
-	if _, err := beta.Start(s, "greeter"); err != nil {
+	if _, err := beta.Start(context.Background(), s, "greeter"); err != nil {
 		panic(err)
 	}
 	inbox, _ := alpha.NewInbox()

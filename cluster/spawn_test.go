@@ -83,7 +83,7 @@ func TestSpawnOn(t *testing.T) {
 	}
 	s, err := a.LoadFile(filepath.Join(dir, "driver.lua"))
 	require.NoError(t, err)
-	h, err := a.Start(s, "drive")
+	h, err := a.Start(context.Background(), s, "drive")
 	require.NoError(t, err)
 	waitOK(t, h)
 }

@@ -55,7 +55,7 @@ func runBench(b *testing.B, rt *Runtime, src, entry string, args ...any) payload
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func benchSpawn(b *testing.B, rt *Runtime, s *Script, batch int) {
 	b.ResetTimer()
 	steps := rt.Stats().Steps
 	for i := range b.N {
-		h, err := rt.Start(s, "main")
+		h, err := rt.Start(context.Background(), s, "main")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -276,7 +276,7 @@ func BenchmarkIdleProcess(b *testing.B) {
 		s, _ := rt.LoadString("idle.lua", idleLua)
 		before := heapAfterGC()
 		for range n {
-			if _, err := rt.Start(s, "main"); err != nil {
+			if _, err := rt.Start(context.Background(), s, "main"); err != nil {
 				b.Fatal(err)
 			}
 		}

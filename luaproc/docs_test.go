@@ -169,7 +169,7 @@ func TestReferenceExamplesRun(t *testing.T) {
 			src := strings.ReplaceAll(ex.src, "http://example.com", srv.URL)
 			s, err := rt.LoadString("example.lua", src)
 			require.NoError(t, err, ex.src)
-			h, err := rt.Start(s, "")
+			h, err := rt.Start(context.Background(), s, "")
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

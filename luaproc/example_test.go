@@ -49,7 +49,7 @@ end`)
 	}
 	inbox, _ := rt.NewInbox()
 	defer inbox.Close()
-	h, _ := rt.Start(script, "main", int64(inbox.PID()))
+	h, _ := rt.Start(context.Background(), script, "main", int64(inbox.PID()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

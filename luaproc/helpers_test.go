@@ -92,7 +92,7 @@ func runLua(t testing.TB, rt *Runtime, name, src, entry string, args ...any) (pa
 	t.Helper()
 	s, err := rt.LoadString(name, src)
 	require.NoError(t, err)
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -96,7 +96,7 @@ func TestShutdownStopsALongMatch(t *testing.T) {
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy", "gsub", int64(inbox.PID()))
+	h, err := rt.Start(context.Background(), s, "busy", "gsub", int64(inbox.PID()))
 	require.NoError(t, err)
 	_, err = inbox.Receive(context.Background())
 	require.NoError(t, err)

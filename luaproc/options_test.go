@@ -87,8 +87,8 @@ func TestUseAfterShutdown(t *testing.T) {
 
 	h := func(c scheduler.Call) error { return nil }
 	fn := func(payload.Payloads) (payload.Payloads, error) { return nil, nil }
-	_, startErr := rt.Start(s, "")
-	_, mainErr := rt.StartMain(s, "", MainOptions{})
+	_, startErr := rt.Start(context.Background(), s, "")
+	_, mainErr := rt.StartMain(context.Background(), s, "", MainOptions{})
 	_, inboxErr := rt.NewInbox()
 	for name, err := range map[string]error{
 		"Register":          rt.Register("db.query", h),

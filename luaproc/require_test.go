@@ -31,7 +31,7 @@ func startFile(t *testing.T, rt *Runtime, path, entry string, args ...any) (payl
 	t.Helper()
 	s, err := rt.LoadFile(path)
 	require.NoError(t, err)
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
 	return h.Wait(context.Background())
 }
@@ -165,7 +165,7 @@ end`,
 	s, err := rt.LoadFile(filepath.Join(dir, "main.lua"))
 	require.NoError(t, err)
 	before := rt.Stats().ScriptsCompiled
-	h, err := rt.Start(s, "main", int64(1000))
+	h, err := rt.Start(context.Background(), s, "main", int64(1000))
 	require.NoError(t, err)
 	res, err := h.Wait(context.Background())
 	require.NoError(t, err)
@@ -227,7 +227,7 @@ if ... == "parent" then
 end
 function nope_not() end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "", "parent")
+	h, err := rt.Start(context.Background(), s, "", "parent")
 	require.NoError(t, err)
 	res, err = h.Wait(context.Background())
 	require.NoError(t, err)
@@ -348,7 +348,7 @@ local tax = require("tax")
 function main(cents)
   return money.format(cents + tax.vat(cents))
 end`)
-	h, _ := rt.Start(script, "main", int64(1250))
+	h, _ := rt.Start(context.Background(), script, "main", int64(1250))
 	res, err := h.Wait(context.Background())
 	fmt.Println(res, err)
 	// Output: [15.00] <nil>

@@ -71,7 +71,7 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{Workers: 2})
 	s, err := rt.LoadString("busy.lua", busyLua)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy")
+	h, err := rt.Start(context.Background(), s, "busy")
 	require.NoError(t, err)
 	logs.waitFor(t, "without blocking")
 	time.Sleep(100 * time.Millisecond) // more watchdog ticks: still once
@@ -96,7 +96,7 @@ end`)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy", int64(inbox.PID()))
+	h, err := rt.Start(context.Background(), s, "busy", int64(inbox.PID()))
 	require.NoError(t, err)
 	_, err = inbox.Receive(context.Background())
 	require.NoError(t, err)
@@ -248,7 +248,7 @@ function main()
   end
 end`)
 		require.NoError(t, err)
-		_, err = rt.Start(s, "main")
+		_, err = rt.Start(context.Background(), s, "main")
 		require.NoError(t, err)
 		// Wait for the storm to be under way (a child has failed) rather
 		// than sleeping 30 ms: on a loaded machine main may not have run by
@@ -367,7 +367,7 @@ function main()
   while true do n = n + 1 end
 end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main")
+	h, err := rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	logs.waitFor(t, "trapping") // before the shutdown, or it would just end
 	stopped := make(chan error, 1)

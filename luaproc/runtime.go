@@ -183,15 +183,41 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 // a *ScriptError (with Lua traceback), *EntryError, or *KilledError.
 // The handle is how the caller learns of a failure, so a process started
 // here is never the subject of a crash report (Options.QuietCrashes).
-func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle, error) {
-	if err := payload.CheckAll(args); err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
+//
+// ctx is the process's parent: its values are those of the context of
+// every command the process calls (scheduler.Call.Ctx), and when it is
+// done the process is killed, with a *KilledError whose Cause is
+// context.Cause(ctx) (errors.Is(err, context.Canceled) holds). A ctx done
+// already starts nothing: Start returns its cause. The processes it
+// spawns from Lua have neither its values nor its end.
+func (rt *Runtime) Start(ctx context.Context, s *Script, entry string, args ...any) (scheduler.Handle, error) {
+	return rt.start(ctx, rt.newProcess(s), entry, args)
+}
+
+// start submits p for Start and StartMain.
+func (rt *Runtime) start(ctx context.Context, p *luaProcess, entry string, args []any) (scheduler.Handle, error) {
+	name := p.script.name
+	if ctx == nil {
+		return scheduler.Handle{}, fmt.Errorf("start %s: nil context", name)
 	}
-	h, _, err := rt.sched.SubmitWith(rt.newProcess(s), entry, args, scheduler.SubmitOptions{Waited: true})
+	if ctx.Err() != nil {
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, context.Cause(ctx))
+	}
+	if err := payload.CheckAll(args); err != nil {
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
+	}
+	opts := scheduler.SubmitOptions{Waited: true, Context: ctx, KillReason: contextKilled}
+	h, _, err := rt.sched.SubmitWith(p, entry, args, opts)
 	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
 	}
 	return h, nil
+}
+
+// contextKilled is the error a process ends with when its Start context
+// is done.
+func contextKilled(cause error) error {
+	return &KilledError{Reason: cause.Error(), Cause: cause}
 }
 
 // Send delivers msg (a payload value) to process to, as from PID 0.

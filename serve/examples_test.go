@@ -32,7 +32,7 @@ func runExample(t *testing.T, name string) string {
 	})
 	s, err := rt.LoadFile("../scripts/" + name)
 	require.NoError(t, err)
-	_, err = rt.Start(s, "main", "127.0.0.1:0")
+	_, err = rt.Start(context.Background(), s, "main", "127.0.0.1:0")
 	require.NoError(t, err)
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	require.NoError(t, err)

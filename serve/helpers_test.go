@@ -79,7 +79,7 @@ func start(t *testing.T, src string, allow ...string) *env {
 	e.in = in
 	s, err := rt.LoadString("test.lua", src)
 	require.NoError(t, err)
-	e.main, err = rt.Start(s, "main", int64(in.PID()))
+	e.main, err = rt.Start(context.Background(), s, "main", int64(in.PID()))
 	require.NoError(t, err)
 	return e
 }

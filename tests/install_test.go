@@ -235,7 +235,7 @@ end` + "`" + `)
 		fail(err)
 	}
 	defer inbox.Close()
-	h, err := rt.Start(script, "main", int64(inbox.PID()), "embedder")
+	h, err := rt.Start(ctx, script, "main", int64(inbox.PID()), "embedder")
 	if err != nil {
 		fail(err)
 	}
