@@ -3,7 +3,6 @@ package luaproc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -315,43 +314,6 @@ function main() return pcall(require, "selfish") end`, "main")
 	require.Len(t, res, 2)
 	assert.Equal(t, false, res[0])
 	assert.Contains(t, res[1], "require cycle: selfish -> selfish")
-}
-
-// ExampleRuntime_RegisterLuaModule shows both kinds of module an
-// application can give its scripts: one written in Lua, one in Go.
-func ExampleRuntime_RegisterLuaModule() {
-	rt, err := New(Options{Workers: 1})
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer rt.Shutdown(context.Background())
-
-	// A Lua module: require("app.money") runs it once per process.
-	money, _ := rt.LoadString("money.lua", `
-local M = {}
-function M.format(cents) return string.format("%d.%02d", cents / 100, cents % 100) end
-return M`)
-	rt.RegisterLuaModule("app.money", money)
-
-	// A Go module: plain functions, called without yielding.
-	rt.RegisterGoModule("tax", map[string]Func{
-		"vat": func(args payload.Payloads) (payload.Payloads, error) {
-			cents, _ := args[0].(int64)
-			return payload.Payloads{cents * 20 / 100}, nil
-		},
-	})
-
-	script, _ := rt.LoadString("invoice.lua", `
-local money = require("app.money")
-local tax = require("tax")
-function main(cents)
-  return money.format(cents + tax.vat(cents))
-end`)
-	h, _ := rt.Start(context.Background(), script, "main", int64(1250))
-	res, err := h.Wait(context.Background())
-	fmt.Println(res, err)
-	// Output: [15.00] <nil>
 }
 
 // sameRefusal: the refusals of an existing and a missing path outside the
