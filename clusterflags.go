@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/urfave/cli/v2"
 
 	"github.com/luarun/luarun/cluster"
@@ -36,7 +36,7 @@ func clusterFlags() []cli.Flag {
 // joinCluster joins the cluster the flags name (starting the embedded
 // server first for "embedded"); leave closes both. Without --cluster it
 // returns a nil node.
-func joinCluster(c *cli.Context, getenv func(string) string, logger *log.Logger) (node *cluster.Node, leave func(), err error) {
+func joinCluster(c *cli.Context, getenv func(string) string, logger *slog.Logger) (node *cluster.Node, leave func(), err error) {
 	url := c.String("cluster")
 	if url == "" {
 		for _, f := range []string{"node", "cluster-user", "cluster-nkey", "cluster-creds", "cluster-ca", "cluster-cert", "cluster-key", "cluster-secret-file"} {

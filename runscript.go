@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"os/signal"
@@ -61,7 +62,10 @@ func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr 
 	exited := make(chan int, 1) // os.exit's status
 	opts.Allow, opts.Logger, opts.Stdout = allow, logger, stdout
 	opts.Exit = func(code int) { exited <- code }
-	rt := luaproc.New(opts)
+	rt, err := luaproc.New(opts)
+	if err != nil {
+		return exitUsage, cli.Exit(err, exitUsage)
+	}
 	script, mo, code := loadMain(rt, cl, stdin, stderr) // luacli.go
 	if code != exitOK {
 		shutdown(rt, 0, stderr)
@@ -77,7 +81,7 @@ func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	h, err := rt.StartMain(script, c.String("entry"), mo, args...)
+	h, err := rt.StartMain(context.Background(), script, c.String("entry"), mo, args...)
 	if err != nil {
 		shutdown(rt, 0, stderr)
 		return exitError, cli.Exit(err, exitError)
@@ -260,19 +264,22 @@ func permissions(sandbox bool, allow []string) ([]string, error) {
 			if m == "" {
 				continue
 			}
-			if !slices.Contains(luaproc.Permissions, m) {
-				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(luaproc.Permissions, ", "))
+			if !slices.Contains(luaproc.Permissions(), m) {
+				return nil, fmt.Errorf("--allow %s: unknown module (choose from %s)", m, strings.Join(luaproc.Permissions(), ", "))
 			}
 			named = append(named, m)
 		}
 	}
 	if !sandbox {
-		return luaproc.Permissions, nil
+		return luaproc.Permissions(), nil
 	}
 	return named, nil
 }
 
-func newLogger(w io.Writer, level, format string) (*log.Logger, error) {
+// newLogger is the luarun command's logger: charmbracelet/log's, in the
+// format and from the level the flags name, as the handler of the
+// *slog.Logger the runtime takes (Options.Logger).
+func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	lvl, err := log.ParseLevel(level)
 	if err != nil {
 		return nil, fmt.Errorf("--log-level %s: choose debug, info, warn or error", level)
@@ -282,7 +289,7 @@ func newLogger(w io.Writer, level, format string) (*log.Logger, error) {
 	if !ok {
 		return nil, fmt.Errorf("--log-format %s: choose text, json or logfmt", format)
 	}
-	return log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true}), nil
+	return slog.New(log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true})), nil
 }
 
 // load compiles the script at path, or standard input for "-".

@@ -8,13 +8,12 @@ package main
 import (
 	"bytes"
 	"context"
-	"io"
+	"log/slog"
 	"os"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -27,7 +26,9 @@ import (
 // cannot reach); it returns once the process is in it.
 func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	t.Helper()
-	rt = luaproc.New(luaproc.Options{Workers: 2, Logger: log.New(io.Discard)})
+	var err error
+	rt, err = luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	inside, release := make(chan struct{}), make(chan struct{})
 	require.NoError(t, rt.RegisterGoModule("stuck", map[string]luaproc.Func{
 		"forever": func(payload.Payloads) (payload.Payloads, error) {
@@ -38,7 +39,7 @@ func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	}))
 	s, err := rt.LoadString("stuck.lua", "function main() stuck.forever() end")
 	require.NoError(t, err)
-	_, err = rt.Start(s, "main")
+	_, err = rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	<-inside
 	return rt, release
@@ -77,10 +78,11 @@ func TestSignalStatus(t *testing.T) {
 		sig  os.Signal
 		want int
 	}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
-		rt := luaproc.New(luaproc.Options{Workers: 1, Logger: log.New(io.Discard)})
+		rt, err := luaproc.New(luaproc.Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
 		s, err := rt.LoadString("sleep.lua", "function main() time.sleep(60) end")
 		require.NoError(t, err)
-		h, err := rt.Start(s, "main")
+		h, err := rt.Start(context.Background(), s, "main")
 		require.NoError(t, err)
 		sigs := make(chan os.Signal, 1)
 		sigs <- c.sig

@@ -11,10 +11,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/nats-io/nats.go"
 
 	"github.com/luarun/luarun/cluster"
@@ -96,7 +96,7 @@ func clusterRows(secret []byte, how string) []row {
 // clusterRoundTrip is the time of one round trip between a process on
 // node a and one on node b, over trips after 1,000.
 func clusterRoundTrip(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, sb *luaproc.Script, trips int) time.Duration {
-	pong, err := b.Start(sb, "pong")
+	pong, err := b.Start(context.Background(), sb, "pong")
 	check(err)
 	res := runLoaded(a, sa, "ping", int64(pong.PID()), int64(trips), clusterPayload)
 	return time.Duration(res[0].(float64) * float64(time.Second) / float64(trips))
@@ -108,7 +108,7 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 	inbox, err := a.NewInbox()
 	check(err)
 	defer inbox.Close()
-	sink, err := b.Start(sb, "sink", int64(n), int64(inbox.PID()))
+	sink, err := b.Start(context.Background(), sb, "sink", int64(n), int64(inbox.PID()))
 	check(err)
 	t0 := time.Now()
 	runLoaded(a, sa, "stream", int64(sink.PID()), int64(n), clusterPayload)
@@ -122,7 +122,8 @@ func clusterStream(a *luaproc.Runtime, sa *luaproc.Script, b *luaproc.Runtime, s
 func clusterNode(url, name string, secret []byte) (*luaproc.Runtime, *luaproc.Script, *cluster.Node, func()) {
 	node, err := cluster.Join(context.Background(), cluster.Config{URL: url, Name: name, Secret: secret})
 	check(err)
-	rt := luaproc.New(luaproc.Options{Cluster: node, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	check(err)
 	s, err := rt.LoadString("cluster.lua", clusterLua)
 	check(err)
 	return rt, s, node, func() {

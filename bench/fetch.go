@@ -56,7 +56,8 @@ func fetch() []row {
 	defer srv.Close()
 
 	luarunRun := func() time.Duration {
-		rt := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"http"}, Logger: quietLogger(), Stdout: io.Discard})
+		rt, err := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"http"}, Logger: quietLogger(), Stdout: io.Discard})
+		check(err)
 		defer shutdown(rt)
 		t0 := time.Now()
 		runMain(rt, "fetch.lua", fetchLua, srv.URL, int64(procs), int64(n), int64(fetchBody))

@@ -19,14 +19,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"runtime"
 	"runtime/pprof"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/luarun/luarun/luaproc"
 )
@@ -116,10 +115,12 @@ func size(full, small int) int {
 
 // newRuntime starts a runtime that prints nothing.
 func newRuntime(workers int) *luaproc.Runtime {
-	return luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: io.Discard})
+	check(err)
+	return rt
 }
 
-func quietLogger() *log.Logger { return log.New(io.Discard) }
+func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func shutdown(rt *luaproc.Runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -144,7 +145,7 @@ func runEntry(rt *luaproc.Runtime, name, src, entry string, args ...any) []any {
 // runLoaded runs entry of the loaded script s with args and returns its
 // results.
 func runLoaded(rt *luaproc.Runtime, s *luaproc.Script, entry string, args ...any) []any {
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	check(err)
 	res, err := h.Wait(context.Background())
 	check(err)

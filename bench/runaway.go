@@ -19,8 +19,10 @@ import (
 // unguarded is a runtime without the watchdog and without mailbox
 // counting: the same run as the default one, less what is measured.
 func unguarded(workers int) *luaproc.Runtime {
-	return luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: discard{},
+	rt, err := luaproc.New(luaproc.Options{Workers: workers, Logger: quietLogger(), Stdout: discard{},
 		NoWatchdog: true, MaxMailbox: -1})
+	check(err)
+	return rt
 }
 
 type discard struct{}
@@ -95,7 +97,8 @@ end`
 func behindBusy() []row {
 	sleeps := size(300, 100)
 	measure := func(busy bool) (p50, p99, worst time.Duration) {
-		rt := luaproc.New(luaproc.Options{Workers: 1, Logger: quietLogger(), Stdout: discard{}})
+		rt, err := luaproc.New(luaproc.Options{Workers: 1, Logger: quietLogger(), Stdout: discard{}})
+		check(err)
 		res := runMain(rt, "busy.lua", behindBusyLua, busy, int64(sleeps))
 		shutdown(rt)
 		d := func(v any) time.Duration { return time.Duration(v.(float64) * float64(time.Second)) }

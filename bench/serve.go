@@ -137,12 +137,13 @@ func luarunServe(entry string, dur time.Duration, path string, prepare func(addr
 // startServer runs main(inbox, entry) of src, which sends the address it
 // serves on; stop shuts the runtime down.
 func startServer(src, entry string) (addr string, stop func()) {
-	rt := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"listen"}, Logger: quietLogger(), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: *workers, Allow: []string{"listen"}, Logger: quietLogger(), Stdout: io.Discard})
+	check(err)
 	in, err := rt.NewInbox()
 	check(err)
 	s, err := rt.LoadString("serve.lua", src)
 	check(err)
-	_, err = rt.Start(s, "main", int64(in.PID()), entry)
+	_, err = rt.Start(context.Background(), s, "main", int64(in.PID()), entry)
 	check(err)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

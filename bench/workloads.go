@@ -128,7 +128,7 @@ func yieldRoundTrip() []row {
 	s, err := rt.LoadString("yield.lua", `function main(n) for i = 1, n do bench.sync() end end`)
 	check(err)
 	t0 := time.Now()
-	h, err := rt.Start(s, "main", int64(n))
+	h, err := rt.Start(context.Background(), s, "main", int64(n))
 	check(err)
 	_, err = h.Wait(context.Background())
 	check(err)
@@ -250,7 +250,7 @@ func startIdle(rt *luaproc.Runtime, s *luaproc.Script, n int) (time.Duration, fl
 	hs := make([]scheduler.Handle, n)
 	for i := range hs {
 		var err error
-		hs[i], err = rt.Start(s, "main")
+		hs[i], err = rt.Start(context.Background(), s, "main")
 		check(err)
 	}
 	for rt.Stats().Steps < steps+uint64(n) {

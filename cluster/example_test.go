@@ -3,10 +3,8 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"io"
+	"log/slog"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"github.com/luarun/luarun/cluster"
 	"github.com/luarun/luarun/luaproc"
@@ -26,7 +24,10 @@ func Example() {
 		if err != nil {
 			panic(err)
 		}
-		rt := luaproc.New(luaproc.Options{Cluster: node, Logger: log.New(io.Discard)})
+		rt, err := luaproc.New(luaproc.Options{Cluster: node, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			panic(err)
+		}
 		return rt, func() { rt.Shutdown(ctx); node.Close() }
 	}
 	alpha, stopAlpha := start("alpha")
@@ -42,7 +43,7 @@ function greeter()
     process.reply(call, "hello " .. name .. " from " .. process.node())
   end
 end`)
-	if _, err := beta.Start(s, "greeter"); err != nil {
+	if _, err := beta.Start(context.Background(), s, "greeter"); err != nil {
 		panic(err)
 	}
 	inbox, _ := alpha.NewInbox()

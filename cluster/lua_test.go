@@ -3,10 +3,10 @@ package cluster_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +31,8 @@ func joinNode(t *testing.T, url, name string) (*luaproc.Runtime, *cluster.Node) 
 	n, err := cluster.Join(ctx, cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
 	cancel()
 	require.NoError(t, err)
-	rt := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -96,9 +97,9 @@ func TestLuaProcessesAcrossNodes(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := b.LoadString("echo.lua", echoLua)
 	require.NoError(t, err)
-	echo, err := b.Start(sb, "echo")
+	echo, err := b.Start(context.Background(), sb, "echo")
 	require.NoError(t, err)
-	ask, err := a.Start(sa, "ask", int64(echo.PID()), int64(200))
+	ask, err := a.Start(context.Background(), sa, "ask", int64(echo.PID()), int64(200))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -72,9 +73,9 @@ func TestNamesAcrossNodes(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := b.LoadString("names.lua", namesLua)
 	require.NoError(t, err)
-	h, err := a.Start(sa, "holder", "db")
+	h, err := a.Start(context.Background(), sa, "holder", "db")
 	require.NoError(t, err)
-	s, err := b.Start(sb, "seeker", "db", int64(h.PID()))
+	s, err := b.Start(context.Background(), sb, "seeker", "db", int64(h.PID()))
 	require.NoError(t, err)
 	waitOK(t, h)
 	waitOK(t, s)
@@ -92,11 +93,11 @@ func TestNamesOfANodeThatWentAway(t *testing.T) {
 	require.NoError(t, err)
 	sb, err := b.LoadString("names.lua", namesLua)
 	require.NoError(t, err)
-	h, err := a.Start(sa, "sleeper", "svc")
+	h, err := a.Start(context.Background(), sa, "sleeper", "svc")
 	require.NoError(t, err)
 	inbox, err := b.NewInbox()
 	require.NoError(t, err)
-	s, err := b.Start(sb, "survivor", "svc", int64(h.PID()), int64(inbox.PID()))
+	s, err := b.Start(context.Background(), sb, "survivor", "svc", int64(h.PID()), int64(inbox.PID()))
 	require.NoError(t, err)
 	inbox.Monitor(s.PID())
 	m, err := inbox.Receive(t.Context())
@@ -151,12 +152,12 @@ func TestNamesRegisteredAfterJoin(t *testing.T) {
 	require.NoError(t, err)
 	inbox, err := a.NewInbox()
 	require.NoError(t, err)
-	h, err := a.Start(sa, "lateholder", int64(inbox.PID()))
+	h, err := a.Start(context.Background(), sa, "lateholder", int64(inbox.PID()))
 	require.NoError(t, err)
 	m, err := inbox.Receive(t.Context())
 	require.NoError(t, err)
 	require.Equal(t, "registered", m.Value)
-	s, err := b.Start(sb, "lateseeker", int64(h.PID()))
+	s, err := b.Start(context.Background(), sb, "lateseeker", int64(h.PID()))
 	require.NoError(t, err)
 	waitOK(t, s)
 	m, err = inbox.Receive(t.Context())

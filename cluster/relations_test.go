@@ -113,7 +113,7 @@ func startOn(t *testing.T, rt *luaproc.Runtime, entry string, args ...any) sched
 	t.Helper()
 	s, err := rt.LoadString("relations.lua", relationsLua)
 	require.NoError(t, err)
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
 	return h
 }
@@ -186,7 +186,7 @@ function asker(inbox)
   return r
 end`)
 	require.NoError(t, err)
-	h, err := b.Start(s, "asker", int64(inbox.PID()))
+	h, err := b.Start(context.Background(), s, "asker", int64(inbox.PID()))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -92,7 +92,7 @@ func TestSpawnOnEntryAndWait(t *testing.T) {
 	node(t, srv.URL(), "beta")
 	s, err := a.LoadFile(filepath.Join(writeWaitScripts(t), "waiter.lua"))
 	require.NoError(t, err)
-	h, err := a.Start(s, "drive")
+	h, err := a.Start(context.Background(), s, "drive")
 	require.NoError(t, err)
 	waitOK(t, h)
 }
@@ -109,7 +109,7 @@ func TestWaitOnANodeThatGoesAway(t *testing.T) {
 	require.NoError(t, err)
 	s, err := a.LoadFile(filepath.Join(writeWaitScripts(t), "waiter.lua"))
 	require.NoError(t, err)
-	h, err := a.Start(s, "orphan", int64(inbox.PID()))
+	h, err := a.Start(context.Background(), s, "orphan", int64(inbox.PID()))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -3,12 +3,12 @@ package cluster_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
@@ -83,7 +83,7 @@ func TestSpawnOn(t *testing.T) {
 	}
 	s, err := a.LoadFile(filepath.Join(dir, "driver.lua"))
 	require.NoError(t, err)
-	h, err := a.Start(s, "drive")
+	h, err := a.Start(context.Background(), s, "drive")
 	require.NoError(t, err)
 	waitOK(t, h)
 }
@@ -142,7 +142,8 @@ func joinAs(t *testing.T, url, user, password string) (*cluster.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: log.New(io.Discard), Stdout: io.Discard})
+	rt, err := luaproc.New(luaproc.Options{Workers: 1, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		rt.Shutdown(context.Background())
 		n.Close()

@@ -10,7 +10,7 @@ package lua
 // said otherwise:
 //
 //	header    "\x1bLua" 0x51 'L' 'R' dumpVersion   (8 bytes)
-//	function  string   SourceName
+//	function  string   SourceName ("@" first for a FileChunk's)
 //	          varint   LineDefined, LastLineDefined
 //	          byte     NumUpvalues, NumParameters, IsVarArg, NumUsedRegisters
 //	          varint   n, then n × uint32 (little endian)      Code
@@ -114,7 +114,11 @@ func (d *dumper) int(n int) {
 func (d *dumper) str(s string) { d.int(len(s)); d.buf = append(d.buf, s...) }
 
 func (d *dumper) function(p *FunctionProto) {
-	d.str(p.SourceName)
+	if p.FileChunk { // luarun: a script's function keeps its "@name" source, as 5.1's dump does
+		d.str("@" + p.SourceName)
+	} else {
+		d.str(p.SourceName)
+	}
 	d.int(p.LineDefined)
 	d.int(p.LastLineDefined)
 	d.buf = append(d.buf, p.NumUpvalues, p.NumParameters, p.IsVarArg, p.NumUsedRegisters)

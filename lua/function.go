@@ -34,7 +34,14 @@ type FunctionProto struct {
 	// as a C function (luarun: luaproc's built-in code): the tail calls it
 	// makes are not counted in its frame's TailCall, as Lua 5.1 keeps no
 	// lost tail-call levels for a C function (luarun's fork).
-	StandsForC         bool
+	StandsForC bool
+	// FileChunk marks the functions of a chunk the embedder compiled as a
+	// script or file (luarun: luaproc.Compile sets it on every function
+	// of the chunk): debug.getinfo gives their source as "@name", as Lua
+	// 5.1 names a file's chunk, where a chunk of load or loadstring keeps
+	// its chunk name. On the proto, so that nothing outlives the script
+	// (luarun's fork: a global set of names did, and never shrank).
+	FileChunk          bool
 	Code               []uint32
 	Constants          []LValue
 	FunctionPrototypes []*FunctionProto

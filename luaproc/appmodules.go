@@ -44,36 +44,41 @@ type appModules struct {
 // goroutine and must return at once, completing c (c.Complete / c.Fail)
 // now or later from any goroutine. The Lua call returns the completion's
 // values, or nil and the error's message. Register commands before
-// starting the processes that use them.
+// starting the processes that use them. A command registered already, a
+// nil h, and a call after Shutdown (ErrClosed) are errors.
 func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
 	module, fn, ok := strings.Cut(command, ".")
 	if !ok || !payload.IsIdent(module) || !payload.IsIdent(fn) {
 		return fmt.Errorf("register %q: a command is named module.function", command)
 	}
+	if h == nil {
+		return fmt.Errorf("register %q: no handler", command)
+	}
 	rt.mu.Lock()
-	err := rt.app.checkGlobal(module, []string{fn}, true)
-	added := err == nil && !slices.Contains(rt.app.commands[module], fn)
-	if added {
+	err := rt.app.checkGlobal(module, []string{fn})
+	if err == nil {
+		err = rt.checkOpen()
+	}
+	if err == nil {
 		if rt.app.commands == nil {
 			rt.app.commands = map[string][]string{}
 		}
 		rt.app.commands[module] = append(rt.app.commands[module], fn)
+		rt.reg.Register(command, h) // under mu: no other Register of it between
 	}
 	rt.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("register %q: %w", command, err)
 	}
-	if added {
-		rt.newTemplate()
-	}
-	rt.reg.Register(command, h)
+	rt.newTemplate()
 	return nil
 }
 
 // RegisterGoModule makes a module of Go functions: every process started
 // afterwards has a global table name with them, which require(name) also
 // returns. Lua calls them directly (see Func); they may share a module
-// with commands of the same name, but not a function name.
+// with commands of the same name, but not a function name: a function
+// registered already is an error, as is a call after Shutdown (ErrClosed).
 func (rt *Runtime) RegisterGoModule(name string, fns map[string]Func) error {
 	if !payload.IsIdent(name) {
 		return fmt.Errorf("register module %q: a Go module's name is a Lua identifier", name)
@@ -86,7 +91,10 @@ func (rt *Runtime) RegisterGoModule(name string, fns map[string]Func) error {
 		names = append(names, fn)
 	}
 	rt.mu.Lock()
-	err := rt.app.checkGlobal(name, names, false)
+	err := rt.app.checkGlobal(name, names)
+	if err == nil {
+		err = rt.checkOpen()
+	}
 	if err == nil {
 		if rt.app.funcs == nil {
 			rt.app.funcs = map[string]map[string]Func{}
@@ -110,7 +118,8 @@ func (rt *Runtime) RegisterGoModule(name string, fns map[string]Func) error {
 // process (before package.path's files; package.preload comes first).
 // Its chunk runs once per process that requires it, and its result is
 // require's value, as for a module file. name may be dotted
-// ("app.config"); it must not be a built-in or Go module's name.
+// ("app.config"); it must not be a built-in or Go module's name, nor one
+// registered already. After Shutdown it is an error (ErrClosed).
 func (rt *Runtime) RegisterLuaModule(name string, s *Script) error {
 	if name == "" || strings.ContainsAny(name, " \t\n;?") {
 		return fmt.Errorf("register module %q: not a module name", name)
@@ -123,6 +132,12 @@ func (rt *Runtime) RegisterLuaModule(name string, s *Script) error {
 	if slices.Contains(requirable, name) || rt.app.commands[name] != nil || rt.app.funcs[name] != nil {
 		return fmt.Errorf("register module %s: a built-in or Go module has that name", name)
 	}
+	if rt.app.lua[name] != nil {
+		return fmt.Errorf("register module %s: registered already", name)
+	}
+	if err := rt.checkOpen(); err != nil {
+		return fmt.Errorf("register module %s: %w", name, err)
+	}
 	if rt.app.lua == nil {
 		rt.app.lua = map[string]*Script{}
 	}
@@ -131,9 +146,9 @@ func (rt *Runtime) RegisterLuaModule(name string, s *Script) error {
 }
 
 // checkGlobal says whether functions fns may join global module name:
-// not a built-in or a Lua module's name, and no function there twice
-// (a command registered again just gets a new handler).
-func (a *appModules) checkGlobal(name string, fns []string, command bool) error {
+// not a built-in or a Lua module's name, and none of them a Go function
+// or command there already.
+func (a *appModules) checkGlobal(name string, fns []string) error {
 	if slices.Contains(requirable, name) {
 		return fmt.Errorf("%s is a built-in module", name)
 	}
@@ -143,7 +158,7 @@ func (a *appModules) checkGlobal(name string, fns []string, command bool) error 
 	for _, fn := range fns {
 		_, isFunc := a.funcs[name][fn]
 		isCommand := slices.Contains(a.commands[name], fn)
-		if isFunc || (isCommand && !command) {
+		if isFunc || isCommand {
 			return fmt.Errorf("%s.%s is registered already", name, fn)
 		}
 	}

@@ -17,6 +17,7 @@ package luaproc
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -27,15 +28,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
+	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
 func benchRuntime(b *testing.B) *Runtime {
-	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}})
+	rt, err := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}})
+	require.NoError(b, err)
 	b.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -53,7 +55,7 @@ func runBench(b *testing.B, rt *Runtime, src, entry string, args ...any) payload
 	if err != nil {
 		b.Fatal(err)
 	}
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -124,7 +126,8 @@ func BenchmarkMessageHop(b *testing.B) {
 	})
 	// The same without the watchdog and the mailbox counting: what they cost.
 	b.Run("luarun-unguarded", func(b *testing.B) {
-		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, NoWatchdog: true, MaxMailbox: -1})
+		rt, err := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, NoWatchdog: true, MaxMailbox: -1})
+		require.NoError(b, err)
 		b.Cleanup(func() { rt.Shutdown(context.Background()) })
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -222,7 +225,7 @@ func benchSpawn(b *testing.B, rt *Runtime, s *Script, batch int) {
 	b.ResetTimer()
 	steps := rt.Stats().Steps
 	for i := range b.N {
-		h, err := rt.Start(s, "main")
+		h, err := rt.Start(context.Background(), s, "main")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -273,7 +276,7 @@ func BenchmarkIdleProcess(b *testing.B) {
 		s, _ := rt.LoadString("idle.lua", idleLua)
 		before := heapAfterGC()
 		for range n {
-			if _, err := rt.Start(s, "main"); err != nil {
+			if _, err := rt.Start(context.Background(), s, "main"); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -347,7 +350,8 @@ func BenchmarkHTTPGet(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(body) }))
 	defer srv.Close()
 	b.Run("luarun", func(b *testing.B) {
-		rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"http"}})
+		rt, err := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, Allow: []string{"http"}})
+		require.NoError(b, err)
 		defer rt.Shutdown(context.Background())
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -404,7 +408,8 @@ func BenchmarkLines(b *testing.B) {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	rt := New(Options{Logger: log.New(nil), Stdout: nopWriter{}, Allow: []string{"fs"}})
+	rt, err := New(Options{Logger: slog.New(slog.DiscardHandler), Stdout: nopWriter{}, Allow: []string{"fs"}})
+	require.NoError(b, err)
 	b.Cleanup(func() { rt.Shutdown(context.Background()) })
 	b.ResetTimer()
 	res := runBench(b, rt, `function main(path) local k = 0; for _ in fs.lines(path) do k = k + 1 end return k end`, "main", path)

@@ -7,6 +7,7 @@ package luaproc
 
 import (
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,7 +67,7 @@ func TestLogLinesCannotBeForged(t *testing.T) {
 	assert.NotContains(t, out, "\x1b")
 
 	var lines strings.Builder
-	rt2, _, _ := newTestRuntime(t, Options{Logger: log.NewWithOptions(&lines, log.Options{Formatter: log.JSONFormatter})})
+	rt2, _, _ := newTestRuntime(t, Options{Logger: slog.New(log.NewWithOptions(&lines, log.Options{Formatter: log.JSONFormatter}))})
 	res, err := runLua(t, rt2, "log.lua", logScript+"\nreturn process.self()", "")
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(lines.String(), "\n"), lines.String())

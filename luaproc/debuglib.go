@@ -342,7 +342,7 @@ func debugGetinfo(L *lua.LState) int {
 				continue
 			}
 			source := fn.Proto.SourceName
-			if isScriptSource(source) {
+			if fn.Proto.FileChunk {
 				source = "@" + source
 			}
 			t.RawSetString("source", lua.LString(source))

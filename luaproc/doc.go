@@ -9,7 +9,7 @@
 //
 // # Embedding in a few lines
 //
-//	rt := luaproc.New(luaproc.Options{Workers: 4, Allow: []string{"os"}})
+//	rt, err := luaproc.New(luaproc.Options{Workers: 4, Allow: []string{"os"}, Logger: slog.Default()})
 //	defer rt.Shutdown(ctx)                          // cancels and waits, until ctx's deadline
 //
 //	rt.Register("db.query", func(c scheduler.Call) error {
@@ -17,7 +17,7 @@
 //		return nil
 //	})
 //	script, err := rt.LoadFile("app.lua")            // compiled once, shared by every process
-//	h, err := rt.Start(script, "main", "arg1", int64(2))
+//	h, err := rt.Start(reqCtx, script, "main", "arg1", int64(2)) // reqCtx's end kills it
 //	results, err := h.Wait(ctx)                     // the entry's return values
 //
 // Lua calls the command as db.query(sql, args): the call yields its
@@ -25,6 +25,15 @@
 // once; the Lua call returns whatever Complete delivered (a
 // payload.Payloads is several return values) or nil and the message of
 // the error Fail delivered (or the handler returned, or its panic).
+//
+// Start's context is the process's parent: its values are in the context
+// of every command the process calls (scheduler.Call.Ctx), and its end
+// kills the process (a request's process dies with the request).
+//
+// Mistakes are errors from the call that made them: an option out of
+// range or an unknown permission (New), a command or module registered
+// twice (Register, RegisterGoModule, RegisterLuaModule), and any of
+// those, Start or NewInbox after Shutdown (ErrClosed).
 //
 // To exchange messages with processes, make an Inbox: Lua sends to its
 // PID with process.send, Go reads with Receive and answers with Send
@@ -57,7 +66,8 @@
 //   - *ScriptError: a Lua error, with "file:line: message" and, when it was
 //     raised in the process's own coroutine, the Lua traceback;
 //   - *EntryError: the entry point does not exist (it lists those that do);
-//   - *KilledError: Kill or process.kill ended it (with the reason);
+//   - *KilledError: Kill or process.kill ended it (with the reason), or
+//     the end of the context Start was given (its Cause is the context's);
 //   - the scheduler's shutdown errors.
 //
 // A script that does not compile is a *SyntaxError from LoadFile or
@@ -116,7 +126,8 @@
 // raises "os is not allowed (run without --sandbox or with --allow os)".
 // Serving (package serve) has two permissions of its own: "listen" for
 // http.serve and net.listen, "net" for net.connect; the functions are
-// there without them and raise when called. Shutdown drains the servers
+// there without them and raise when called. Permissions() lists the
+// names; New refuses any other. Shutdown drains the servers
 // (their requests in flight finish) before it cancels the processes.
 // Without "fs", process.spawn_file and require load only files inside the
 // program's directory (that of the script Start was given; symbolic links

@@ -36,7 +36,7 @@ var luarunModules = []string{"process", "time", "log", "json", "fs", "http", "ex
 // module → names (module "" for the base functions).
 func registered(t *testing.T) map[string][]string {
 	t.Helper()
-	rt, _, _ := newTestRuntime(t, Options{Allow: Permissions})
+	rt, _, _ := newTestRuntime(t, Options{Allow: Permissions()})
 	tpl := rt.template()
 	out := map[string][]string{}
 	tpl.globals.ForEach(func(k, v lua.LValue) {
@@ -165,11 +165,11 @@ func TestReferenceExamplesRun(t *testing.T) {
 	for _, ex := range docExamples(t, referencePath) {
 		t.Run(fmt.Sprintf("line %d", ex.line), func(t *testing.T) {
 			stdout := &syncBuffer{}
-			rt, _, _ := newTestRuntime(t, Options{Allow: Permissions, Stdout: stdout})
+			rt, _, _ := newTestRuntime(t, Options{Allow: Permissions(), Stdout: stdout})
 			src := strings.ReplaceAll(ex.src, "http://example.com", srv.URL)
 			s, err := rt.LoadString("example.lua", src)
 			require.NoError(t, err, ex.src)
-			h, err := rt.Start(s, "")
+			h, err := rt.Start(context.Background(), s, "")
 			require.NoError(t, err)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()

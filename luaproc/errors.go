@@ -54,8 +54,15 @@ func (e *EntryError) Error() string {
 	return fmt.Sprintf("%s: unknown entry %q (entries: %s)", e.Script, e.Entry, strings.Join(e.Entries, ", "))
 }
 
-// KilledError ends a process that was killed (process.kill, Runtime.Kill).
-type KilledError struct{ Reason string }
+// KilledError ends a process that was killed (process.kill, Runtime.Kill,
+// the end of its Start context). Cause is the context's cause when the
+// context ended it (Unwrap returns it), else nil.
+type KilledError struct {
+	Reason string
+	Cause  error
+}
+
+func (e *KilledError) Unwrap() error { return e.Cause }
 
 func (e *KilledError) Error() string {
 	if e.Reason == "" {

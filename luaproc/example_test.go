@@ -1,8 +1,14 @@
 package luaproc_test
 
+// Runnable examples of the embedding API, as an application outside the
+// package writes them: every error handled.
+
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/luarun/luarun/luaproc"
@@ -10,20 +16,35 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
+// newRuntime is New with a logger that drops everything (an application
+// passes its own *slog.Logger).
+func newRuntime() (*luaproc.Runtime, error) {
+	return luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+}
+
+// shutdown ends rt, giving its processes five seconds.
+func shutdown(rt *luaproc.Runtime) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := rt.Shutdown(ctx); err != nil {
+		fmt.Println("shutdown:", err)
+	}
+}
+
 // An application embeds luarun: it registers a command that Lua calls as
 // db.query, starts a Lua process, talks to it through an Inbox, waits
 // for its result and shuts down.
 func Example() {
-	rt := luaproc.New(luaproc.Options{Workers: 2})
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		rt.Shutdown(ctx)
-	}()
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
 
 	// db.query yields the Lua process; the handler answers later, from
 	// another goroutine, without holding a worker.
-	rt.Register("db.query", func(c scheduler.Call) error {
+	err = rt.Register("db.query", func(c scheduler.Call) error {
 		sql, _ := c.Args[0].(string)
 		go func() {
 			rows := []any{map[string]any{"name": "ann", "sql": sql}}
@@ -31,7 +52,10 @@ func Example() {
 		}()
 		return nil
 	})
-
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	script, err := rt.LoadString("greeter.lua", `
 function main(inbox)
   local rows = db.query("select name from users")
@@ -43,19 +67,242 @@ end`)
 		fmt.Println(err)
 		return
 	}
-	inbox, _ := rt.NewInbox()
+	inbox, err := rt.NewInbox()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	defer inbox.Close()
-	h, _ := rt.Start(script, "main", int64(inbox.PID()))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	m, _ := inbox.Receive(ctx)
+	h, err := rt.Start(ctx, script, "main", int64(inbox.PID()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m, err := inbox.Receive(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println(m.Value)
-	inbox.Send(h.PID(), "bye") // from the inbox's PID, so Lua could reply
-
+	// from the inbox's PID, so Lua could reply
+	if err := inbox.Send(h.PID(), "bye"); err != nil {
+		fmt.Println(err)
+		return
+	}
 	res, err := h.Wait(ctx)
 	fmt.Println(res, err)
 	// Output:
 	// hello ann
 	// [got bye 1] <nil>
+}
+
+// New checks its options: a permission that does not exist, or a worker
+// count out of range, is an error rather than a runtime that quietly
+// does something else.
+func ExampleNew() {
+	_, err := luaproc.New(luaproc.Options{Allow: []string{"network"}})
+	fmt.Println(err)
+	_, err = luaproc.New(luaproc.Options{Workers: 5000})
+	fmt.Println(err)
+
+	rt, err := luaproc.New(luaproc.Options{
+		Workers: 4,
+		Allow:   []string{"fs"},
+		Logger:  slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: noTime})),
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
+	s, err := rt.LoadString("hello.lua", `log.info("hello", "user", "ann")`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := rt.Start(context.Background(), s, "")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := h.Wait(context.Background()); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// luaproc.New: Allow "network": no such permission (choose from os, io, fs, http, exec, listen, net)
+	// luaproc.New: Workers 5000: choose 1 to 1024, or 0 for GOMAXPROCS
+	// level=INFO msg=hello pid=1 user=ann
+}
+
+// noTime drops slog's time attribute, so that the example's output is
+// the same every run.
+func noTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	return a
+}
+
+type requestIDKey struct{}
+
+// Start's context is the process's parent: its values reach the Go
+// commands the process calls, and its cancellation kills the process
+// with the context's cause.
+func ExampleRuntime_Start() {
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
+	err = rt.Register("req.id", func(c scheduler.Call) error {
+		id, _ := c.Ctx.Value(requestIDKey{}).(string)
+		c.Complete(payload.Payloads{id})
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := rt.LoadString("handler.lua", `
+function main()
+  local id = req.id()
+  process.receive()   -- waits for a message that never comes
+  return id
+end
+function quick() return req.id() end`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	ctx := context.WithValue(context.Background(), requestIDKey{}, "req-42")
+	h, err := rt.Start(ctx, s, "quick")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(h.Wait(ctx))
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	h, err = rt.Start(ctx, s, "main")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	cancel(errors.New("the client went away"))
+	_, err = h.Wait(context.Background())
+	var killed *luaproc.KilledError
+	fmt.Println(err, errors.As(err, &killed))
+
+	_, err = rt.Start(ctx, s, "main") // done already: nothing starts
+	fmt.Println(err)
+	// Output:
+	// [req-42] <nil>
+	// killed: the client went away true
+	// start handler.lua: the client went away
+}
+
+// A command is registered once: registering it again is an error, and
+// the first handler stays.
+func ExampleRuntime_Register() {
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
+	answer := func(c scheduler.Call) error {
+		c.Complete(payload.Payloads{"pong"})
+		return nil
+	}
+	if err := rt.Register("app.ping", answer); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(rt.Register("app.ping", answer))
+	fmt.Println(rt.Register("ping", answer))
+	// Output:
+	// register "app.ping": app.ping is registered already
+	// register "ping": a command is named module.function
+}
+
+// RegisterLuaModule and RegisterGoModule give scripts modules of the
+// application's: one written in Lua, one in Go.
+func ExampleRuntime_RegisterLuaModule() {
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
+
+	// A Lua module: require("app.money") runs it once per process.
+	money, err := rt.LoadString("money.lua", `
+local M = {}
+function M.format(cents) return string.format("%d.%02d", cents / 100, cents % 100) end
+return M`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := rt.RegisterLuaModule("app.money", money); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	// A Go module: plain functions, called without yielding.
+	err = rt.RegisterGoModule("tax", map[string]luaproc.Func{
+		"vat": func(args payload.Payloads) (payload.Payloads, error) {
+			cents, _ := args[0].(int64)
+			return payload.Payloads{cents * 20 / 100}, nil
+		},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	script, err := rt.LoadString("invoice.lua", `
+local money = require("app.money")
+local tax = require("tax")
+function main(cents)
+  return money.format(cents + tax.vat(cents))
+end`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	h, err := rt.Start(context.Background(), script, "main", int64(1250))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(h.Wait(context.Background()))
+	// Output: [15.00] <nil>
+}
+
+// Permissions lists what Options.Allow accepts; the slice is the
+// caller's own.
+func ExamplePermissions() {
+	fmt.Println(luaproc.Permissions())
+	// Output: [os io fs http exec listen net]
+}
+
+// After Shutdown, the calls that need a running runtime fail with
+// ErrClosed.
+func ExampleErrClosed() {
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	shutdown(rt)
+	err = rt.Register("app.ping", func(c scheduler.Call) error { return nil })
+	fmt.Println(err, errors.Is(err, luaproc.ErrClosed))
+	// Output: register "app.ping": scheduler is shut down true
 }

@@ -85,7 +85,7 @@ end`)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	h, err := rt.Start(s, "serve", int64(inbox.PID()))
+	h, err := rt.Start(context.Background(), s, "serve", int64(inbox.PID()))
 	require.NoError(t, err)
 	ctx := context.Background()
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -74,9 +75,10 @@ func newTestRuntime(t testing.TB, opts Options) (*Runtime, *syncBuffer, *syncBuf
 		opts.Stdout = stdout
 	}
 	if opts.Logger == nil {
-		opts.Logger = log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
+		opts.Logger = slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
 	}
-	rt := New(opts)
+	rt, err := New(opts)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
@@ -90,7 +92,7 @@ func runLua(t testing.TB, rt *Runtime, name, src, entry string, args ...any) (pa
 	t.Helper()
 	s, err := rt.LoadString(name, src)
 	require.NoError(t, err)
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -49,7 +49,7 @@ func (rt *Runtime) NewInbox() (*Inbox, error) {
 	in := &Inbox{rt: rt, signal: make(chan struct{}, 1), calls: map[uint64]chan callDone{}}
 	h, err := rt.sched.Submit(inboxProcess{in}, "", nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("new inbox: %w", err)
 	}
 	in.h = h
 	return in, nil

@@ -9,12 +9,11 @@ package luaproc
 
 import (
 	"context"
-	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -91,12 +90,13 @@ func TestMaxStepStopsALongMatch(t *testing.T) {
 // TestShutdownStopsALongMatch: Shutdown ends a process inside the
 // matcher at once, not at the end of its grace.
 func TestShutdownStopsALongMatch(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: log.New(io.Discard)})
+	rt, err := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	s, err := rt.LoadString("match.lua", hardMatchLua)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy", "gsub", int64(inbox.PID()))
+	h, err := rt.Start(context.Background(), s, "busy", "gsub", int64(inbox.PID()))
 	require.NoError(t, err)
 	_, err = inbox.Receive(context.Background())
 	require.NoError(t, err)

@@ -1,6 +1,7 @@
 package luaproc
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -145,7 +146,7 @@ func TestIOFromLua(t *testing.T) {
 
 	s, err := rt.LoadString("io.lua", ioLua)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "killed", srv.URL)
+	h, err := rt.Start(context.Background(), s, "killed", srv.URL)
 	require.NoError(t, err)
 	res, err := h.Wait(t.Context())
 	require.NoError(t, err)

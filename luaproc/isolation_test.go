@@ -113,7 +113,7 @@ func TestRegisterWhileAChunkRuns(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{})
 	s, err := rt.LoadString("r.lua", `local _ = print; local _ = pairs; log.info("chunk runs"); process.receive(); function worker() end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "wokrer")
+	h, err := rt.Start(context.Background(), s, "wokrer")
 	require.NoError(t, err)
 	logs.waitFor(t, "chunk runs") // not a 20 ms sleep: the chunk may not have started by then
 	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error { return nil }))

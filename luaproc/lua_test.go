@@ -28,7 +28,7 @@ func TestLuaSuites(t *testing.T) {
 		for _, entry := range luaTests(t, rt, s) {
 			t.Run(strings.TrimSuffix(filepath.Base(file), ".lua")+"/"+entry, func(t *testing.T) {
 				t.Parallel()
-				h, err := rt.Start(s, entry)
+				h, err := rt.Start(context.Background(), s, entry)
 				require.NoError(t, err)
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
@@ -46,7 +46,7 @@ func TestLuaSuites(t *testing.T) {
 }
 
 func luaTests(t *testing.T, rt *Runtime, s *Script) []string {
-	h, err := rt.Start(s, "no such entry")
+	h, err := rt.Start(context.Background(), s, "no such entry")
 	require.NoError(t, err)
 	_, err = h.Wait(context.Background())
 	var ee *EntryError

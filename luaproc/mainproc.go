@@ -1,11 +1,10 @@
 package luaproc
 
 import (
-	"fmt"
+	"context"
 	"sync"
 
 	lua "github.com/luarun/luarun/lua"
-	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -33,21 +32,14 @@ type MainOptions struct {
 // runs it: the global arg is lua.c's (MainOptions.Arg0, ArgBefore, then
 // args at 1..n) and the Before chunks run first. s nil runs no script:
 // the Before chunks alone (lua -e 'stat').
-func (rt *Runtime) StartMain(s *Script, entry string, mo MainOptions, args ...any) (scheduler.Handle, error) {
+// ctx is the process's parent, as Start's.
+func (rt *Runtime) StartMain(ctx context.Context, s *Script, entry string, mo MainOptions, args ...any) (scheduler.Handle, error) {
 	if s == nil {
 		s = &Script{name: "(command line)", proto: noScriptProto()}
 	}
-	args, err := payload.FromGoAll(args)
-	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
-	}
 	p := rt.newProcess(s)
 	p.main = &mo
-	h, _, err := rt.sched.SubmitWith(p, entry, args, scheduler.SubmitOptions{Waited: true})
-	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
-	}
-	return h, nil
+	return rt.start(ctx, p, entry, args)
 }
 
 // noScriptProto is the chunk of a main process without a script. It

@@ -8,12 +8,12 @@ package luaproc
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/commands"
@@ -60,10 +60,10 @@ var (
 		"monotonic": bind((*luaProcess).monotonic),
 	}
 	logFuncs = map[string]lua.LGFunction{
-		"debug": logAt(log.DebugLevel),
-		"info":  logAt(log.InfoLevel),
-		"warn":  logAt(log.WarnLevel),
-		"error": logAt(log.ErrorLevel),
+		"debug": logAt(slog.LevelDebug),
+		"info":  logAt(slog.LevelInfo),
+		"warn":  logAt(slog.LevelWarn),
+		"error": logAt(slog.LevelError),
 	}
 )
 
@@ -441,7 +441,7 @@ func checkedCommandFunc(name string) lua.LGFunction {
 	}
 }
 
-func logAt(level log.Level) lua.LGFunction {
+func logAt(level slog.Level) lua.LGFunction {
 	return func(L *lua.LState) int {
 		p := procOf(L)
 		msg := logText(L.ToStringMeta(L.Get(1)).String())
@@ -462,7 +462,7 @@ func logAt(level log.Level) lua.LGFunction {
 		if len(kv)%2 == 1 {
 			kv = append(kv, nil)
 		}
-		p.rt.logger.Log(level, msg, kv...)
+		p.rt.logger.Log(p.ctx, level, msg, kv...)
 		return 0
 	}
 }

@@ -138,7 +138,7 @@ func TestATimedOutSpawnLeavesNoEnd(t *testing.T) {
 end`)
 	s, err := rt.LoadFile(path)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main")
+	h, err := rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -160,7 +160,7 @@ func TestAKilledRequesterLeavesNoEnd(t *testing.T) {
 	rt, path := betaRuntime(t, b, `function main() process.spawn_on("beta", "w.lua") end`)
 	s, err := rt.LoadFile(path)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main")
+	h, err := rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	<-out
 	require.NoError(t, rt.sched.Kill(h.PID(), errors.New("enough")))

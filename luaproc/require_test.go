@@ -3,7 +3,6 @@ package luaproc
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +30,7 @@ func startFile(t *testing.T, rt *Runtime, path, entry string, args ...any) (payl
 	t.Helper()
 	s, err := rt.LoadFile(path)
 	require.NoError(t, err)
-	h, err := rt.Start(s, entry, args...)
+	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
 	return h.Wait(context.Background())
 }
@@ -165,7 +164,7 @@ end`,
 	s, err := rt.LoadFile(filepath.Join(dir, "main.lua"))
 	require.NoError(t, err)
 	before := rt.Stats().ScriptsCompiled
-	h, err := rt.Start(s, "main", int64(1000))
+	h, err := rt.Start(context.Background(), s, "main", int64(1000))
 	require.NoError(t, err)
 	res, err := h.Wait(context.Background())
 	require.NoError(t, err)
@@ -227,7 +226,7 @@ if ... == "parent" then
 end
 function nope_not() end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "", "parent")
+	h, err := rt.Start(context.Background(), s, "", "parent")
 	require.NoError(t, err)
 	res, err = h.Wait(context.Background())
 	require.NoError(t, err)
@@ -315,39 +314,6 @@ function main() return pcall(require, "selfish") end`, "main")
 	require.Len(t, res, 2)
 	assert.Equal(t, false, res[0])
 	assert.Contains(t, res[1], "require cycle: selfish -> selfish")
-}
-
-// ExampleRuntime_RegisterLuaModule shows both kinds of module an
-// application can give its scripts: one written in Lua, one in Go.
-func ExampleRuntime_RegisterLuaModule() {
-	rt := New(Options{Workers: 1})
-	defer rt.Shutdown(context.Background())
-
-	// A Lua module: require("app.money") runs it once per process.
-	money, _ := rt.LoadString("money.lua", `
-local M = {}
-function M.format(cents) return string.format("%d.%02d", cents / 100, cents % 100) end
-return M`)
-	rt.RegisterLuaModule("app.money", money)
-
-	// A Go module: plain functions, called without yielding.
-	rt.RegisterGoModule("tax", map[string]Func{
-		"vat": func(args payload.Payloads) (payload.Payloads, error) {
-			cents, _ := args[0].(int64)
-			return payload.Payloads{cents * 20 / 100}, nil
-		},
-	})
-
-	script, _ := rt.LoadString("invoice.lua", `
-local money = require("app.money")
-local tax = require("tax")
-function main(cents)
-  return money.format(cents + tax.vat(cents))
-end`)
-	h, _ := rt.Start(script, "main", int64(1250))
-	res, err := h.Wait(context.Background())
-	fmt.Println(res, err)
-	// Output: [15.00] <nil>
 }
 
 // sameRefusal: the refusals of an existing and a missing path outside the

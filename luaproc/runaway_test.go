@@ -3,14 +3,13 @@ package luaproc
 import (
 	"context"
 	"errors"
-	"io"
+	"log/slog"
 	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +71,7 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{Workers: 2})
 	s, err := rt.LoadString("busy.lua", busyLua)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy")
+	h, err := rt.Start(context.Background(), s, "busy")
 	require.NoError(t, err)
 	logs.waitFor(t, "without blocking")
 	time.Sleep(100 * time.Millisecond) // more watchdog ticks: still once
@@ -86,7 +85,8 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 // TestShutdownStopsABusyLoop: Shutdown ends a process in an endless loop
 // at once, not at the end of the grace period.
 func TestShutdownStopsABusyLoop(t *testing.T) {
-	rt := New(Options{Workers: 1, Logger: log.New(io.Discard)})
+	rt, err := New(Options{Workers: 1, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	s, err := rt.LoadString("busy.lua", `
 function busy(inbox)
   process.send(inbox, "spinning")
@@ -96,7 +96,7 @@ end`)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	h, err := rt.Start(s, "busy", int64(inbox.PID()))
+	h, err := rt.Start(context.Background(), s, "busy", int64(inbox.PID()))
 	require.NoError(t, err)
 	_, err = inbox.Receive(context.Background())
 	require.NoError(t, err)
@@ -230,7 +230,8 @@ func TestStackOverflowHasFileLine(t *testing.T) {
 // process is counted exactly once by how it ended.
 func TestSpawnStormAccounting(t *testing.T) {
 	for round := range 3 {
-		rt := New(Options{Workers: 4, Logger: log.New(io.Discard)})
+		rt, err := New(Options{Workers: 4, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, err)
 		s, err := rt.LoadString("storm.lua", `
 function child(i)
   if i % 4 == 0 then error("child fails") end
@@ -247,7 +248,7 @@ function main()
   end
 end`)
 		require.NoError(t, err)
-		_, err = rt.Start(s, "main")
+		_, err = rt.Start(context.Background(), s, "main")
 		require.NoError(t, err)
 		// Wait for the storm to be under way (a child has failed) rather
 		// than sleeping 30 ms: on a loaded machine main may not have run by
@@ -366,7 +367,7 @@ function main()
   while true do n = n + 1 end
 end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main")
+	h, err := rt.Start(context.Background(), s, "main")
 	require.NoError(t, err)
 	logs.waitFor(t, "trapping") // before the shutdown, or it would just end
 	stopped := make(chan error, 1)

@@ -4,101 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 	"github.com/luarun/luarun/serve"
 )
-
-// Options configure a Runtime. The zero value is a working runtime with
-// no os, io (or fs, http, exec) access for scripts.
-type Options struct {
-	// Workers is the number of scheduler workers; 0 means GOMAXPROCS.
-	Workers int
-	// Allow lists the modules scripts may use beyond the always-present
-	// ones (any of Permissions: "os", "io", "fs", "http", "exec",
-	// "listen", "net"). A module not allowed raises "<module> is not
-	// allowed ..." when used; "fs" also gives dofile and loadfile, and
-	// lets process.spawn_file load scripts from outside the program's
-	// directory; "listen" gives http.serve and net.listen, "net"
-	// net.connect.
-	Allow []string
-	// Logger receives the log module's lines (with the process's pid);
-	// nil means a text logger on stderr at info level.
-	Logger *log.Logger
-	// Stdout receives print's lines; nil means os.Stdout.
-	Stdout io.Writer
-	// LuaPath replaces require's default search path
-	// ("<dir>/?.lua;<dir>/?/init.lua", <dir> being the directory of the
-	// script a program's first process runs): ';'-separated templates in
-	// which '?' stands for the module name with its dots made '/', and
-	// ";;" for the default. The luarun command passes $LUA_PATH.
-	LuaPath string
-
-	// MaxStep kills a process whose step — Lua code running without a
-	// blocking call — runs longer, with an error naming the line it was
-	// at ("pid 42 spin.lua:17: ran 2s without blocking"). 0: no limit;
-	// without one, such a step is logged once per process after 1 s.
-	MaxStep time.Duration
-	// MaxMailbox bounds the messages waiting for one process: a send
-	// beyond it returns nil, "mailbox full". 0: no bound (a warning is
-	// logged once for a process that has 100,000 waiting). Negative: no
-	// bound, no warning, and messages are not counted at all. An Inbox's
-	// queue is the application's to read: it is not bounded.
-	MaxMailbox int
-	// MailboxWarning is the number of waiting messages that draws that
-	// warning; 0 means 100,000.
-	MailboxWarning int
-	// MaxProcs bounds the live processes: a spawn beyond it returns nil
-	// and an error (Start fails). 0: 1,048,576; negative: no bound.
-	MaxProcs int
-	// Exit is called, once, with the status of the first os.exit a
-	// process calls (on the goroutine running it; it must not block).
-	// The luarun command shuts down and exits with it. nil: os.exit only
-	// ends the calling process (with an *ExitError).
-	Exit func(code int)
-	// QuietCrashes turns crash reports off: without it, a process that
-	// fails with an error of its own while nothing links it, monitors it
-	// or waits on it is logged at error level (its PID, entry, error and
-	// where), since nothing else would tell. (Start's caller holds the
-	// handle: the processes it starts count as waited on.)
-	QuietCrashes bool
-	// NoWatchdog turns the scheduler's watchdog off: nothing helps the
-	// processes queued behind a busy one, and MaxStep and the slow-step
-	// warning do nothing. For measuring what the watchdog costs.
-	NoWatchdog bool
-	// MaxMemory bounds the memory of the whole runtime, in bytes: an
-	// allocation a process asks for that would take the Go heap past it
-	// raises "not enough memory" in that process (catchable by pcall),
-	// and when the heap passes it all the same a watchdog ends the
-	// process that counts the most with that error (memory.go). It also
-	// becomes Go's soft memory limit (debug.SetMemoryLimit) if that is
-	// higher. 0: three quarters of the machine's memory
-	// (DefaultMaxMemory); negative: no bound.
-	MaxMemory int64
-	// MaxProcessMemory bounds each process's memory, in bytes, as
-	// Erlang's max_heap_size does: an allocation that would take the
-	// process past it raises "not enough memory" in the process
-	// (catchable), and a process found holding more ends with that
-	// error. The count is what the runtime allocates on the process's
-	// behalf (strings, tables, stacks, closures, coroutines, the large
-	// strings of the messages it takes in), re-based on what it can
-	// still reach when it passes the bound (memory.go). 0: no bound.
-	MaxProcessMemory int64
-	// Cluster, when set, runs the runtime as a node of a cluster
-	// (cluster.Join): its PIDs name the node, and process.send reaches
-	// processes on the other nodes (cluster.go). The runtime attaches
-	// its scheduler to it; closing it after Shutdown is the caller's.
-	Cluster ClusterNode
-}
 
 // Runtime runs Lua processes on a work-stealing scheduler. Make one with
 // New, register the application's commands, load scripts, start
@@ -109,7 +26,7 @@ type Runtime struct {
 	io      *commands.IO   // fs, http and exec (reachable from Lua only if allowed)
 	serve   *serve.Service // http.serve and net (serving.go)
 	allowed map[string]bool
-	logger  *log.Logger
+	logger  *slog.Logger
 	// quietCrashes: Options.QuietCrashes (internal errors are not logged)
 	quietCrashes bool
 	luaPath      string // Options.LuaPath
@@ -121,8 +38,9 @@ type Runtime struct {
 	outMu sync.Mutex
 	out   io.Writer
 
-	mu  sync.Mutex
-	app appModules // what the application registered (appmodules.go)
+	mu     sync.Mutex
+	app    appModules // what the application registered (appmodules.go)
+	closed bool       // Shutdown has begun (under mu)
 
 	files *scriptFiles // compiled script files (files.go)
 	paths sync.Map     // program directory → its default package.path, boxed
@@ -152,8 +70,17 @@ type Runtime struct {
 	tpl   *template  // what every state copies (state.go); nil: to build
 }
 
-// New starts a runtime and its workers.
-func New(opts Options) *Runtime {
+// ErrClosed is the error (wrapped) of a call that needs a running
+// runtime after Shutdown began: Register, RegisterGoModule,
+// RegisterLuaModule, Start, StartMain, NewInbox.
+var ErrClosed = scheduler.ErrClosed
+
+// New starts a runtime and its workers. An option out of range, or a
+// permission in Allow that does not exist, is an error (Options).
+func New(opts Options) (*Runtime, error) {
+	if err := opts.check(); err != nil {
+		return nil, fmt.Errorf("luaproc.New: %w", err)
+	}
 	rt := &Runtime{
 		reg:          new(scheduler.Registry),
 		allowed:      map[string]bool{},
@@ -169,7 +96,7 @@ func New(opts Options) *Runtime {
 		rt.allowed[m] = true
 	}
 	if rt.logger == nil {
-		rt.logger = log.NewWithOptions(os.Stderr, log.Options{ReportTimestamp: true})
+		rt.logger = slog.Default()
 	}
 	if rt.out == nil {
 		rt.out = os.Stdout
@@ -209,7 +136,7 @@ func New(opts Options) *Runtime {
 			rt.logger.Error("cluster: process.wait on other nodes' processes will not end", "err", err)
 		}
 	}
-	return rt
+	return rt, nil
 }
 
 // LoadFile compiles the script at path, once: later loads of the same
@@ -255,16 +182,42 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 // a *ScriptError (with Lua traceback), *EntryError, or *KilledError.
 // The handle is how the caller learns of a failure, so a process started
 // here is never the subject of a crash report (Options.QuietCrashes).
-func (rt *Runtime) Start(s *Script, entry string, args ...any) (scheduler.Handle, error) {
+//
+// ctx is the process's parent: its values are those of the context of
+// every command the process calls (scheduler.Call.Ctx), and when it is
+// done the process is killed, with a *KilledError whose Cause is
+// context.Cause(ctx) (errors.Is(err, context.Canceled) holds). A ctx done
+// already starts nothing: Start returns its cause. The processes it
+// spawns from Lua have neither its values nor its end.
+func (rt *Runtime) Start(ctx context.Context, s *Script, entry string, args ...any) (scheduler.Handle, error) {
+	return rt.start(ctx, rt.newProcess(s), entry, args)
+}
+
+// start submits p for Start and StartMain.
+func (rt *Runtime) start(ctx context.Context, p *luaProcess, entry string, args []any) (scheduler.Handle, error) {
+	name := p.script.name
+	if ctx == nil {
+		return scheduler.Handle{}, fmt.Errorf("start %s: nil context", name)
+	}
+	if ctx.Err() != nil {
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, context.Cause(ctx))
+	}
 	args, err := payload.FromGoAll(args)
 	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
 	}
-	h, _, err := rt.sched.SubmitWith(rt.newProcess(s), entry, args, scheduler.SubmitOptions{Waited: true})
+	opts := scheduler.SubmitOptions{Waited: true, Context: ctx, KillReason: contextKilled}
+	h, _, err := rt.sched.SubmitWith(p, entry, args, opts)
 	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", s.name, err)
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
 	}
 	return h, nil
+}
+
+// contextKilled is the error a process ends with when its Start context
+// is done.
+func contextKilled(cause error) error {
+	return &KilledError{Reason: cause.Error(), Cause: cause}
 }
 
 // Send delivers msg (converted by payload.FromGo) to process to, as from
@@ -323,6 +276,9 @@ func (rt *Runtime) Stats() Stats {
 // which their cancelled processes make short, and closes idle HTTP
 // connections.
 func (rt *Runtime) Shutdown(ctx context.Context) error {
+	rt.mu.Lock()
+	rt.closed = true // Register and its kin refuse from here on
+	rt.mu.Unlock()
 	rt.serve.Shutdown(ctx) // its deadline passing ends the drain, not the shutdown
 	err := rt.sched.Shutdown(ctx)
 	rt.mem.close()
@@ -334,6 +290,14 @@ func (rt *Runtime) Shutdown(ctx context.Context) error {
 		err = serveErr
 	}
 	return err
+}
+
+// checkOpen is ErrClosed once Shutdown has begun; the caller holds mu.
+func (rt *Runtime) checkOpen() error {
+	if rt.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 func (rt *Runtime) writeOut(s string) {

@@ -92,7 +92,7 @@ func TestKillBusyLoopFromGo(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	s, err := rt.LoadString("busy.lua", "while true do end")
 	require.NoError(t, err)
-	h, err := rt.Start(s, "")
+	h, err := rt.Start(context.Background(), s, "")
 	require.NoError(t, err)
 	time.Sleep(20 * time.Millisecond)
 	require.NoError(t, rt.Kill(h.PID(), "test over"))
@@ -135,7 +135,7 @@ func TestPermissions(t *testing.T) {
 	res, err := runLua(t, rt, "s.lua", "local f = io.popen('echo hi') local out = f:read('*a') f:close() return os.execute('true'), out", "")
 	require.NoError(t, err)
 	assert.Equal(t, []any{int64(0), "hi\n"}, []any(res))
-	for _, allowed := range Permissions {
+	for _, allowed := range Permissions() {
 		rt, _, _ := newTestRuntime(t, Options{Allow: []string{allowed}})
 		for module, src := range uses {
 			if module != allowed {
@@ -202,7 +202,7 @@ function main(reply_to)
   end
 end`)
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main", int64(in.PID()))
+	h, err := rt.Start(context.Background(), s, "main", int64(in.PID()))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -237,7 +237,7 @@ end`)
 	require.NoError(t, err)
 	var hs []scheduler.Handle
 	for i := range int64(50) {
-		h, err := rt.Start(s, "main", i)
+		h, err := rt.Start(context.Background(), s, "main", i)
 		require.NoError(t, err)
 		hs = append(hs, h)
 	}

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 
 	lua "github.com/luarun/luarun/lua"
@@ -75,23 +74,22 @@ func Compile(name, src string) (*Script, error) {
 	}
 	noArgTable(proto)
 	if !strings.HasPrefix(name, "=") { // "=name" is a chunk's name, not a file's
-		scriptSources.Store(name, struct{}{})
+		markFileChunk(proto)
 	}
 	return &Script{name: name, proto: proto}, nil
 }
 
-// scriptSources holds the names of every chunk compiled by Compile: the
-// files and scripts luarun runs, as against chunks a script built with
-// load or loadstring. debug.getinfo tells them apart as Lua 5.1 does (a
-// file's source is "@name", a loaded chunk's is its chunk name); gopher-lua
-// keeps one SourceName for both. Written by Compile on any goroutine, read
-// by debug.getinfo; it grows by one entry per distinct script name.
-var scriptSources sync.Map
-
-// isScriptSource reports whether source names a chunk compiled by Compile.
-func isScriptSource(source string) bool {
-	_, ok := scriptSources.Load(source)
-	return ok
+// markFileChunk flags p and every function nested in it as a script's
+// (lua.FunctionProto.FileChunk): debug.getinfo tells them apart from the
+// chunks a script builds with load or loadstring as Lua 5.1 does (a
+// file's source is "@name", a loaded chunk's is its chunk name), where
+// gopher-lua keeps one SourceName for both. The mark lives and dies with
+// the script's protos.
+func markFileChunk(p *lua.FunctionProto) {
+	p.FileChunk = true
+	for _, c := range p.FunctionPrototypes {
+		markFileChunk(c)
+	}
 }
 
 // undumpScript loads src if it is a binary chunk (ok), after a "#" line

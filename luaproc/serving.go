@@ -21,8 +21,8 @@ package luaproc
 
 import (
 	"context"
+	"log/slog"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
@@ -38,7 +38,7 @@ type serveHost struct{ rt *Runtime }
 
 func (h serveHost) Caller(L *lua.LState) serve.Caller { return serveCaller{procOf(L)} }
 func (h serveHost) Allowed(permission string) bool    { return h.rt.allowed[permission] }
-func (h serveHost) Logger() *log.Logger               { return h.rt.logger }
+func (h serveHost) Logger() *slog.Logger              { return h.rt.logger }
 func (h serveHost) Kill(pid scheduler.PID, reason string) error {
 	return h.rt.Kill(pid, reason)
 }

@@ -167,12 +167,12 @@ func startHonest(t *testing.T, rt *Runtime, s *Script, rounds int) (workers, par
 		k := soakKinds[i%len(soakKinds)]
 		args := []any{k.kind, int64(20 * rounds), k.n}
 		if k.kind == "pingpong" {
-			ph, err := rt.Start(s, "partner")
+			ph, err := rt.Start(context.Background(), s, "partner")
 			require.NoError(t, err)
 			partners = append(partners, &soakProc{h: ph, want: int64(20*rounds) * k.n, label: "partner"})
 			args = append(args, int64(ph.PID()))
 		}
-		h, err := rt.Start(s, "worker", args...)
+		h, err := rt.Start(context.Background(), s, "worker", args...)
 		require.NoError(t, err)
 		workers = append(workers, &soakProc{h: h, want: k.want(k.n), label: "worker " + k.kind})
 	}
@@ -195,7 +195,7 @@ func startAttackers(t *testing.T, rt *Runtime, s *Script, rng *rand.Rand, rounds
 			}
 			sort.SliceStable(picks, func(i, j int) bool { return picks[j] == "writes" && picks[i] != "writes" })
 		}
-		h, err := rt.Start(s, entry, toAny(picks)...)
+		h, err := rt.Start(context.Background(), s, entry, toAny(picks)...)
 		require.NoError(t, err)
 		out = append(out, &soakProc{h: h, attacks: picks, label: entry + " " + strings.Join(picks, ",")})
 	}

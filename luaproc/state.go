@@ -267,7 +267,7 @@ func (tpl *template) shareGlobals(rt *Runtime, L *lua.LState, g *lua.LTable) *lu
 		globals.RawSet(k, v)
 	})
 	globals.RawSetString("_G", globals)
-	for _, name := range Permissions {
+	for _, name := range permissions {
 		if rt.allowed[name] || servePermissions[name] {
 			continue
 		}
@@ -456,10 +456,6 @@ func (p *luaProcess) openIo() *lua.LTable {
 
 // requirable are the modules require() returns (besides app modules).
 var requirable = []string{"process", "time", "log", "json", "string", "table", "math", "coroutine", "os", "io", "fs", "http", "exec", "package", "supervisor", "pool", "net"}
-
-// Permissions are the modules Options.Allow switches on (all of them in
-// the command-line runner unless --sandbox).
-var Permissions = []string{lua.OsLibName, lua.IoLibName, "fs", "http", "exec", "listen", "net"}
 
 // ioModules are the I/O commands (commands.IO) by module: fs, http, exec.
 func ioModules() map[string][]string {

@@ -29,7 +29,7 @@ func TestStressRing(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	s, err := rt.LoadString("stress.lua", string(src))
 	require.NoError(t, err)
-	h, err := rt.Start(s, "main", n, k)
+	h, err := rt.Start(context.Background(), s, "main", n, k)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()

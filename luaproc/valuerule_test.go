@@ -109,7 +109,7 @@ func TestValueRuleFromGo(t *testing.T) {
 	require.NoError(t, err)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h, err := rt.Start(s, "main", i, c.in, !c.noSend)
+			h, err := rt.Start(context.Background(), s, "main", i, c.in, !c.noSend)
 			require.NoError(t, err)
 			if !c.noSend {
 				require.NoError(t, rt.Send(h.PID(), c.in))
@@ -183,13 +183,13 @@ func TestValueRuleRefusals(t *testing.T) {
 
 	s, err := rt.LoadString("start.lua", `return (process.receive())`)
 	require.NoError(t, err)
-	_, err = rt.Start(s, "", "ok", make(chan int))
+	_, err = rt.Start(context.Background(), s, "", "ok", make(chan int))
 	require.EqualError(t, err, "start start.lua: arg2: chan int cannot be sent")
 	var ve *payload.ValueError
 	require.ErrorAs(t, err, &ve)
 	assert.Equal(t, "arg2", ve.Path)
 
-	h, err := rt.Start(s, "")
+	h, err := rt.Start(context.Background(), s, "")
 	require.NoError(t, err)
 	err = rt.Send(h.PID(), map[string]any{"f": func() {}})
 	require.ErrorContains(t, err, "value.f: func() cannot be sent")

@@ -15,6 +15,9 @@ import (
 // (they find its cancelCtx through Value, without a goroutine).
 type procContext struct {
 	pid PID
+	// values: SubmitOptions.Context, whose values are the process's (not
+	// its cancellation: killWhenDone); nil: none. Set before Init.
+	values context.Context
 
 	// real: nil until first use; written once under mu, read lock-free.
 	real atomic.Pointer[realContext]
@@ -52,7 +55,11 @@ func (c *procContext) get() context.Context {
 	if r := c.real.Load(); r != nil {
 		return r.ctx
 	}
-	ctx, cancel := context.WithCancelCause(context.Background())
+	base := context.Background()
+	if c.values != nil {
+		base = context.WithoutCancel(c.values)
+	}
+	ctx, cancel := context.WithCancelCause(base)
 	if c.cause != nil {
 		cancel(c.cause)
 	}
@@ -110,4 +117,39 @@ func (c *procContext) Value(key any) any {
 		return c.pid
 	}
 	return c.get().Value(key)
+}
+
+// withValuesOf is a context whose values are its own first, then those of
+// values: a grace context (commandContext) keeps the process's parent's
+// values. Deadline, Done, Err and cancellation are the embedded context's
+// alone (its own cancelCtx answers context.Cause's lookup first).
+type withValuesOf struct {
+	context.Context
+	values context.Context
+}
+
+func (c withValuesOf) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.values.Value(key)
+}
+
+// killWhenDone kills p, as Kill does, when parent is done, with reason's
+// error for parent's cause (the cause itself if reason is nil). It
+// returns the stop of that (nil for a parent that is never done), called
+// when p ends. A parent done already kills p as soon as it runs.
+func (s *Scheduler) killWhenDone(p *proc, parent context.Context, reason func(error) error) func() bool {
+	if parent.Done() == nil {
+		return nil
+	}
+	return context.AfterFunc(parent, func() {
+		err := context.Cause(parent)
+		if reason != nil && reason(err) != nil {
+			err = reason(err)
+		}
+		if p.state.Load()&stateMask != stateDone {
+			s.cancel(p, err, false)
+		}
+	})
 }

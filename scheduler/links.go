@@ -36,6 +36,7 @@ package scheduler
 // unnoticed (Erlang's spawn_link and spawn_monitor).
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -216,6 +217,14 @@ type SubmitOptions struct {
 	// server's connection goroutine; ignored inside a step (SpawnWith)
 	// and when the inline runs at once are at their bound.
 	Inline bool
+	// Context, if not nil, is the process's parent: the values of the
+	// process's context (Init's, and every Call.Ctx of its commands) are
+	// Context's, and when Context is done the process is killed, as Kill
+	// does, with reason KillReason(context.Cause(Context)) (the cause
+	// itself if KillReason is nil). Its own cancellation does not reach
+	// the process's context otherwise: the kill is what ends it.
+	Context    context.Context
+	KillReason func(cause error) error
 }
 
 // SubmitWith is Submit, then Link and Monitor as opts say, done before
@@ -230,7 +239,7 @@ func (s *Scheduler) SubmitWith(p Process, method string, input payload.Payloads,
 func (s *Scheduler) submitWith(w *worker, p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, uint64, error) {
 	var ref uint64
 	inline := opts.Inline && w == nil // never inside a step
-	h, err := s.submitRelated(w, p, method, input, func(pr *proc) error {
+	h, err := s.submitRelated(w, p, method, input, &opts, func(pr *proc) error {
 		if opts.Waited {
 			pr.waited.Store(true) // what watched() looks for
 		}

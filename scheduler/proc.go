@@ -80,6 +80,10 @@ type proc struct {
 	s    *Scheduler
 	impl Process
 	ctx  procContext // cancelled by Kill, the shutdown deadline, or the end
+	// stopParent stops the kill SubmitOptions.Context's end would make
+	// (killWhenDone); set before the process is in the table, called by
+	// closeProcess.
+	stopParent func() bool
 
 	// Owned by the worker running the process (handed over by the state
 	// CAS): the yields awaiting completion, and the messages the process

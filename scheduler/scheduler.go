@@ -240,15 +240,16 @@ func (s *Scheduler) Submit(p Process, method string, input payload.Payloads) (Ha
 
 // submit is Submit; w is the calling worker if the caller runs on one.
 func (s *Scheduler) submit(w *worker, p Process, method string, input payload.Payloads) (Handle, error) {
-	return s.submitRelated(w, p, method, input, nil, false)
+	return s.submitRelated(w, p, method, input, nil, nil, false)
 }
 
 // submitRelated is submit, calling rel (if not nil) on the new process
 // once it is in the table and before it is queued: if rel fails, the
-// process never runs and Submit fails with rel's error. inline (only
-// from a goroutine that is not stepping a process) runs its first steps
-// here, if an inline worker is free (inline.go).
-func (s *Scheduler) submitRelated(w *worker, p Process, method string, input payload.Payloads, rel relate, inline bool) (Handle, error) {
+// process never runs and Submit fails with rel's error. opts (nil: none)
+// give it a parent context. inline (only from a goroutine that is not
+// stepping a process) runs its first steps here, if an inline worker is
+// free (inline.go).
+func (s *Scheduler) submitRelated(w *worker, p Process, method string, input payload.Payloads, opts *SubmitOptions, rel relate, inline bool) (Handle, error) {
 	w = w.homed()
 	if s.closing.Load() {
 		return Handle{}, ErrClosed
@@ -266,6 +267,9 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(count)}
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
+	if opts != nil {
+		pr.ctx.values = opts.Context
+	}
 	if err := p.Init(&pr.ctx, method, input); err != nil {
 		pr.ctx.cancel(err)
 		s.table.release(pr.pid) // its PID is never used
@@ -274,6 +278,9 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	}
 	if in, ok := p.(Interrupter); ok {
 		pr.ctx.interrupter = in
+	}
+	if opts != nil && opts.Context != nil {
+		pr.stopParent = s.killWhenDone(pr, opts.Context, opts.KillReason)
 	}
 	s.live.Add(1)
 	s.table.put(pr)
@@ -476,6 +483,9 @@ func (s *Scheduler) commandContext(p *proc) context.Context {
 	}
 	ctx, cancel := context.WithCancelCause(s.grace)
 	g := &graceContext{ctx: context.WithValue(ctx, pidKey{}, p.pid), cancel: cancel}
+	if p.ctx.values != nil {
+		g.ctx = withValuesOf{g.ctx, p.ctx.values}
+	}
 	p.grace.Store(g)
 	if p.killed.Load() { // Kill looked before the Store: end it here
 		cancel(context.Cause(&p.ctx))
@@ -588,6 +598,9 @@ func (s *Scheduler) voidOutstanding(p *proc) {
 }
 
 func closeProcess(p *proc) (err error) {
+	if p.stopParent != nil {
+		p.stopParent()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = &PanicError{Where: fmt.Sprintf("process %d Close", p.pid), Value: v}

@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -22,7 +22,8 @@ import (
 func runExample(t *testing.T, name string) string {
 	t.Helper()
 	pr, pw := io.Pipe()
-	rt := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: log.New(io.Discard)})
+	rt, err := luaproc.New(luaproc.Options{Allow: []string{"listen", "net"}, Stdout: pw, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()
@@ -31,7 +32,7 @@ func runExample(t *testing.T, name string) string {
 	})
 	s, err := rt.LoadFile("../scripts/" + name)
 	require.NoError(t, err)
-	_, err = rt.Start(s, "main", "127.0.0.1:0")
+	_, err = rt.Start(context.Background(), s, "main", "127.0.0.1:0")
 	require.NoError(t, err)
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	require.NoError(t, err)

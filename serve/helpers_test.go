@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"testing"
@@ -64,8 +65,9 @@ func start(t *testing.T, src string, allow ...string) *env {
 		allow = []string{"listen", "net", "http"}
 	}
 	logs := &syncBuffer{}
-	logger := log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
-	rt := luaproc.New(luaproc.Options{Workers: 2, Allow: allow, Logger: logger, Stdout: logs})
+	logger := slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
+	rt, err := luaproc.New(luaproc.Options{Workers: 2, Allow: allow, Logger: logger, Stdout: logs})
+	require.NoError(t, err)
 	e := &env{t: t, rt: rt, logs: logs}
 	t.Cleanup(func() {
 		if !e.down {
@@ -77,7 +79,7 @@ func start(t *testing.T, src string, allow ...string) *env {
 	e.in = in
 	s, err := rt.LoadString("test.lua", src)
 	require.NoError(t, err)
-	e.main, err = rt.Start(s, "main", int64(in.PID()))
+	e.main, err = rt.Start(context.Background(), s, "main", int64(in.PID()))
 	require.NoError(t, err)
 	return e
 }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -37,7 +38,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
@@ -154,7 +154,7 @@ type server struct {
 	http  *http.Server
 	addr  string
 	sem   chan struct{} // running requests; nil: no bound
-	log   *log.Logger
+	log   *slog.Logger
 
 	// stopOwner stops the owner's AfterFunc (drain stops it).
 	stopOwner func() bool
@@ -219,7 +219,7 @@ func (s *Service) newServer(addr, entry string, o serverOpts, c Caller) (*server
 		ReadTimeout:    positive(o.readTimeout),
 		IdleTimeout:    positive(o.idleTimeout),
 		MaxHeaderBytes: o.maxHeaderBytes,
-		ErrorLog:       srv.log.StandardLog(log.StandardLogOptions{ForceLevel: log.DebugLevel}),
+		ErrorLog:       slog.NewLogLogger(srv.log.Handler(), slog.LevelDebug),
 		// HTTP/1.1 only, also over TLS (the contract's server).
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
 	}

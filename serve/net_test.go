@@ -5,13 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -200,8 +200,9 @@ end`, ln.Addr().String(), ln.Addr().String(), closedAddr)
 // A read waits without a worker: with one worker and no watchdog
 // helpers, a process blocked in c:read does not stop another.
 func TestNetReadHoldsNoWorker(t *testing.T) {
-	rt := luaproc.New(luaproc.Options{Workers: 1, NoWatchdog: true, Allow: []string{"listen", "net"},
-		Logger: log.New(io.Discard)})
+	rt, err := luaproc.New(luaproc.Options{Workers: 1, NoWatchdog: true, Allow: []string{"listen", "net"},
+		Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), hung)
 		defer cancel()
@@ -221,7 +222,7 @@ end`)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
-	h, err := rt.Start(s, "main", int64(in.PID()), ln.Addr().String())
+	h, err := rt.Start(context.Background(), s, "main", int64(in.PID()), ln.Addr().String())
 	require.NoError(t, err)
 	c, err := ln.Accept()
 	require.NoError(t, err)

@@ -25,10 +25,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/log"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
@@ -44,7 +44,7 @@ type Host interface {
 	// Kill cancels process pid with reason.
 	Kill(pid scheduler.PID, reason string) error
 	// Logger is the runtime's logger.
-	Logger() *log.Logger
+	Logger() *slog.Logger
 }
 
 // Caller is the process making a Lua call.

@@ -207,14 +207,20 @@ func main() {
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	rt := luaproc.New(luaproc.Options{Workers: 2})
+	rt, err := luaproc.New(luaproc.Options{Workers: 2})
+	if err != nil {
+		fail(err)
+	}
 	defer rt.Shutdown(ctx)
 
-	rt.Register("app.greeting", func(c scheduler.Call) error {
+	err = rt.Register("app.greeting", func(c scheduler.Call) error {
 		who, _ := c.Args[0].(string)
 		go c.Complete(payload.Payloads{"hello " + who})
 		return nil
 	})
+	if err != nil {
+		fail(err)
+	}
 	script, err := rt.LoadString("embedded.lua", ` + "`" + `
 function main(inbox, who)
   process.send(inbox, app.greeting(who))
@@ -229,7 +235,7 @@ end` + "`" + `)
 		fail(err)
 	}
 	defer inbox.Close()
-	h, err := rt.Start(script, "main", int64(inbox.PID()), "embedder")
+	h, err := rt.Start(ctx, script, "main", int64(inbox.PID()), "embedder")
 	if err != nil {
 		fail(err)
 	}
