@@ -57,7 +57,7 @@ func getArgs(args []any) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	opts, err := argTable(args, 1)
+	opts, err := argOptions(args, 1, getOptions...)
 	if err != nil {
 		return request{}, err
 	}
@@ -69,9 +69,15 @@ func getArgs(args []any) (request, error) {
 	return r, nil
 }
 
+// The keys of http.get's options and of http.request's table.
+var (
+	getOptions     = []string{"headers", "timeout"}
+	requestOptions = []string{"body", "headers", "method", "timeout", "url"}
+)
+
 // requestArgs reads http.request's table.
 func requestArgs(args []any) (request, error) {
-	req, err := argTable(args, 0)
+	req, err := argOptions(args, 0, requestOptions...)
 	if err == nil && req == nil {
 		err = fmt.Errorf("argument 1: table expected, got %s", typeName(args, 0))
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	lua "github.com/luarun/luarun/lua"
+	"github.com/luarun/luarun/optcheck"
 )
 
 // ScriptError is a Lua error that ended a process. Error returns the
@@ -41,6 +42,9 @@ type EntryError struct {
 	Script  string
 	Entry   string
 	Entries []string // the entry points that do exist, sorted
+	// Misspelt: the script has no main (Entry) but this function, one
+	// edit away, that it never calls (misspeltMain)
+	Misspelt string
 
 	// answered: a spawn request from another node was refused with it
 	// (remotewait.go), so the process's end is no crash to report
@@ -48,10 +52,17 @@ type EntryError struct {
 }
 
 func (e *EntryError) Error() string {
+	if e.Misspelt != "" {
+		return fmt.Sprintf("%s: no function %q, the entry point (did you mean '%s'? the script defines it and never calls it)", e.Script, e.Entry, e.Misspelt)
+	}
 	if len(e.Entries) == 0 {
 		return fmt.Sprintf("%s: unknown entry %q (the script defines no entry points)", e.Script, e.Entry)
 	}
-	return fmt.Sprintf("%s: unknown entry %q (entries: %s)", e.Script, e.Entry, strings.Join(e.Entries, ", "))
+	hint := ""
+	if s := optcheck.Suggest(e.Entry, e.Entries); s != "" {
+		hint = fmt.Sprintf("did you mean '%s'? ", s)
+	}
+	return fmt.Sprintf("%s: unknown entry %q (%sentries: %s)", e.Script, e.Entry, hint, strings.Join(e.Entries, ", "))
 }
 
 // KilledError ends a process that was killed (process.kill, Runtime.Kill).
