@@ -282,8 +282,16 @@ func newLogger(w io.Writer, level, format string) (*log.Logger, error) {
 	if !ok {
 		return nil, fmt.Errorf("--log-format %s: choose text, json or logfmt", format)
 	}
-	return log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true}), nil
+	opts := log.Options{Level: lvl, Formatter: f, ReportTimestamp: true}
+	if format != "text" { // for tools: RFC 3339, milliseconds and zone
+		opts.TimeFormat = rfc3339Millis
+	}
+	return log.NewWithOptions(w, opts), nil
 }
+
+// rfc3339Millis is the time of JSON and logfmt log lines:
+// 2026-11-25T13:50:39.123Z, or with the zone's offset (+01:00).
+const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 
 // load compiles the script at path, or standard input for "-".
 func load(rt *luaproc.Runtime, path string, stdin io.Reader) (*luaproc.Script, error) {

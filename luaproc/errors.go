@@ -29,6 +29,12 @@ type ScriptError struct {
 
 func (e *ScriptError) Error() string { return e.Message }
 
+// LuaTraceback is the Lua stack where the error was raised, as
+// debug.traceback writes it ("stack traceback:\n\t..."), or "" if none
+// was recorded: the third value process.wait returns for a failed
+// process, and the traceback field of a down or exit event.
+func (e *ScriptError) LuaTraceback() string { return e.Traceback }
+
 // ExitValue is the error value when it was not a string (what a down or
 // exit event carries as the reason), else nil.
 func (e *ScriptError) ExitValue() any { return e.Value }

@@ -52,7 +52,7 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 	case scheduler.EventExit:
 		switch {
 		case p.trapping.Load():
-			p.mailbox.push(message{from: ev.From, kind: kindExit, value: reasonValue(ev.Error)})
+			p.mailbox.push(message{from: ev.From, kind: kindExit, value: endedValue(ev.Error)})
 		case ev.Error != nil: // an exit signal: end with it
 			p.end(nil, linkedError(ev.From, ev.Error))
 		}
