@@ -51,9 +51,10 @@ function watch()
   return pid, process.wait(pid)
 end`, "watch")
 	require.NoError(t, err)
-	require.Len(t, res, 3)
+	require.Len(t, res, 4) // pid, false, the error, its traceback
 	assert.Equal(t, false, res[1])
 	assert.Regexp(t, `^pid `+regexp.QuoteMeta(itoa(scheduler.PID(res[0].(int64))))+` busy.lua:4: ran 100ms without blocking$`, res[2])
+	assert.Equal(t, "stack traceback:\n\tbusy.lua:4: in function 'busy'", res[3])
 
 	// the main process itself: a *ScriptError wrapping the limit
 	_, err = runLua(t, rt, "spin.lua", "local n = 0\nwhile true do\n  n = n + 1\nend\n", "")
