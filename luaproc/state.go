@@ -621,14 +621,18 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	return 0
 }
 
-// misspeltMain is, for a script without main, the entry point whose
+// misspeltMain is, for a script without main, the global function whose
 // name is one edit from "main" (optcheck.Suggest: mian, Main, mainn) and
 // at least as long as "main" ("min" is a word, seldom a typo), if the
 // script's code never reads it: a function nothing calls, which the
 // program surely meant as its main. "" if there is none: the chunk alone
-// is the program, as in Lua.
+// is the program, as in Lua. (A table the chunk returns is a module's,
+// whose functions are read as fields: its names are not guessed at.)
 func (p *luaProcess) misspeltMain(L *lua.LState, module *lua.LTable) string {
-	name := optcheck.Suggest("main", p.entryNames(L, module))
+	if module != nil {
+		return ""
+	}
+	name := optcheck.Suggest("main", p.entryNames(L, nil))
 	if len(name) < len("main") || p.script.proto.ReadsGlobal(name) {
 		return ""
 	}
