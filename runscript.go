@@ -192,13 +192,19 @@ func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-cha
 // stuck in a Go call the interrupt cannot reach), shutdown returns
 // anyway and luarun exits. Either way the commands the processes
 // started (os.execute, io.popen, exec.run) are killed with their
-// process groups.
-func shutdown(rt *luaproc.Runtime, grace time.Duration, stderr io.Writer) {
+// process groups. The channel it returns gets the runtime's Shutdown
+// result when that returns, even after shutdown itself has given up on
+// it (the tests wait on it; luarun exits instead).
+func shutdown(rt *luaproc.Runtime, grace time.Duration, stderr io.Writer) <-chan error {
 	defer procgroup.KillAll()
 	ctx, cancel := context.WithTimeout(context.Background(), grace-shutdownMargin(grace))
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- rt.Shutdown(ctx) }()
+	done, finished := make(chan error, 1), make(chan error, 1)
+	go func() {
+		err := rt.Shutdown(ctx)
+		done <- err
+		finished <- err
+	}()
 	hard := time.NewTimer(max(grace, minHardLimit))
 	defer hard.Stop()
 	select {
@@ -210,6 +216,7 @@ func shutdown(rt *luaproc.Runtime, grace time.Duration, stderr io.Writer) {
 	case <-hard.C:
 		fmt.Fprintf(stderr, "luarun: the processes did not stop within %v: exiting without them\n", grace)
 	}
+	return finished
 }
 
 // minHardLimit is shutdown's hard limit for a grace of (about) zero:
@@ -289,8 +296,16 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	if !ok {
 		return nil, fmt.Errorf("--log-format %s: choose text, json or logfmt", format)
 	}
-	return slog.New(log.NewWithOptions(w, log.Options{Level: lvl, Formatter: f, ReportTimestamp: true})), nil
+	opts := log.Options{Level: lvl, Formatter: f, ReportTimestamp: true}
+	if format != "text" { // for tools: RFC 3339, milliseconds and zone
+		opts.TimeFormat = rfc3339Millis
+	}
+	return slog.New(log.NewWithOptions(w, opts)), nil
 }
+
+// rfc3339Millis is the time of JSON and logfmt log lines:
+// 2026-11-25T13:50:39.123Z, or with the zone's offset (+01:00).
+const rfc3339Millis = "2006-01-02T15:04:05.000Z07:00"
 
 // load compiles the script at path, or standard input for "-".
 func load(rt *luaproc.Runtime, path string, stdin io.Reader) (*luaproc.Script, error) {

@@ -49,17 +49,16 @@ func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 // though a process never stops (it used to wait for it for ever).
 func TestShutdownIsAHardLimit(t *testing.T) {
 	rt, release := stuckRuntime(t)
-	defer func() { // let the stuck worker go, and the runtime end
-		close(release)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		rt.Shutdown(ctx)
-	}()
 	var stderr bytes.Buffer
 	done := make(chan time.Duration, 1)
+	finished := make(chan (<-chan error), 1)
+	defer func() { // let the stuck worker go, and the runtime's Shutdown end
+		close(release)
+		<-<-finished
+	}()
 	go func() {
 		t0 := time.Now()
-		shutdown(rt, 300*time.Millisecond, &stderr)
+		finished <- shutdown(rt, 300*time.Millisecond, &stderr)
 		done <- time.Since(t0)
 	}()
 	select {

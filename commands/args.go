@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/luarun/luarun/optcheck"
 )
 
 // luaType names a payload value as Lua's type() would.
@@ -148,6 +150,18 @@ func argTable(args []any, i int) (map[string]any, error) {
 		return nil, fmt.Errorf("argument %d: %w", i+1, err)
 	}
 	return m, nil
+}
+
+// argOptions reads Args[i] as an options table (argTable) whose keys
+// must be among known: an unknown key is an *optcheck.UnknownError, not
+// wrapped in "argument i", so the caller's message reads
+// "exec.run: unknown option 'timout' (did you mean 'timeout'?)".
+func argOptions(args []any, i int, known ...string) (map[string]any, error) {
+	m, err := argTable(args, i)
+	if err != nil {
+		return nil, err
+	}
+	return m, optcheck.Map(m, known...)
 }
 
 // asTable converts a payload table with string keys to a map[string]any.

@@ -94,22 +94,20 @@ func parseCommand(args []any) (*command, error) {
 	if err != nil {
 		return nil, err
 	}
+	opts, err := argOptions(args, 2, execRunOptions...)
+	if err != nil {
+		return nil, err
+	}
 	cmd := &command{name: name, args: list}
-	if err := cmd.parseOptions(args); err != nil {
+	if err := cmd.parseOptions(opts); err != nil {
 		return nil, fmt.Errorf("argument 3: %w", err)
 	}
 	return cmd, nil
 }
 
-// parseOptions reads exec.run's options table, Args[2].
-func (cmd *command) parseOptions(args []any) error {
-	var opts map[string]any
+// parseOptions reads exec.run's options table.
+func (cmd *command) parseOptions(opts map[string]any) error {
 	var err error
-	if len(args) > 2 && args[2] != nil {
-		if opts, err = asTable(args[2]); err != nil {
-			return err
-		}
-	}
 	if cmd.stdin, err = optString(opts, "stdin"); err != nil {
 		return err
 	}

@@ -44,9 +44,6 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// execStartOptions are the keys of exec.start's options table.
-var execStartOptions = []string{"dir", "env", "clear_env"}
-
 // streamProc is one exec.start handle's command.
 type streamProc struct {
 	owner   scheduler.PID // never changes
@@ -137,8 +134,8 @@ func (o *IO) execStart(c scheduler.Call) error {
 	return nil
 }
 
-// parseStart reads exec.start's arguments: exec.run's, without stdin or
-// timeout.
+// parseStart reads exec.start's arguments: exec.run's (execRunOptions),
+// without stdin or timeout: dir, env and clear_env.
 func parseStart(args []any) (*command, error) {
 	cmd, err := parseCommand(args)
 	if err == nil && (cmd.stdin != "" || cmd.timeout != 0) {

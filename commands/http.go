@@ -66,7 +66,7 @@ func getArgs(args []any) (request, error) {
 	if err != nil {
 		return request{}, err
 	}
-	opts, err := argTable(args, 1)
+	opts, err := argOptions(args, 1, httpGetOptions...)
 	if err != nil {
 		return request{}, err
 	}
@@ -80,7 +80,7 @@ func getArgs(args []any) (request, error) {
 
 // requestArgs reads http.request's table.
 func requestArgs(args []any) (request, error) {
-	req, err := argTable(args, 0)
+	req, err := argOptions(args, 0, httpRequestOptions...)
 	if err == nil && req == nil {
 		err = fmt.Errorf("argument 1: table expected, got %s", typeName(args, 0))
 	}

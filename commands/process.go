@@ -57,10 +57,16 @@ func Wait(c scheduler.Call) error {
 }
 
 // WaitResult is what process.wait returns for an ended process: true and
-// its results, or false and its error message.
+// its results, or false, its error message and, if the error has one
+// (a Lua error raised in the process: luaproc.ScriptError), the Lua
+// traceback of where it was raised.
 func WaitResult(h scheduler.Handle) payload.Payloads {
 	res, err := h.Result()
 	if err != nil {
+		var tb interface{ LuaTraceback() string }
+		if errors.As(err, &tb) && tb.LuaTraceback() != "" {
+			return payload.Payloads{false, err.Error(), tb.LuaTraceback()}
+		}
 		return payload.Payloads{false, err.Error()}
 	}
 	return append(payload.Payloads{true}, res...)

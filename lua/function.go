@@ -237,3 +237,23 @@ func ProtoPositionSource(p *FunctionProto) string {
 	}
 	return PositionSource(p.SourceName)
 }
+
+// ReadsGlobal reports whether the code of fp or of a function nested in
+// it reads the global name (an OP_GETGLOBAL of it): whether the chunk
+// ever uses a global function it defines (luarun's fork: luaproc tells a
+// misspelt main, which nothing calls, from a function the chunk calls).
+func (fp *FunctionProto) ReadsGlobal(name string) bool {
+	for _, inst := range fp.Code {
+		if opGetOpCode(inst) == OP_GETGLOBAL {
+			if k, ok := fp.Constants[opGetArgBx(inst)].(LString); ok && string(k) == name {
+				return true
+			}
+		}
+	}
+	for _, p := range fp.FunctionPrototypes {
+		if p.ReadsGlobal(name) {
+			return true
+		}
+	}
+	return false
+}

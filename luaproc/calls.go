@@ -257,7 +257,7 @@ func (p *luaProcess) down(ev *scheduler.Event) {
 		return // demonitored: nothing is delivered afterwards
 	}
 	delete(p.monitors, ev.Tag)
-	p.mailbox.push(message{from: ev.From, kind: kindDown, ref: ev.Tag, value: reasonValue(ev.Error)})
+	p.mailbox.push(message{from: ev.From, kind: kindDown, ref: ev.Tag, value: endedValue(ev.Error)})
 }
 
 // callMT marks call handles (process.reply's first argument).

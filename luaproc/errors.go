@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	lua "github.com/luarun/luarun/lua"
+	"github.com/luarun/luarun/optcheck"
 )
 
 // ScriptError is a Lua error that ended a process. Error returns the
@@ -28,6 +29,12 @@ type ScriptError struct {
 
 func (e *ScriptError) Error() string { return e.Message }
 
+// LuaTraceback is the Lua stack where the error was raised, as
+// debug.traceback writes it ("stack traceback:\n\t..."), or "" if none
+// was recorded: the third value process.wait returns for a failed
+// process, and the traceback field of a down or exit event.
+func (e *ScriptError) LuaTraceback() string { return e.Traceback }
+
 // ExitValue is the error value when it was not a string (what a down or
 // exit event carries as the reason), else nil.
 func (e *ScriptError) ExitValue() any { return e.Value }
@@ -41,6 +48,9 @@ type EntryError struct {
 	Script  string
 	Entry   string
 	Entries []string // the entry points that do exist, sorted
+	// Misspelt: the script has no main (Entry) but this function, one
+	// edit away, that it never calls (misspeltMain)
+	Misspelt string
 
 	// answered: a spawn request from another node was refused with it
 	// (remotewait.go), so the process's end is no crash to report
@@ -48,10 +58,17 @@ type EntryError struct {
 }
 
 func (e *EntryError) Error() string {
+	if e.Misspelt != "" {
+		return fmt.Sprintf("%s: no function %q, the entry point (did you mean '%s'? the script defines it and never calls it)", e.Script, e.Entry, e.Misspelt)
+	}
 	if len(e.Entries) == 0 {
 		return fmt.Sprintf("%s: unknown entry %q (the script defines no entry points)", e.Script, e.Entry)
 	}
-	return fmt.Sprintf("%s: unknown entry %q (entries: %s)", e.Script, e.Entry, strings.Join(e.Entries, ", "))
+	hint := ""
+	if s := optcheck.Suggest(e.Entry, e.Entries); s != "" {
+		hint = fmt.Sprintf("did you mean '%s'? ", s)
+	}
+	return fmt.Sprintf("%s: unknown entry %q (%sentries: %s)", e.Script, e.Entry, hint, strings.Join(e.Entries, ", "))
 }
 
 // KilledError ends a process that was killed (process.kill, Runtime.Kill,

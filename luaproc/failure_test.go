@@ -110,7 +110,8 @@ end`)
 	down, err := inbox.Receive(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, "down", down.Kind)
-	assert.Equal(t, map[string]any{"pid": int64(pid), "ref": int64(ref), "reason": map[string]any{"why": "asked to"}}, down.Value)
+	assert.Equal(t, map[string]any{"pid": int64(pid), "ref": int64(ref), "reason": map[string]any{"why": "asked to"},
+		"traceback": "stack traceback:\n\t[C]: in function 'error'\n\tsvc.lua:9: in function 'serve'"}, down.Value)
 	_, ok = rt.Whereis("svc")
 	assert.False(t, ok, "the name went with it")
 }

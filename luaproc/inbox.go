@@ -227,10 +227,10 @@ func (in *Inbox) take(ev *scheduler.Event) (Message, bool) {
 			return Message{}, false
 		}
 		return Message{From: ev.From, Kind: "down",
-			Value: map[string]any{"pid": int64(ev.From), "ref": int64(ev.Tag), "reason": reasonValue(ev.Error)}}, true
+			Value: withTraceback(map[string]any{"pid": int64(ev.From), "ref": int64(ev.Tag), "reason": reasonValue(ev.Error)}, ev.Error)}, true
 	case scheduler.EventExit:
 		return Message{From: ev.From, Kind: "exit",
-			Value: map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}}, true
+			Value: withTraceback(map[string]any{"pid": int64(ev.From), "reason": reasonValue(ev.Error)}, ev.Error)}, true
 	}
 	return Message{}, false
 }
@@ -282,3 +282,13 @@ func (rt *Runtime) UnregisterName(name string) bool { return rt.sched.Unregister
 
 // Whereis returns the process registered under name.
 func (rt *Runtime) Whereis(name string) (scheduler.PID, bool) { return rt.whereis(name) }
+
+// withTraceback adds to a down or exit event the traceback of the Lua
+// error that ended the process, if it has one (ScriptError.LuaTraceback).
+func withTraceback(ev map[string]any, err error) map[string]any {
+	var se *ScriptError
+	if errors.As(err, &se) && se.Traceback != "" {
+		ev["traceback"] = se.Traceback
+	}
+	return ev
+}

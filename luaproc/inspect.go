@@ -24,6 +24,11 @@ package luaproc
 // A ticker, when given, counts each value written as a step of its
 // interrupt budget, so a kill stops the rendering of a huge table; the
 // log path passes nil (logging never raises).
+//
+// log.* writes values with the same renderer in its own mode (logString,
+// logrender.go): there a value whose metatable has __tostring is written
+// as tostring writes it, run protected, json.null as json.null, and
+// functions, userdata and threads without the angle brackets.
 
 import (
 	"sort"
@@ -32,6 +37,7 @@ import (
 	"unicode/utf8"
 
 	lua "github.com/luarun/luarun/lua"
+	"github.com/luarun/luarun/luaproc/lualib"
 )
 
 // RenderLua writes v as Lua would (see the file comment).
@@ -45,12 +51,16 @@ type renderer struct {
 	b        strings.Builder
 	maxDepth int
 	ticker   *lua.LState
+	logL     *lua.LState          // log.*'s mode: the state that runs __tostring; nil for inspect
 	open     map[*lua.LTable]bool // the tables being written (a cycle's ancestors)
 }
 
 func (r *renderer) value(v lua.LValue, depth int) {
 	if r.ticker != nil {
 		r.ticker.Tick()
+	}
+	if r.logL != nil && r.logValue(v) {
+		return
 	}
 	switch x := v.(type) {
 	case *lua.LNilType:
@@ -227,6 +237,9 @@ func writeDecimalEscape(b *strings.Builder, c byte, rest string) {
 func luaInspect(L *lua.LState) int {
 	depth := 0
 	if opts, ok := L.Get(2).(*lua.LTable); ok {
+		if err := lualib.CheckOptions(opts, "depth"); err != nil {
+			L.RaiseError("inspect: %s", err.Error())
+		}
 		switch d := opts.RawGetString("depth").(type) {
 		case lua.LNumber:
 			if d < 1 {

@@ -121,7 +121,7 @@ func TestRegisterWhileAChunkRuns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = h.Wait(ctx)
-	assert.EqualError(t, err, `r.lua: unknown entry "wokrer" (entries: worker)`)
+	assert.EqualError(t, err, `r.lua: unknown entry "wokrer" (did you mean 'worker'? entries: worker)`)
 }
 
 // TestArgIsEachProcesss: arg, made when a process first reads it, holds

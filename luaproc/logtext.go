@@ -1,9 +1,9 @@
 package luaproc
 
 // Log lines a script cannot forge. What a script passes to log.* (the
-// message, each key and each value, strings inside tables too) and the
-// error text of a crash report go through logText: a control character
-// (a newline, a carriage return, an escape sequence; a tab stays) and the
+// message, each key and each value, a table as logrender.go writes it)
+// and the error text of a crash report go through logText: a control
+// character (a newline, a carriage return, an escape sequence; a tab stays) and the
 // Unicode line and paragraph separators are written escaped, as \n, \r,
 // \x1b, \u2028, so one call writes one line whatever the format (text,
 // logfmt or JSON, which would escape them again: "a\\nb"). A backslash
@@ -88,32 +88,4 @@ func hasC1(s string) bool {
 		}
 	}
 	return false
-}
-
-// logValue is v (a payload value) with its strings escaped (logText), in
-// tables too.
-func logValue(v any) any {
-	switch x := v.(type) {
-	case string:
-		return logText(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = logValue(e)
-		}
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[logText(k)] = logValue(e)
-		}
-		return out
-	case map[any]any:
-		out := make(map[any]any, len(x))
-		for k, e := range x {
-			out[logValue(k)] = logValue(e)
-		}
-		return out
-	}
-	return v
 }

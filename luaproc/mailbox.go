@@ -1,6 +1,8 @@
 package luaproc
 
 import (
+	"errors"
+
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/scheduler"
@@ -49,15 +51,38 @@ func (m *message) luaValue(L *lua.LState) lua.LValue {
 	}
 	switch m.kind {
 	case kindDown, kindExit:
-		t := L.CreateTable(0, 3)
+		t := L.CreateTable(0, 4)
 		t.RawSetString("pid", lua.LNumber(m.from))
 		if m.kind == kindDown {
 			t.RawSetString("ref", lua.LNumber(m.ref))
 		}
-		t.RawSetString("reason", toLuaValue(L, m.value))
+		reason := m.value
+		if r, ok := reason.(*tracedReason); ok {
+			reason = r.reason
+			t.RawSetString("traceback", lua.LString(r.trace))
+		}
+		t.RawSetString("reason", toLuaValue(L, reason))
 		return t
 	}
 	return toLuaValue(L, m.value)
+}
+
+// tracedReason is the value of a down or exit event whose process
+// raised a Lua error with a traceback (ScriptError.LuaTraceback): the
+// event's table gets a traceback field besides the reason.
+type tracedReason struct {
+	reason any
+	trace  string
+}
+
+// endedValue is a down or exit event's value for a process that ended
+// with err: its reason (reasonValue), with the traceback if it has one.
+func endedValue(err error) any {
+	var se *ScriptError
+	if errors.As(err, &se) && se.Traceback != "" {
+		return &tracedReason{reason: reasonValue(err), trace: se.Traceback}
+	}
+	return reasonValue(err)
 }
 
 // sent reports whether the entry came through Send (and so counts

@@ -444,19 +444,25 @@ func checkedCommandFunc(name string) lua.LGFunction {
 func logAt(level slog.Level) lua.LGFunction {
 	return func(L *lua.LState) int {
 		p := procOf(L)
-		msg := logText(L.ToStringMeta(L.Get(1)).String())
+		msg := logText(logString(L, L.Get(1)))
 		kv := make([]any, 0, 2+L.GetTop())
 		kv = append(kv, "pid", int64(p.pid))
 		for i := 2; i <= L.GetTop(); i++ {
 			v := L.Get(i)
 			if i%2 == 0 { // a key: never one of the logger's own (logKey)
-				kv = append(kv, logKey(L.ToStringMeta(v).String()))
+				kv = append(kv, logKey(logString(L, v)))
 				continue
 			}
-			if x, err := toPayload(v, "value"); err == nil {
-				kv = append(kv, logValue(x))
-			} else {
-				kv = append(kv, logText(L.ToStringMeta(v).String()))
+			switch x := v.(type) {
+			case *lua.LNilType:
+				kv = append(kv, nil)
+			case lua.LBool:
+				kv = append(kv, bool(x))
+			case lua.LNumber: // a JSON number
+				n, _ := toPayload(x, "value")
+				kv = append(kv, n)
+			default: // logrender.go
+				kv = append(kv, logText(logString(L, v)))
 			}
 		}
 		if len(kv)%2 == 1 {

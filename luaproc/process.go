@@ -98,6 +98,9 @@ type luaProcess struct {
 	// topLevel: the chunk of a process spawned from Lua is running: it
 	// is module initialisation, and must not spawn (start).
 	topLevel bool
+	// entered: the chunk has run and the entry point is known (resolve);
+	// before, the chunk runs, which must not start a supervisor
+	entered bool
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool

@@ -27,6 +27,7 @@ import (
 
 	lua "github.com/luarun/luarun/lua"
 
+	"github.com/luarun/luarun/luaproc/lualib"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -51,7 +52,7 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 	case scheduler.EventExit:
 		switch {
 		case p.trapping.Load():
-			p.mailbox.push(message{from: ev.From, kind: kindExit, value: reasonValue(ev.Error)})
+			p.mailbox.push(message{from: ev.From, kind: kindExit, value: endedValue(ev.Error)})
 		case ev.Error != nil: // an exit signal: end with it
 			p.end(nil, linkedError(ev.From, ev.Error))
 		}
@@ -144,6 +145,9 @@ var timeoutValue lua.LValue = lua.LString("timeout")
 // receiveMatch is the selective receive: it takes the first entry match
 // accepts, or waits for one.
 func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
+	if err := lualib.CheckOptions(opts, "match", "timeout"); err != nil {
+		L.RaiseError("process.receive: %v", err)
+	}
 	f, ok := opts.RawGetString("match").(*lua.LFunction)
 	if !ok {
 		L.ArgError(1, "match: a function expected")

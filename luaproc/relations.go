@@ -12,6 +12,7 @@ import (
 
 	lua "github.com/luarun/luarun/lua"
 
+	"github.com/luarun/luarun/luaproc/lualib"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -286,7 +287,8 @@ func (tpl *template) loadSupervisor(L *lua.LState, processT *lua.LTable, spawn *
 	L.Push(L.NewFunctionFromProto(builtinProto("supervisor")))
 	L.Push(processT)
 	L.Push(spawn)
-	L.Call(2, 1)
+	L.Push(L.NewFunction(unknownOption))
+	L.Call(3, 1)
 	m := L.Get(-1).(*lua.LTable)
 	L.Pop(1)
 	tpl.supervise = m.RawGetString("supervise").(*lua.LFunction)
@@ -294,11 +296,48 @@ func (tpl *template) loadSupervisor(L *lua.LState, processT *lua.LTable, spawn *
 	return m
 }
 
+// supervisorInChunk is the error of supervisor.start called while the
+// script's top level runs. The supervisor is a process of the script: it
+// runs the top level again before its children start, which would call
+// supervisor.start again, and so on — so it is refused, naming the entry
+// point that should call it (the one this process will run, main by
+// default, which a script without main lacks).
+func (p *luaProcess) supervisorInChunk(L *lua.LState) string {
+	entry := p.entry
+	if entry == "" {
+		entry = "main"
+	}
+	msg := fmt.Sprintf("supervisor.start: called from the top level of %s, which the supervisor's process runs again; call it from %s", p.script.name, entry)
+	if p.entryNamed(L, nil, entry) == nil {
+		msg += fmt.Sprintf(" (the script defines no function %s: define function %s() and start the supervisor there)", entry, entry)
+	}
+	return msg
+}
+
+// unknownOption is supervisor.lua's and pool.lua's unknown_option(t,
+// known...): the
+// message of lualib.CheckOptions for table t, or nil if every key of t
+// is one of known (the Lua side raises it at the caller's level).
+func unknownOption(L *lua.LState) int {
+	t := L.CheckTable(1)
+	known := make([]string, 0, L.GetTop()-1)
+	for i := 2; i <= L.GetTop(); i++ {
+		known = append(known, L.CheckString(i))
+	}
+	if err := lualib.CheckOptions(t, known...); err != nil {
+		L.Push(lua.LString(err.Error()))
+		return 1
+	}
+	return 0
+}
+
 // spawnSupervisor is supervisor.lua's spawn_supervisor(spec, link): a
 // process of this script running the supervisor, with spec as its
 // argument, linked to this one if link.
 func (p *luaProcess) spawnSupervisor(L *lua.LState) int {
-	p.checkTopLevel(L, "supervisor.start")
+	if !p.entered {
+		L.Error(lua.LString(p.supervisorInChunk(L)), 2) // at the script's line, not supervisor.lua's
+	}
 	spec, err := toPayload(L.CheckTable(1), "spec")
 	if err != nil {
 		L.RaiseError("supervisor.start: %v", err)

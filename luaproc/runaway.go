@@ -179,9 +179,12 @@ func (p *luaProcess) osExit(L *lua.LState) int {
 }
 
 // crashReport logs a process that failed while nothing would hear of it
-// (scheduler.Options.OnCrash): one error line, as Erlang's logger does.
-// A process that a linked failure ended is not reported: the failure that
-// started it is, once.
+// (scheduler.Options.OnCrash): one error line, as Erlang's logger does,
+// with the script's innermost frame (at) and the whole Lua traceback
+// (traceback: its levels as debug.traceback writes them, tail-call
+// markers included, one per line — escaped, so the report stays one
+// line: logtext.go). A process that a linked failure ended is not
+// reported: the failure that started it is, once.
 func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	var le *LinkedError
 	if errors.As(err, &le) {
@@ -191,15 +194,17 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	if errors.As(err, &se) && se.internal {
 		return // reported when it happened, with its Go stack (internal.go)
 	}
-	entry, where := "?", ""
+	entry, where, levels := "?", "", ""
 	if errors.As(err, &se) {
 		entry = se.entry
-		for _, line := range strings.Split(se.Traceback, "\n\t")[1:] {
+		frames := strings.Split(se.Traceback, "\n\t")[1:]
+		for _, line := range frames {
 			if !strings.HasPrefix(line, "[C]") { // the script's own frame
-				where, _, _ = strings.Cut(line, "\n")
+				where = line
 				break
 			}
 		}
+		levels = strings.Join(frames, "\n")
 	}
 	var ee *EntryError
 	if errors.As(err, &ee) {
@@ -210,7 +215,7 @@ func (rt *Runtime) crashReport(pid scheduler.PID, err error) {
 	}
 	kv := []any{"pid", int64(pid), "entry", logText(entry)}
 	if where != "" {
-		kv = append(kv, "at", logText(where))
+		kv = append(kv, "at", logText(where), "traceback", logText(levels))
 	}
 	rt.logger.Error("process crashed: "+logText(reasonText(err)), kv...) // one line (logtext.go)
 }

@@ -50,9 +50,10 @@ function watch()
   return pid, process.wait(pid)
 end`, "watch")
 	require.NoError(t, err)
-	require.Len(t, res, 3)
+	require.Len(t, res, 4) // pid, false, the error, its traceback
 	assert.Equal(t, false, res[1])
 	assert.Regexp(t, `^pid `+regexp.QuoteMeta(itoa(scheduler.PID(res[0].(int64))))+` busy.lua:4: ran 100ms without blocking$`, res[2])
+	assert.Equal(t, "stack traceback:\n\tbusy.lua:4: in function 'busy'", res[3])
 
 	// the main process itself: a *ScriptError wrapping the limit
 	_, err = runLua(t, rt, "spin.lua", "local n = 0\nwhile true do\n  n = n + 1\nend\n", "")
@@ -66,12 +67,19 @@ end`, "watch")
 }
 
 // TestSlowStepWarnsOnceWithTheLine: without MaxStep, a step past a second
-// is logged once per process, with the line its loop is at.
+// that keeps another process waiting (spawned behind it, on the only
+// worker) is logged once per process, with the line its loop is at.
 func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
-	rt, _, logs := newTestRuntime(t, Options{Workers: 2})
-	s, err := rt.LoadString("busy.lua", busyLua)
+	rt, _, logs := newTestRuntime(t, Options{Workers: 1})
+	s, err := rt.LoadString("busy.lua", `
+function quick() end
+function crowded()
+  process.spawn("quick")
+  local n = 0
+  while true do n = n + 1 end
+end`)
 	require.NoError(t, err)
-	h, err := rt.Start(context.Background(), s, "busy")
+	h, err := rt.Start(context.Background(), s, "crowded")
 	require.NoError(t, err)
 	logs.waitFor(t, "without blocking")
 	time.Sleep(100 * time.Millisecond) // more watchdog ticks: still once
@@ -79,7 +87,23 @@ func TestSlowStepWarnsOnceWithTheLine(t *testing.T) {
 	_, err = h.Wait(context.Background())
 	require.Error(t, err)
 	assert.Equal(t, 1, strings.Count(logs.String(), "without blocking"), logs.String())
-	assert.Regexp(t, `pid \d+ busy.lua:4: has run for 1(\.\d+)?s without blocking`, logs.String())
+	assert.Regexp(t, `pid \d+ busy.lua:6: has run for 1(\.\d+)?s without blocking`, logs.String())
+}
+
+// TestSlowStepNotForALoneComputation: a batch computation that delays
+// nobody runs past a second without a warning.
+func TestSlowStepNotForALoneComputation(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{Workers: 1})
+	res, err := runLua(t, rt, "batch.lua", `
+function main()
+  local t0, n = time.monotonic(), 0
+  while time.monotonic() - t0 < 1.5 do n = n + 1 end
+  return n > 0
+end`, "main")
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{true}, res)
+	assert.NotContains(t, logs.String(), "without blocking")
+	assert.Zero(t, rt.Stats().SlowSteps)
 }
 
 // TestShutdownStopsABusyLoop: Shutdown ends a process in an endless loop
@@ -156,12 +180,35 @@ end`, "main")
 function deaf() time.sleep(math.huge) end
 function main()
   local pid = process.spawn("deaf")
+  for i = 1, 1000 do assert(process.send(pid, i)) end
+  time.sleep(1.1) -- it takes none for a second
   for i = 1, 2000 do assert(process.send(pid, i)) end
   process.kill(pid)
   return true
 end`, "main")
 	require.NoError(t, err)
-	assert.Equal(t, 1, strings.Count(logs.String(), "1000 messages are waiting for process"), logs.String())
+	assert.Equal(t, 1, strings.Count(logs.String(), "messages are waiting for process"), logs.String())
+	assert.Contains(t, logs.String(), "which has taken none for 1")
+}
+
+// TestMailboxWarningNotForABusyReceiver: a process that takes its
+// messages as fast as it can, with thousands waiting, is not warned of.
+func TestMailboxWarningNotForABusyReceiver(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{Workers: 2, MailboxWarning: 1000})
+	res, err := runLua(t, rt, "replies.lua", `
+function producer(to, n) for i = 1, n do process.send(to, i) end end
+function main()
+  for i = 1, 4 do process.spawn("producer", process.self(), 50000) end
+  local sum = 0
+  for i = 1, 200000 do
+    local v = process.receive()
+    for j = 1, 20 do sum = sum + v % 7 end -- some work per reply
+  end
+  return sum > 0
+end`, "main")
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{true}, res)
+	assert.NotContains(t, logs.String(), "messages are waiting", "main took them all along")
 }
 
 // TestMaxProcsFromLua: a spawn beyond MaxProcs returns nil and says why.

@@ -45,6 +45,7 @@ import (
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/luaproc/lualib"
+	"github.com/luarun/luarun/optcheck"
 )
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
@@ -238,7 +239,8 @@ func (rt *Runtime) buildTemplate() *template {
 	g.RawSetString("supervisor", supT)
 	L.Push(L.NewFunctionFromProto(builtinProto("pool"))) // pool.map
 	L.Push(processT)
-	L.Call(1, 1)
+	L.Push(L.NewFunction(unknownOption))
+	L.Call(2, 1)
 	g.RawSetString("pool", L.Get(-1))
 	L.Pop(1)
 
@@ -591,7 +593,7 @@ func (p *luaProcess) entryName() string {
 // The chunk has ended, so the process may spawn from here on; the
 // script's entries are known from now on (process.spawn checks them).
 func (p *luaProcess) resolve(L *lua.LState) int {
-	p.topLevel = false
+	p.topLevel, p.entered = false, true
 	entry := L.CheckString(1)
 	module, _ := L.Get(2).(*lua.LTable)
 	if p.script.entries.Load() == nil {
@@ -612,6 +614,10 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 		return 1
 	}
 	if entry == "" {
+		if typo := p.misspeltMain(L, module); typo != "" {
+			p.entryErr = &EntryError{Script: p.script.name, Entry: "main", Entries: p.entryNames(L, module), Misspelt: typo}
+			L.RaiseError("%s", p.entryErr.Error())
+		}
 		p.chunkRun = true
 		L.Push(lua.LNil)
 		return 1
@@ -619,6 +625,24 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
 	L.RaiseError("%s", p.entryErr.Error())
 	return 0
+}
+
+// misspeltMain is, for a script without main, the global function whose
+// name is one edit from "main" (optcheck.Suggest: mian, Main, mainn) and
+// at least as long as "main" ("min" is a word, seldom a typo), if the
+// script's code never reads it: a function nothing calls, which the
+// program surely meant as its main. "" if there is none: the chunk alone
+// is the program, as in Lua. (A table the chunk returns is a module's,
+// whose functions are read as fields: its names are not guessed at.)
+func (p *luaProcess) misspeltMain(L *lua.LState, module *lua.LTable) string {
+	if module != nil {
+		return ""
+	}
+	name := optcheck.Suggest("main", p.entryNames(L, nil))
+	if len(name) < len("main") || p.script.proto.ReadsGlobal(name) {
+		return ""
+	}
+	return name
 }
 
 // entryNamed is the entry point called name: a function of module, the

@@ -22,8 +22,28 @@ package scheduler
 // process's backlog after each step. So the count is exact whenever no
 // send or step is in progress, and never below the truth during one: a
 // limit is never passed. With MaxMailbox negative nothing is counted.
+//
+// The warning (MailboxWarning) is for a process that is not taking its
+// messages, not for one that is busy taking a great many: a send that
+// finds the count at the threshold starts a window (mailboxOver), and
+// every step in which the process takes messages restarts it (or closes
+// it, if the count fell below the threshold). A send past the threshold
+// (every mailboxCheckEvery-th, to keep the clock off the send path) that
+// finds the window open for mailboxIdle, while the process is not in a
+// step, gives the warning, once per process.
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
+
+// mailboxIdle is how long a process over the warning threshold must have
+// taken no message before the warning; mailboxCheckEvery is how many
+// sends past the threshold apart the senders look.
+var (
+	mailboxIdle       = time.Second
+	mailboxCheckEvery = int64(256)
+)
 
 // limits are a Scheduler's Options limits, resolved (read-only).
 type limits struct {
@@ -65,9 +85,8 @@ func (l *limits) takeSlot(s *Scheduler) bool {
 	return true
 }
 
-// admit counts a message for p, or reports that p's mailbox is full. It
-// gives the warning, once per process, when the count reaches
-// warnMailbox.
+// admit counts a message for p, or reports that p's mailbox is full. Past
+// warnMailbox it looks whether p has stopped taking messages (idleMailbox).
 func (l *limits) admit(s *Scheduler, p *proc) bool {
 	if !l.counting {
 		return true
@@ -77,20 +96,55 @@ func (l *limits) admit(s *Scheduler, p *proc) bool {
 	case l.maxMailbox > 0 && n > l.maxMailbox:
 		p.mailbox.Add(-1)
 		return false
-	case n == l.warnMailbox && l.warn != nil && p.mailboxWarned.CompareAndSwap(false, true):
-		l.warn(p.pid, fmt.Sprintf("%d messages are waiting for process %d, which is not taking them (set a mailbox limit to refuse more)", n, p.pid))
+	case l.warnMailbox > 0 && n >= l.warnMailbox && (n == l.warnMailbox || n%mailboxCheckEvery == 0):
+		l.idleMailbox(p, n)
 	}
 	return true
 }
 
+// idleMailbox opens p's window at the threshold, and gives the warning if
+// it has stayed open for mailboxIdle while p is not in a step.
+func (l *limits) idleMailbox(p *proc, n int64) {
+	if l.warn == nil || p.mailboxWarned.Load() {
+		return
+	}
+	now := time.Now().UnixNano()
+	since := p.mailboxOver.Load()
+	if since == 0 {
+		p.mailboxOver.CompareAndSwap(0, now)
+		return
+	}
+	idle := time.Duration(now - since)
+	if idle < mailboxIdle || p.state.Load()&stateMask == stateRunning {
+		return
+	}
+	if p.mailboxWarned.CompareAndSwap(false, true) {
+		l.warn(p.pid, fmt.Sprintf("%d messages are waiting for process %d, which has taken none for %v (set a mailbox limit to refuse more)",
+			n, p.pid, idle.Round(100*time.Millisecond)))
+	}
+}
+
 // took records, for the worker that ran p, that the step was given
 // drained messages and left backlog of them unread (with the previous
-// backlog, p.backlog, updated here).
+// backlog, p.backlog, updated here); if it took some while its warning
+// window is open, the window restarts (or closes below the threshold).
 func (l *limits) took(p *proc, drained, backlog int) {
 	if l.counting {
 		if d := backlog - p.backlog - drained; d != 0 {
 			p.mailbox.Add(int64(d))
+			if d < 0 && p.mailboxOver.Load() != 0 {
+				l.tookOver(p)
+			}
 		}
 	}
 	p.backlog = backlog
+}
+
+// tookOver restarts p's open warning window: p took messages now.
+func (l *limits) tookOver(p *proc) {
+	if p.mailbox.Load() < l.warnMailbox {
+		p.mailboxOver.Store(0)
+	} else {
+		p.mailboxOver.Store(time.Now().UnixNano())
+	}
 }

@@ -127,8 +127,11 @@ func TestMailboxCountsTakenMessages(t *testing.T) {
 }
 
 // TestMailboxWarning: without a limit, Warn hears once of a process whose
-// queue reaches MailboxWarning.
+// queue has passed MailboxWarning and which has taken nothing for
+// mailboxIdle (shortened here).
 func TestMailboxWarning(t *testing.T) {
+	defer func(idle time.Duration, every int64) { mailboxIdle, mailboxCheckEvery = idle, every }(mailboxIdle, mailboxCheckEvery)
+	mailboxIdle, mailboxCheckEvery = 20*time.Millisecond, 1
 	var warnings atomic.Int32
 	var msg atomic.Value
 	s := New(Options{Workers: 1, MailboxWarning: 5, Dispatcher: shutdownHandlers(), Warn: func(_ PID, m string) {
@@ -142,11 +145,20 @@ func TestMailboxWarning(t *testing.T) {
 	}()
 	h, err := s.Submit(stubborn(), "main", nil) // never takes its messages
 	require.NoError(t, err)
-	for i := range 20 {
-		require.NoError(t, s.Send(0, h.PID(), i))
+	send20 := func() {
+		for i := range 20 {
+			require.NoError(t, s.Send(0, h.PID(), i))
+		}
 	}
+	// its first step may take the first messages (it then blocks for
+	// good): a second batch opens the window if the first did not
+	send20()
+	time.Sleep(2 * mailboxIdle)
+	send20()
+	time.Sleep(2 * mailboxIdle)
+	send20()
 	require.EqualValues(t, 1, warnings.Load())
-	require.Contains(t, msg.Load(), fmt.Sprintf("5 messages are waiting for process %d", h.PID()))
+	require.Regexp(t, fmt.Sprintf(`^\d+ messages are waiting for process %d, which has taken none for`, h.PID()), msg.Load())
 }
 
 // untilCancelled waits on a command that never completes and ends when

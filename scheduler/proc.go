@@ -60,7 +60,11 @@ type proc struct {
 	// by senders, subtracted from by the worker running the process.
 	mailbox atomic.Int64
 	// mailboxWarned: the MailboxWarning was given (CAS by a sender).
+	// mailboxOver: when the mailbox reached the warning's threshold or
+	// the process last took messages after (unix ns; 0: not over); see
+	// limits.go.
 	mailboxWarned atomic.Bool
+	mailboxOver   atomic.Int64
 	// cancelled: the first Kill or Shutdown cancel (set once, by CAS);
 	// finish counts the process's end by it. killed: a Kill came, first
 	// or after Shutdown's cancel (it ends the grace of the commands).

@@ -31,7 +31,10 @@ package scheduler
 //     what MaxStep is for).
 //   - A step that has run past SlowStep is reported once per process: to
 //     the process if it is a SlowStepper (a Lua process logs the line its
-//     loop is at), else through Options.Warn.
+//     loop is at), else through Options.Warn — if it kept other processes
+//     waiting (a tick that found it stuck found work queued: contended),
+//     or always when MaxStep is set. A lone batch computation, or one
+//     beside idle workers, delays nobody and is not reported.
 //   - A step that has run past MaxStep gets its process killed with a
 //     *StepLimitError: its context is cancelled, which a Lua loop notices
 //     at its next instruction.
@@ -118,6 +121,7 @@ type stepWatch struct {
 	seenSeq   uint64    // watchdog: the sequence seen last tick
 	seenSince time.Time // watchdog: when it first saw it
 	limited   bool      // watchdog: MaxStep already killed this step
+	contended bool      // watchdog: work was queued while this step was stuck
 	helping   bool      // a helper, running (under watchdog.mu)
 }
 
@@ -195,10 +199,18 @@ func (s *Scheduler) watchLoop() {
 func (s *Scheduler) watchTick(now time.Time) {
 	wd := &s.watch
 	stuck := 0
-	for _, w := range *wd.active.Load() {
+	active := *wd.active.Load()
+	waiting := -1 // workWaiting(active), once looked at: 0 or 1
+	for _, w := range active {
 		p, ran := s.observe(w, now)
 		if p == nil {
 			continue
+		}
+		if ran >= wd.slice {
+			if waiting < 0 {
+				waiting = boolInt(s.workWaiting(active))
+			}
+			w.watch.contended = w.watch.contended || waiting == 1
 		}
 		s.runnextOverdue(w)
 		if ran >= wd.slice {
@@ -225,7 +237,7 @@ func (s *Scheduler) observe(w *worker, now time.Time) (*proc, time.Duration) {
 	st := &w.watch
 	seq := st.stepSeq.Load()
 	if seq != st.seenSeq || seq&1 == 0 {
-		st.seenSeq, st.seenSince, st.limited = seq, now, false
+		st.seenSeq, st.seenSince, st.limited, st.contended = seq, now, false, false
 		return nil, 0
 	}
 	p := st.stepProc.Load()
@@ -235,11 +247,19 @@ func (s *Scheduler) observe(w *worker, now time.Time) (*proc, time.Duration) {
 	return p, now.Sub(st.seenSince)
 }
 
-// limitStep reports p's step (run by w for ran) past SlowStep, and kills
-// p past MaxStep.
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// limitStep reports p's step (run by w for ran) past SlowStep if it kept
+// others waiting or MaxStep is set, and kills p past MaxStep.
 func (s *Scheduler) limitStep(w *worker, p *proc, ran time.Duration) {
 	wd, st := &s.watch, &w.watch
-	if wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
+	report := st.contended || wd.maxStep > 0
+	if report && wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
 		s.stats.slowSteps.Add(1)
 		s.reportSlow(p, ran)
 	}

@@ -100,11 +100,13 @@ func TestMaxStepKillsTheStep(t *testing.T) {
 }
 
 // TestSlowStepReportedOnce: a slow step is reported once per process, to
-// the process if it is a SlowStepper, else through Warn.
+// the process if it is a SlowStepper, else through Warn. With MaxStep set
+// (here too long to act), every slow step is, even one that keeps no
+// other process waiting.
 func TestSlowStepReportedOnce(t *testing.T) {
 	var mu sync.Mutex
 	var warned []PID
-	s := New(Options{Workers: 2, SlowStep: 20 * time.Millisecond, Warn: func(pid PID, msg string) {
+	s := New(Options{Workers: 2, SlowStep: 20 * time.Millisecond, MaxStep: time.Hour, Warn: func(pid PID, msg string) {
 		mu.Lock()
 		warned = append(warned, pid)
 		mu.Unlock()
@@ -135,6 +137,52 @@ func TestSlowStepReportedOnce(t *testing.T) {
 	require.Equal(t, []PID{hp.PID()}, warned)
 	require.EqualValues(t, 1, own.slow.Load())
 	require.EqualValues(t, 2, s.Stats().SlowSteps)
+}
+
+// TestSlowStepOnlyWhenOthersWait: without MaxStep, a slow step is
+// reported only if processes were queued behind it while it ran: a lone
+// one (a batch computation) is not, one with a process waiting behind it
+// on the only worker is.
+func TestSlowStepOnlyWhenOthersWait(t *testing.T) {
+	var mu sync.Mutex
+	var warned []PID
+	s := New(Options{Workers: 1, SlowStep: 20 * time.Millisecond, Warn: func(pid PID, msg string) {
+		mu.Lock()
+		warned = append(warned, pid)
+		mu.Unlock()
+	}})
+	defer s.Shutdown(context.Background())
+
+	lone := newSpinner()
+	hl, err := s.Submit(lone, "main", nil)
+	require.NoError(t, err)
+	<-lone.started
+	time.Sleep(200 * time.Millisecond) // ten times SlowStep: a slower machine only ticks less
+	close(lone.stop)
+	_, err = wait(t, hl)
+	require.NoError(t, err)
+	require.Zero(t, s.Stats().SlowSteps, "a lone step delays nobody")
+
+	busy, behind := newSpinner(), newSpinner()
+	hb, err := s.Submit(busy, "main", nil)
+	require.NoError(t, err)
+	<-busy.started
+	hw, err := s.Submit(behind, "main", nil) // queued: the only worker is busy
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(warned) > 0
+	}, 20*time.Second, time.Millisecond)
+	close(busy.stop)
+	close(behind.stop)
+	for _, h := range []Handle{hb, hw} {
+		_, err = wait(t, h)
+		require.NoError(t, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	require.Equal(t, hb.PID(), warned[0])
 }
 
 // TestShutdownStopsABusyStep: Shutdown cancels the context of a process

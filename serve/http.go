@@ -40,6 +40,8 @@ import (
 
 	lua "github.com/luarun/luarun/lua"
 
+	"github.com/luarun/luarun/luaproc/lualib"
+	"github.com/luarun/luarun/optcheck"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
@@ -69,9 +71,15 @@ type serverOpts struct {
 	cert, key      string        // TLS when set
 }
 
+// serveOptions are the keys of http.serve's options table.
+var serveOptions = []string{"idle_timeout", "max_body", "max_concurrent", "max_header_bytes", "read_timeout", "timeout", "tls"}
+
 // readServeOpts reads http.serve's options table (nil: the defaults).
 func readServeOpts(t *lua.LTable) (serverOpts, error) {
 	o := serverOpts{maxBody: DefaultMaxBody}
+	if err := lualib.CheckOptions(t, serveOptions...); err != nil {
+		return o, err
+	}
 	get := func(k string) lua.LValue {
 		if t == nil {
 			return lua.LNil
@@ -137,6 +145,9 @@ func tlsOpts(v lua.LValue) (cert, key string, err error) {
 	if !ok {
 		return "", "", fmt.Errorf("table expected, got %s", v.Type())
 	}
+	if err := lualib.CheckOptions(t, "cert", "key"); err != nil {
+		return "", "", err
+	}
 	c, ok1 := t.RawGetString("cert").(lua.LString)
 	k, ok2 := t.RawGetString("key").(lua.LString)
 	if !ok1 || !ok2 {
@@ -169,6 +180,10 @@ func (s *Service) serve(L *lua.LState) int {
 	addr := L.CheckString(1)
 	entry := L.CheckString(2)
 	opts, err := readServeOpts(L.OptTable(3, nil))
+	var unknown *optcheck.UnknownError
+	if errors.As(err, &unknown) { // "http.serve: unknown option ...", as the others say it
+		L.RaiseError("http.serve: %v", err)
+	}
 	if err != nil {
 		L.ArgError(3, err.Error())
 	}

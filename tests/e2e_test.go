@@ -199,7 +199,7 @@ func TestExitStatuses(t *testing.T) {
 		path := writeScript(t, "e.lua", "function main() end\nfunction worker() end\n")
 		r := runLuarun(t, "", "--entry", "wroker", path)
 		assert.Equal(t, 2, r.code)
-		assert.Equal(t, "luarun: "+path+`: unknown entry "wroker" (entries: main, worker)`+"\n", r.stderr)
+		assert.Equal(t, "luarun: "+path+`: unknown entry "wroker" (did you mean 'worker'? entries: main, worker)`+"\n", r.stderr)
 	})
 	t.Run("usage error: 2", func(t *testing.T) {
 		r := runLuarun(t, "", "--no-such-flag", "x.lua")
@@ -340,8 +340,11 @@ func TestLogFormats(t *testing.T) {
 	r := runLuarun(t, src, "--log-format", "json", "-")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `"msg":"started".*"pid":1`, r.stderr)
+	rfc3339 := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}(Z|[+-]\d\d:\d\d)` // milliseconds and zone
+	assert.Regexp(t, `^\{"time":"`+rfc3339+`"`, r.stderr)
 	r = runLuarun(t, src, "--log-format", "logfmt", "-")
 	assert.Regexp(t, `msg=started pid=1 items=3`, r.stderr)
+	assert.Regexp(t, `^time=`+rfc3339+` `, r.stderr)
 	r = runLuarun(t, src, "--log-level", "error", "-")
 	assert.Empty(t, r.stderr)
 	r = runLuarun(t, src, "--log-format", "xml", "-")

@@ -42,10 +42,13 @@ func TestMaxStepAndTheWarning(t *testing.T) {
 	assert.Equal(t, 1, r.code)
 	assert.Regexp(t, `^luarun: pid 1 `+regexp.QuoteMeta(path)+`:[234]: ran 200ms without blocking\nstack traceback:\n`, r.stderr)
 
-	r = runLuarun(t, "", "--timeout", "2500ms", path)
+	// the warning is for a loop that keeps others waiting: here a process
+	// it spawned, on the only worker
+	crowded := writeScript(t, "crowded.lua", "function quick() end\nfunction main()\n  process.spawn('quick')\n  local n = 0\n  while true do\n    n = n + 1\n  end\nend\n")
+	r = runLuarunIn(t, "..", nil, "", "-w", "1", "--timeout", "2500ms", crowded)
 	assert.Equal(t, 124, r.code)
 	assert.Equal(t, 1, strings.Count(r.stderr, "without blocking"), r.stderr)
-	assert.Regexp(t, `pid 1 `+regexp.QuoteMeta(path)+`:[234]: has run for 1(\.\d+)?s without blocking`, r.stderr)
+	assert.Regexp(t, `pid 1 `+regexp.QuoteMeta(crowded)+`:[567]: has run for 1(\.\d+)?s without blocking`, r.stderr)
 }
 
 // TestInterruptBusyProcess: SIGINT ends a process in an endless loop at

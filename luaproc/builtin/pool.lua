@@ -32,7 +32,7 @@
 --
 -- Runs once per Runtime in the template state: like prelude.lua it must
 -- only read its upvalues and must not use globals.
-local process = ...
+local process, unknown_option = ...
 local type, error, tostring, unpack, pairs = type, error, tostring, unpack, pairs
 local pcall, math_floor = pcall, math.floor
 local spawn_monitor = process.spawn_monitor
@@ -42,8 +42,6 @@ local M = {}
 -- DEFAULT_CONCURRENCY is how many items run at once unless opts say.
 local DEFAULT_CONCURRENCY = 8
 
--- MAP_OPTIONS are the keys of map's options table.
-local MAP_OPTIONS = {"concurrency", "args", "on_result"}
 
 -- options reads map's options: the concurrency and the extra arguments.
 local function options(opts)
@@ -51,6 +49,8 @@ local function options(opts)
   if type(opts) ~= "table" then
     error("pool.map: argument 3: table expected, got " .. type(opts), 3)
   end
+  local bad = unknown_option(opts, "concurrency", "args", "on_result")
+  if bad then error("pool.map: " .. bad, 3) end
   local n = opts.concurrency
   if n == nil then
     n = DEFAULT_CONCURRENCY

@@ -8,9 +8,11 @@
 -- the caller spawned them. It runs once per Runtime in the template state;
 -- like prelude.lua it must only read its upvalues and must not use globals.
 --
--- Arguments: the process module, and spawn_supervisor(spec, link) (Go:
--- spawns a supervisor process for spec, linked to the caller if link).
-local process, spawn_supervisor = ...
+-- Arguments: the process module, spawn_supervisor(spec, link) (Go:
+-- spawns a supervisor process for spec, linked to the caller if link),
+-- and unknown_option(t, known...) (Go: the message naming a key of t that
+-- is not one of known — a misspelt option — or nil).
+local process, spawn_supervisor, unknown_option = ...
 local type, error, ipairs, tostring, unpack = type, error, ipairs, tostring, unpack
 local table_remove, string_format = table.remove, string.format
 local monotonic = time.monotonic
@@ -21,6 +23,8 @@ local RESTARTS = {permanent = true, transient = true, temporary = true}
 -- check validates a spec and fills in its defaults; it raises on misuse.
 local function check(spec, level)
   if type(spec) ~= "table" then error("supervisor.start: a spec table expected", level) end
+  local bad = unknown_option(spec, "strategy", "intensity", "period", "children")
+  if bad then error("supervisor.start: " .. bad, level) end
   spec.strategy = spec.strategy or "one_for_one"
   if not STRATEGIES[spec.strategy] then
     error("supervisor.start: strategy must be one_for_one, one_for_all or rest_for_one, got " .. tostring(spec.strategy), level)
@@ -34,6 +38,8 @@ local function check(spec, level)
   local names = {}
   for i, c in ipairs(spec.children) do
     if type(c) ~= "table" then error("supervisor.start: child " .. i .. " is not a table", level) end
+    bad = unknown_option(c, "name", "entry", "file", "args", "restart", "supervisor", "node")
+    if bad then error("supervisor.start: child " .. i .. ": " .. bad, level) end
     if c.supervisor then
       check(c.supervisor, level + 1)
     elseif type(c.entry) ~= "string" and type(c.file) ~= "string" then
