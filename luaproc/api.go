@@ -223,3 +223,12 @@ var (
 // process had: Abandoned lists the processes it gave up on (each ended
 // with ErrAbandoned). It is the scheduler's type (an alias).
 type ShutdownError = scheduler.ShutdownError
+
+// Null is JSON's null as a Go value (json.null in Lua): where nil would
+// leave a hole, in a list or a map. It is payload.Null.
+var Null = payload.Null
+
+// ValueError is the error of a Go value with no Lua form (or a Lua value
+// with no Go form): Path names the value ("arg2.rows[1].C"), Reason why.
+// It is the payload package's type (an alias).
+type ValueError = payload.ValueError
