@@ -8,9 +8,12 @@ package luaproc_test
 // belowAllowed).
 
 import (
+	"context"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -20,6 +23,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/luaproc"
 )
 
 const luaprocPath = "github.com/luarun/luarun/luaproc"
@@ -180,4 +185,75 @@ func receiverName(e ast.Expr) string {
 		return id.Name
 	}
 	return ""
+}
+
+// TestCallCompleteValues: Complete's arguments are the Lua call's return
+// values — none, one (a slice is one list), several — and Fail's error is
+// nil and its message.
+func TestCallCompleteValues(t *testing.T) {
+	rt, err := luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	defer rt.Shutdown(context.Background())
+	require.NoError(t, rt.Register("app.answer", func(c luaproc.Call) error {
+		switch c.Args[0] {
+		case "none":
+			c.Complete()
+		case "one":
+			c.Complete([]string{"a", "b"})
+		case "two":
+			go c.Complete(nil, "not found")
+		case "fail":
+			c.Fail(errors.New("no such row"))
+		}
+		return nil
+	}))
+	s, err := rt.LoadString("answer.lua", `
+		function main(how) return select("#", app.answer(how)), app.answer(how) end`)
+	require.NoError(t, err)
+	for how, want := range map[string][]any{
+		"none": {int64(0)},
+		"one":  {int64(1), []any{"a", "b"}},
+		"two":  {int64(2), nil, "not found"},
+		"fail": {int64(2), nil, "no such row"},
+	} {
+		h, err := rt.Start(context.Background(), s, "main", how)
+		require.NoError(t, err)
+		res, err := h.Wait(context.Background())
+		require.NoError(t, err, how)
+		for len(res) < len(want) { // a process's results end at the last non-nil
+			res = append(res, nil)
+		}
+		assert.Equal(t, want, res, how)
+	}
+}
+
+// TestReexportedErrors: the errors an application tests for are
+// luaproc's names, and Stats adds up.
+func TestReexportedErrors(t *testing.T) {
+	rt, err := luaproc.New(luaproc.Options{Workers: 2, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	s, err := rt.LoadString("wait.lua", `function main() process.receive() end`)
+	require.NoError(t, err)
+	ctx := context.Background()
+	h, err := rt.Start(ctx, s, "main")
+	require.NoError(t, err)
+	in, err := rt.NewInbox()
+	require.NoError(t, err)
+	require.NoError(t, rt.RegisterName("waiter", h.PID()))
+	assert.ErrorIs(t, rt.RegisterName("waiter", in.PID()), luaproc.ErrNameTaken)
+	pid, ok := rt.Whereis("waiter")
+	assert.True(t, ok)
+	assert.Equal(t, h.PID(), pid)
+	got, ok := rt.Lookup(h.PID())
+	require.True(t, ok)
+	assert.Equal(t, h.PID(), got.PID())
+
+	require.NoError(t, rt.Shutdown(ctx))
+	_, err = h.Wait(ctx)
+	assert.ErrorIs(t, err, luaproc.ErrShutdown)
+	assert.ErrorIs(t, rt.Send(h.PID(), "late"), luaproc.ErrNoProcess)
+	st := rt.Stats()
+	assert.Equal(t, st.Started, st.Returned+st.Failed+st.Killed+st.Cancelled+st.Abandoned+uint64(st.Live), "%+v", st)
+	assert.Equal(t, uint64(2), st.Started, "the process and the inbox")
+	assert.Equal(t, uint64(1), st.Cancelled, "the process (the inbox ends without an error)")
 }
