@@ -232,3 +232,8 @@ var Null = payload.Null
 // with no Go form): Path names the value ("arg2.rows[1].C"), Reason why.
 // It is the payload package's type (an alias).
 type ValueError = payload.ValueError
+
+// StepLimitError is what a *ScriptError unwraps to when Options.MaxStep
+// ended the process: its PID and the limit its step ran past. It is the
+// scheduler's type (an alias).
+type StepLimitError = scheduler.StepLimitError
