@@ -39,6 +39,10 @@ local spawn_monitor = process.spawn_monitor
 
 local M = {}
 
+-- SHUTTING_DOWN is spawn's error while the runtime shuts down
+-- (modules.go's spawnError).
+local SHUTTING_DOWN = "the runtime is shutting down"
+
 -- DEFAULT_CONCURRENCY is how many items run at once unless opts say.
 local DEFAULT_CONCURRENCY = 8
 
@@ -94,6 +98,12 @@ function M.map(entry, items, opts)
     while count < n and nxt <= total and not shutdown do
       -- pcall: an item that cannot be sent raises in spawn_monitor
       local sent, pid, ref = pcall(spawn_monitor, entry, items[nxt], unpack(args))
+      if sent and not pid and ref == SHUTTING_DOWN then
+        -- the shutdown refuses spawns before its exit event reaches
+        -- this process: the same as that event
+        shutdown = true
+        break
+      end
       if not sent or not pid then
         stop(running)
         error("pool.map: item " .. nxt .. ": " .. tostring(sent and ref or pid), 2)
@@ -101,6 +111,7 @@ function M.map(entry, items, opts)
       running[ref] = {pid = pid, i = nxt}
       count, nxt = count + 1, nxt + 1
     end
+    if count == 0 then break end -- shut down with nothing running
     local down = process.receive{match = ours}
     local r = running[down.ref]
     running[down.ref], count = nil, count - 1
