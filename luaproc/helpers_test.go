@@ -36,11 +36,16 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 	return s.b.Write(p)
 }
 
+// hungAfter is how long the helpers wait for an event before they call
+// the test hung: long, since CI runs every package at once on two cores
+// (Lua 5.1's gc.lua took over 20 s there).
+const hungAfter = 2 * time.Minute
+
 // waitFor blocks until the buffer holds substr: an event a test waits on
-// instead of a deadline (20 s only bounds a hung test).
+// instead of a deadline (hungAfter only bounds a hung test).
 func (s *syncBuffer) waitFor(t testing.TB, substr string) {
 	t.Helper()
-	timeout := time.After(20 * time.Second)
+	timeout := time.After(hungAfter)
 	for {
 		s.mu.Lock()
 		if strings.Contains(s.b.String(), substr) {
@@ -94,7 +99,7 @@ func runLua(t testing.TB, rt *Runtime, name, src, entry string, args ...any) (pa
 	require.NoError(t, err)
 	h, err := rt.Start(context.Background(), s, entry, args...)
 	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hungAfter)
 	defer cancel()
 	res, err := h.Wait(ctx)
 	require.NotErrorIs(t, err, context.DeadlineExceeded, "process did not end")
