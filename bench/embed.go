@@ -21,6 +21,7 @@ package main
 
 import (
 	"cmp"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -28,6 +29,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -66,6 +68,8 @@ func (db *embedDB) get(key string) (string, bool) {
 
 const embedPath = "/item?key=k42"
 
+var embedOnly = flag.String("embed", "luarun,pool,go", "the embed workload's variants to run (for profiling one)")
+
 func embedBench() []row {
 	dur := time.Duration(size(5, 2)) * time.Second
 	rounds := size(3, 1)
@@ -83,9 +87,13 @@ func embedBench() []row {
 		{"pool", poolEmbedHandler},
 		{"go", goEmbedHandler},
 	}
-	results := make([][]load, len(variants))
+	results := make([][]embedLoad, len(variants))
 	for r := range rounds {
 		for i, v := range variants {
+			if !slices.Contains(strings.Split(*embedOnly, ","), v.name) {
+				results[i] = append(results[i], embedLoad{load: load{errText: "not run (-embed)"}})
+				continue
+			}
 			h, stop := v.handler(db)
 			l := serveLoad(h, dur)
 			stop()
@@ -98,26 +106,49 @@ func embedBench() []row {
 		{
 			workload: fmt.Sprintf("embed: process per request vs LState pool (%s, median of %d)", gen, rounds),
 			luarun:   lr.String(), baseline: "pool: " + pr.String(),
-			ratio: fmt.Sprintf("%.2fx", lr.rps/pr.rps), target: ">= 1.0x the pool",
+			ratio: loadRatio(lr, pr), target: ">= 1.0x the pool",
 		},
 		{
 			workload: "embed: process per request vs plain Go",
 			luarun:   lr.String(), baseline: "Go: " + gr.String(),
-			ratio: fmt.Sprintf("%.2fx", lr.rps/gr.rps), target: "-",
+			ratio: loadRatio(lr, gr), target: "-",
 		},
 	}
 }
 
+// loadRatio is a's requests/s over b's, or "-" when either did not run.
+func loadRatio(a, b embedLoad) string {
+	if a.rps == 0 || b.rps == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a.rps/b.rps)
+}
+
+// embedLoad is a load run with the CPU time this process spent on each
+// request (the server's, not the generator's: on a busy host requests/s
+// depends on the share of the CPUs the server gets, this much less).
+type embedLoad struct {
+	load
+	cpu time.Duration
+}
+
+func (l embedLoad) String() string {
+	if l.errText != "" || l.rps == 0 {
+		return l.load.String()
+	}
+	return fmt.Sprintf("%s, %s CPU/req", l.load, fmtDur(l.cpu))
+}
+
 // medianLoad is the run with the median requests/s.
-func medianLoad(ls []load) load {
+func medianLoad(ls []embedLoad) embedLoad {
 	s := slices.Clone(ls)
-	slices.SortFunc(s, func(a, b load) int { return cmp.Compare(a.rps, b.rps) })
+	slices.SortFunc(s, func(a, b embedLoad) int { return cmp.Compare(a.rps, b.rps) })
 	return s[len(s)/2]
 }
 
 // serveLoad serves h with net/http on a loopback port and loads embedPath
 // for dur, after one request that must answer 200.
-func serveLoad(h http.Handler, dur time.Duration) load {
+func serveLoad(h http.Handler, dur time.Duration) embedLoad {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	srv := &http.Server{Handler: h}
@@ -131,7 +162,13 @@ func serveLoad(h http.Handler, dur time.Duration) load {
 	if resp.StatusCode != 200 || string(body) != "GET k42: value-42\n" {
 		check(fmt.Errorf("embed: %s answered %d %q", url, resp.StatusCode, body))
 	}
-	return runLoad(url, dur)
+	cpu0 := cpuTime()
+	l := runLoad(url, dur)
+	el := embedLoad{load: l}
+	if n := l.rps * dur.Seconds(); n > 0 {
+		el.cpu = time.Duration(float64(cpuTime()-cpu0) / n)
+	}
+	return el
 }
 
 // luarunEmbedHandler starts a process of embedLua per request.
