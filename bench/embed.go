@@ -12,7 +12,8 @@ package main
 //   - pool: how gopher-lua is embedded today — a channel of *lua.LState
 //     (our lua package), each with the script loaded once and db.get a
 //     direct LGFunction doing the same lookup on the request's goroutine;
-//     a request takes a state, calls handle, puts it back;
+//     a request takes a state, calls handle, puts it back; and the same
+//     with a sync.Pool and the request's context set on the state;
 //   - Go: a net/http handler doing the same lookup and writing the same
 //     body.
 //
@@ -68,7 +69,7 @@ func (db *embedDB) get(key string) (string, bool) {
 
 const embedPath = "/item?key=k42"
 
-var embedOnly = flag.String("embed", "luarun,pool,go", "the embed workload's variants to run (for profiling one)")
+var embedOnly = flag.String("embed", "luarun,pool,syncpool,go", "the embed workload's variants to run (for profiling one)")
 
 func embedBench() []row {
 	dur := time.Duration(size(5, 2)) * time.Second
@@ -85,6 +86,7 @@ func embedBench() []row {
 	}{
 		{"luarun", luarunEmbedHandler},
 		{"pool", poolEmbedHandler},
+		{"syncpool", syncPoolEmbedHandler},
 		{"go", goEmbedHandler},
 	}
 	results := make([][]embedLoad, len(variants))
@@ -101,12 +103,17 @@ func embedBench() []row {
 			results[i] = append(results[i], l)
 		}
 	}
-	lr, pr, gr := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2])
+	lr, pr, sr, gr := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2]), medianLoad(results[3])
 	return []row{
 		{
 			workload: fmt.Sprintf("embed: process per request vs LState pool (%s, median of %d)", gen, rounds),
 			luarun:   lr.String(), baseline: "pool: " + pr.String(),
 			ratio: loadRatio(lr, pr), target: ">= 1.0x the pool",
+		},
+		{
+			workload: "embed: vs a sync.Pool of LStates with the request's context",
+			luarun:   lr.String(), baseline: "sync.Pool: " + sr.String(),
+			ratio: loadRatio(lr, sr), target: "-",
 		},
 		{
 			workload: "embed: process per request vs plain Go",
@@ -239,6 +246,33 @@ func poolEmbedHandler(db *embedDB) (http.Handler, func()) {
 			(<-pool).Close()
 		}
 	}
+}
+
+// syncPoolEmbedHandler is poolEmbedHandler with a sync.Pool (which drops
+// its states at collections: the next requests make new ones) and the
+// request's context set on the state for the call, so that a client that
+// goes away stops the Lua code — as gopher-lua's README suggests, and as
+// luarun's process gets the request's context.
+func syncPoolEmbedHandler(db *embedDB) (http.Handler, func()) {
+	pool := sync.Pool{New: func() any { return newPoolState(db) }}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		L := pool.Get().(*lua.LState)
+		defer pool.Put(L)
+		L.SetContext(r.Context())
+		defer L.RemoveContext()
+		err := L.CallByParam(lua.P{Fn: L.GetGlobal("handle"), NRet: 2, Protect: true},
+			lua.LString(r.Method), lua.LString(r.URL.Query().Get("key")))
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		status, body := L.Get(-2), L.Get(-1)
+		L.Pop(2)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(int(lua.LVAsNumber(status)))
+		io.WriteString(w, lua.LVAsString(body))
+	})
+	return h, func() {}
 }
 
 // newPoolState is one pooled state: embedLua loaded, db.get registered.
