@@ -102,6 +102,7 @@ func run(addr string, workers int, latency time.Duration, log *slog.Logger) erro
 	// 6. Graceful shutdown.
 	select {
 	case <-ctx.Done():
+		stop() // a second Ctrl-C kills at once
 		log.Info("shutting down: draining requests in flight")
 	case err := <-served:
 		return fmt.Errorf("serve: %w", err)
