@@ -18,7 +18,9 @@ package main
 //     body.
 //
 // The variants run in turn, rounds times (interleaved, so a busy host
-// slows them alike); each column is the median round by requests/s.
+// slows them alike); each column is the median round by requests/s, and
+// each ratio the median of the rounds' ratios (with the CPU time per
+// request, which depends less on the host's other load).
 
 import (
 	"cmp"
@@ -108,27 +110,44 @@ func embedBench() []row {
 		{
 			workload: fmt.Sprintf("embed: process per request vs LState pool (%s, median of %d)", gen, rounds),
 			luarun:   lr.String(), baseline: "pool: " + pr.String(),
-			ratio: loadRatio(lr, pr), target: ">= 1.0x the pool",
+			ratio: roundRatios(results[0], results[1]), target: ">= 1.0x the pool",
 		},
 		{
 			workload: "embed: vs a sync.Pool of LStates with the request's context",
 			luarun:   lr.String(), baseline: "sync.Pool: " + sr.String(),
-			ratio: loadRatio(lr, sr), target: "-",
+			ratio: roundRatios(results[0], results[2]), target: "-",
 		},
 		{
 			workload: "embed: process per request vs plain Go",
 			luarun:   lr.String(), baseline: "Go: " + gr.String(),
-			ratio: loadRatio(lr, gr), target: "-",
+			ratio: roundRatios(results[0], results[3]), target: "-",
 		},
 	}
 }
 
-// loadRatio is a's requests/s over b's, or "-" when either did not run.
-func loadRatio(a, b embedLoad) string {
-	if a.rps == 0 || b.rps == 0 {
-		return "-"
+// roundRatios compares a with b round by round (the two ran next to
+// each other, so a busy host slowed them alike): the median of the
+// rounds' requests/s ratios, each round's, and the ratio of CPU time per
+// request (less sensitive to the host's load); "-" when either did not
+// run.
+func roundRatios(a, b []embedLoad) string {
+	var rps, cpu []float64
+	for i := range a {
+		if a[i].rps == 0 || b[i].rps == 0 {
+			return "-"
+		}
+		rps = append(rps, a[i].rps/b[i].rps)
+		cpu = append(cpu, float64(a[i].cpu)/float64(b[i].cpu))
 	}
-	return fmt.Sprintf("%.2fx", a.rps/b.rps)
+	s := fmt.Sprintf("%.2fx", medianF(rps))
+	if len(rps) > 1 {
+		parts := make([]string, len(rps))
+		for i, r := range rps {
+			parts[i] = fmt.Sprintf("%.2f", r)
+		}
+		s += " (rounds " + strings.Join(parts, ", ") + ")"
+	}
+	return s + fmt.Sprintf("; CPU/req %.2fx", medianF(cpu))
 }
 
 // embedLoad is a load run with the CPU time this process spent on each

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -43,6 +44,10 @@ func main() {
 	latency := flag.Duration("db-latency", 0, "how long each database lookup takes")
 	verbose := flag.Bool("v", false, "log each database lookup")
 	flag.Parse()
+	if *workers < 1 {
+		fmt.Fprintln(os.Stderr, "embed-http: -pool must be at least 1")
+		os.Exit(2)
+	}
 	level := slog.LevelInfo
 	if *verbose {
 		level = slog.LevelDebug
@@ -189,9 +194,12 @@ func (d *db) put(key, value string) {
 // such item, or nil and the error's message (Fail).
 func (d *db) handleGet(log *slog.Logger) scheduler.HandlerFunc {
 	return func(c scheduler.Call) error {
+		if len(c.Args) != 1 {
+			return errors.New("db.get(key): one argument expected")
+		}
 		key, ok := c.Args[0].(string)
-		if len(c.Args) != 1 || !ok {
-			return errors.New("db.get(key): key must be a string")
+		if !ok {
+			return fmt.Errorf("db.get(key): key must be a string, not %T", c.Args[0])
 		}
 		go func() {
 			// c.Ctx has the values of the context given to Start (here
@@ -218,13 +226,9 @@ type requestIDKey struct{}
 // /items/ and GET /healthz are plain Go.
 func newHandler(rt *luaproc.Runtime, script *luaproc.Script, d *db, workers int, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	var ids sync.Mutex
-	next := 0
+	var ids atomic.Int64
 	mux.HandleFunc("GET /items/{key}", func(w http.ResponseWriter, r *http.Request) {
-		ids.Lock()
-		next++
-		ctx := context.WithValue(r.Context(), requestIDKey{}, next)
-		ids.Unlock()
+		ctx := context.WithValue(r.Context(), requestIDKey{}, ids.Add(1))
 		serveLua(w, r.WithContext(ctx), rt, script, workers, log)
 	})
 	mux.HandleFunc("PUT /items/{key}", func(w http.ResponseWriter, r *http.Request) {
@@ -262,10 +266,9 @@ func serveLua(w http.ResponseWriter, r *http.Request, rt *luaproc.Runtime, scrip
 		return
 	}
 	res, err := h.Wait(r.Context())
-	var killed *luaproc.KilledError
 	switch {
-	case r.Context().Err() != nil || errors.As(err, &killed) && errors.Is(err, context.Canceled):
-		return // the client went away; nobody reads an answer
+	case r.Context().Err() != nil:
+		return // the client went away: the process was killed, nobody reads an answer
 	case err != nil: // a *luaproc.ScriptError carries the Lua traceback
 		log.Error("handler failed", "err", err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
