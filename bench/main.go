@@ -103,6 +103,7 @@ func workloads() []workload {
 		{"serve http", serveBench},
 		{"serve conns", serveConns},
 		{"serve echo", serveEcho},
+		{"embed", embedBench},
 	}
 }
 

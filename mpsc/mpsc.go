@@ -79,7 +79,9 @@ func (q *Queue[T]) Init() { q.InitWithStub(new(Node[T])) }
 
 // InitWithStub is Init with a caller-supplied first dummy node (say, one
 // embedded in the struct that holds q, to save an allocation). stub must
-// be unused; like every node, it may later be handed out by Pop.
+// be unused; like every node, it may later be handed out by Pop — and a
+// caller that recycles the nodes Pop frees must not recycle an embedded
+// stub, or whatever reuses it keeps the struct around it alive.
 func (q *Queue[T]) InitWithStub(stub *Node[T]) {
 	stub.next.Store(nil)
 	q.head = stub

@@ -49,7 +49,11 @@ type proc struct {
 	// events: completions, messages and cancels, pushed by any goroutine,
 	// drained by the worker that runs the process.
 	events mpsc.Queue[Event]
-	stub   mpsc.Node[Event] // the queue's first dummy node
+	// stub is the queue's first dummy node. Once popped it is never
+	// recycled (drain, finish): a free node is reused by other processes'
+	// queues, and one inside p would keep p, and through p's last node
+	// the process before it, alive for good.
+	stub mpsc.Node[Event]
 
 	// senders: Send calls between their Done check and their push. finish
 	// waits for it to drop to 0 before it counts the undelivered messages,

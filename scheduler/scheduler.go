@@ -537,7 +537,9 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 			runtime.Gosched()
 			continue
 		}
-		nodePool.Put(n)
+		if n != &p.stub {
+			nodePool.Put(n)
+		}
 		if ev.Type == EventMessage {
 			dropped++
 		}

@@ -223,9 +223,11 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 		if ev.Type == EventMessage {
 			messages++
 		}
-		if len(w.nodes) < maxFreeNodes {
+		switch {
+		case n == &p.stub: // part of p: kept by no one else (proc.stub)
+		case len(w.nodes) < maxFreeNodes:
 			w.nodes = append(w.nodes, n)
-		} else {
+		default:
 			nodePool.Put(n)
 		}
 		if r := ev.rec; r != nil {
