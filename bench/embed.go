@@ -37,7 +37,7 @@ import (
 	"time"
 
 	lua "github.com/luarun/luarun/lua"
-	"github.com/luarun/luarun/scheduler"
+	"github.com/luarun/luarun/luaproc"
 )
 
 // embedLua is the handler every Lua variant runs.
@@ -200,7 +200,7 @@ func serveLoad(h http.Handler, dur time.Duration) embedLoad {
 // luarunEmbedHandler starts a process of embedLua per request.
 func luarunEmbedHandler(db *embedDB) (http.Handler, func()) {
 	rt := newRuntime(*workers)
-	check(rt.Register("db.get", func(c scheduler.Call) error {
+	check(rt.Register("db.get", func(c luaproc.Call) error {
 		key, _ := c.Args[0].(string)
 		go func() {
 			if v, ok := db.get(key); ok {

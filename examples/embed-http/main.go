@@ -32,7 +32,6 @@ import (
 	"time"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/scheduler"
 )
 
 //go:embed app.lua
@@ -136,22 +135,22 @@ func shutdownRuntime(rt *luaproc.Runtime, log *slog.Logger) {
 
 // startPool starts app.lua's pool with n workers and waits until its
 // supervisor has started them all (it sends n to an Inbox of ours).
-func startPool(rt *luaproc.Runtime, script *luaproc.Script, n int) (scheduler.Handle, error) {
+func startPool(rt *luaproc.Runtime, script *luaproc.Script, n int) (luaproc.Handle, error) {
 	inbox, err := rt.NewInbox()
 	if err != nil {
-		return scheduler.Handle{}, err
+		return luaproc.Handle{}, err
 	}
 	defer inbox.Close()
 	// Not the signal's context: the pool must outlive SIGINT until the
 	// requests in flight are answered; rt.Shutdown ends it.
 	h, err := rt.Start(context.Background(), script, "pool", n, inbox.PID())
 	if err != nil {
-		return scheduler.Handle{}, err
+		return luaproc.Handle{}, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := inbox.Receive(ctx); err != nil {
-		return scheduler.Handle{}, fmt.Errorf("pool did not start: %w", err)
+		return luaproc.Handle{}, fmt.Errorf("pool did not start: %w", err)
 	}
 	return h, nil
 }
@@ -192,8 +191,8 @@ func (d *db) put(key, value string) {
 // handleGet is the db.get command. It returns at once; a goroutine does
 // the lookup and completes the Lua call: value, or nil when there is no
 // such item, or nil and the error's message (Fail).
-func (d *db) handleGet(log *slog.Logger) scheduler.HandlerFunc {
-	return func(c scheduler.Call) error {
+func (d *db) handleGet(log *slog.Logger) luaproc.Handler {
+	return func(c luaproc.Call) error {
 		if len(c.Args) != 1 {
 			return errors.New("db.get(key): one argument expected")
 		}
