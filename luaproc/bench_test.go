@@ -132,6 +132,13 @@ func BenchmarkMessageHop(b *testing.B) {
 		b.ResetTimer()
 		runBench(b, rt, pingPongLua, "main", int64(b.N/2+1))
 	})
+	// The issue's floor (bench/erlang.go's barePingPong): two coroutines
+	// of one bare gopher-lua state pass the number back and forth,
+	// resumed in turn by a Go loop — the Lua side of a hop with no
+	// scheduler, mailbox or isolation.
+	b.Run("floor-bare-gopher-lua", func(b *testing.B) {
+		benchBarePingPong(b, b.N/2+1)
+	})
 	b.Run("goroutines+LState", func(b *testing.B) {
 		ping, pong := make(chan lua.LValue), make(chan lua.LValue)
 		mk := func(in, out chan lua.LValue) *lua.LState {
@@ -157,6 +164,38 @@ func BenchmarkMessageHop(b *testing.B) {
 			b.Fatal(err)
 		}
 	})
+}
+
+// benchBarePingPong runs m round trips of the bare ping-pong floor.
+func benchBarePingPong(b *testing.B, m int) {
+	L := lua.NewState()
+	defer L.Close()
+	var slot lua.LValue
+	L.SetGlobal("send", L.NewFunction(func(L *lua.LState) int { slot = L.Get(1); return 0 }))
+	L.SetGlobal("receive", L.NewFunction(func(L *lua.LState) int { return L.Yield() }))
+	if err := L.DoString(`
+process = {send = send, receive = receive}
+function ping(n) for i = 1, n do process.send(i); assert(process.receive() == i) end end
+function pong() while true do process.send(process.receive()) end end`); err != nil {
+		b.Fatal(err)
+	}
+	ponger, _ := L.NewThread()
+	pinger, _ := L.NewThread()
+	if _, err, _ := L.Resume(ponger, L.GetGlobal("pong").(*lua.LFunction)); err != nil { // waits in receive
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err, _ := L.Resume(pinger, L.GetGlobal("ping").(*lua.LFunction), lua.LNumber(m))
+	for st == lua.ResumeYield && err == nil {
+		if _, err, _ = L.Resume(ponger, nil, slot); err != nil { // ponger sends it back
+			b.Fatal(err)
+		}
+		st, err, _ = L.Resume(pinger, nil, slot)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
 }
 
 const idleLua = `function main() process.receive() end`

@@ -317,7 +317,7 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		return t
 	case lua.LString: // a scalar message (messageValue)
 		chargeString(L, len(x))
-		return x
+		return v.(lua.LValue) // not x: boxing it again would allocate
 	case lua.LNumber, lua.LBool: // a scalar message (messageValue)
 		return x.(lua.LValue)
 	case error:
@@ -388,8 +388,18 @@ func fromApp(L *lua.LState, v any, root string) (lua.LValue, error) {
 	return nil, &payload.ValueError{Path: b.String(), Reason: c.err.Reason}
 }
 
-// toLuaValue converts with the default options.
+// toLuaValue converts with the default options. A scalar message (a Lua
+// number, string or boolean: messageValue) is returned as it is without
+// a converter, which escapes to the heap: it was an allocation of 120
+// bytes for every message received.
 func toLuaValue(L *lua.LState, v any) lua.LValue {
+	switch x := v.(type) {
+	case lua.LNumber, lua.LBool:
+		return x.(lua.LValue)
+	case lua.LString:
+		chargeString(L, len(x))
+		return v.(lua.LValue) // not x: boxing it again would allocate
+	}
 	c := converter{objectMT: jsonObjectMT}
 	return c.toLua(L, v)
 }

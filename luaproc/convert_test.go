@@ -118,3 +118,17 @@ func buildLua(L *lua.LState, prog []byte) lua.LValue {
 	}
 	return root
 }
+
+// A scalar message (messageValue's lua.LNumber, LString, LBool) becomes
+// a Lua value without an allocation: the converter used to escape to
+// the heap, 120 bytes for every message a process received.
+func TestToLuaValueScalarNoAlloc(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	for _, v := range []any{lua.LNumber(7), lua.LString("hi"), lua.LTrue} {
+		var got lua.LValue
+		allocs := testing.AllocsPerRun(100, func() { got = toLuaValue(L, v) })
+		require.Equal(t, v, got)
+		require.Zero(t, allocs, "%v", v)
+	}
+}

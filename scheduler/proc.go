@@ -98,6 +98,13 @@ type proc struct {
 	// said it holds unread after its last step (StepOutput.Backlog).
 	outstanding []*yieldRec
 	backlog     int
+	// handedEv: a message handed straight to the process (handed true)
+	// by a sender that found it waiting for messages (worker.handOff),
+	// taken by drain before the queued events. Owned like the fields
+	// above: the sender writes it while it holds the process in
+	// Running, before making it Ready.
+	handedEv Event
+	handed   bool
 
 	// done: nil until someone asks for the channel (Handle.Done, Wait),
 	// then that channel; closedDone once the process has ended. Most
@@ -142,20 +149,10 @@ func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 			fallthrough
 		case stateIdle:
 			if p.state.CompareAndSwap(st, stateReady) {
-				switch {
-				case w == nil:
+				if w == nil {
 					s.enqueue(p)
-				case s.watch.stop == nil: // no watchdog to take runnext from a long step
-					w.local.PushBottom(p)
-					s.wakeIfNeeded() // someone may steal it
-				default:
-					// p runs next here, most likely as soon as the waker
-					// blocks; only the process it displaces is left for
-					// others to steal.
-					if old := w.runnext.Swap(p); old != nil {
-						w.local.PushBottom(old)
-						s.wakeIfNeeded()
-					}
+				} else {
+					w.readied(p)
 				}
 				return
 			}

@@ -392,7 +392,11 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		s.stats.refusedMessages.Add(1)
 		return ErrMailboxFull // as it is: a flood meets it millions of times
 	}
-	n := getNode()
+	if w != nil && w.handOff(p, from, msg) {
+		p.senders.Add(-1)
+		return nil
+	}
+	n := w.getNode()
 	n.Value = Event{Type: EventMessage, From: from, Data: msg}
 	p.events.Push(n)
 	s.wake(p, true, w)
@@ -527,6 +531,10 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 		runtime.Gosched()
 	}
 	dropped := p.backlog
+	if p.handed {
+		p.handedEv, p.handed = Event{}, false
+		dropped++
+	}
 	for {
 		ev, n, ok := p.events.Pop()
 		if !ok {

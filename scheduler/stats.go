@@ -24,6 +24,10 @@ type Stats struct {
 	// Inline: processes whose first steps ran on the goroutine that
 	// submitted them (SubmitOptions.Inline, inline.go).
 	Inline uint64
+	// HandOffs: messages sent from a step straight to a process waiting
+	// for messages, which then ran next on the sender's worker, without
+	// its event queue (handoff.go).
+	HandOffs uint64
 
 	Submitted uint64 // processes started (a Submit that failed is not)
 	Completed uint64 // processes that ended without an error
@@ -57,6 +61,7 @@ type Stats struct {
 // read them from any goroutine).
 type workerStats struct {
 	steps, localPops, globalPops, steals, stolen atomic.Uint64
+	handOffs                                     atomic.Uint64
 }
 
 // schedStats: written by any goroutine.
@@ -97,6 +102,7 @@ func (s *Scheduler) Stats() Stats {
 		st.GlobalPops += w.stats.globalPops.Load()
 		st.Steals += w.stats.steals.Load()
 		st.Stolen += w.stats.stolen.Load()
+		st.HandOffs += w.stats.handOffs.Load()
 	}
 	return st
 }

@@ -212,6 +212,11 @@ const maxDrain = 4096
 func (w *worker) drain(p *proc) (broken bool, messages int) {
 	clear(w.events)
 	w.events = w.events[:0]
+	if p.handed { // first: it came before anything queued (handoff.go)
+		w.events = append(w.events, p.handedEv)
+		p.handedEv, p.handed = Event{}, false
+		messages++
+	}
 	for {
 		if len(w.events) == maxDrain {
 			return true, messages
