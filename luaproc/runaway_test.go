@@ -195,17 +195,21 @@ end`, "main")
 // messages as fast as it can, with thousands waiting, is not warned of.
 func TestMailboxWarningNotForABusyReceiver(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{Workers: 2, MailboxWarning: 1000})
+	each := 50000 // 200,000 replies, 200 times the threshold
+	if raceEnabled {
+		each = 5000 // 20 times it: the race detector makes 200,000 take minutes at -cpu 1
+	}
 	res, err := runLua(t, rt, "replies.lua", `
 function producer(to, n) for i = 1, n do process.send(to, i) end end
-function main()
-  for i = 1, 4 do process.spawn("producer", process.self(), 50000) end
+function main(each)
+  for i = 1, 4 do process.spawn("producer", process.self(), each) end
   local sum = 0
-  for i = 1, 200000 do
+  for i = 1, 4 * each do
     local v = process.receive()
     for j = 1, 20 do sum = sum + v % 7 end -- some work per reply
   end
   return sum > 0
-end`, "main")
+end`, "main", each)
 	require.NoError(t, err)
 	require.Equal(t, payload.Payloads{true}, res)
 	assert.NotContains(t, logs.String(), "messages are waiting", "main took them all along")
