@@ -248,23 +248,29 @@ func poolEmbedHandler(db *embedDB) (http.Handler, func()) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		L := <-pool
 		defer func() { pool <- L }()
-		err := L.CallByParam(lua.P{Fn: L.GetGlobal("handle"), NRet: 2, Protect: true},
-			lua.LString(r.Method), lua.LString(r.URL.Query().Get("key")))
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		status, body := L.Get(-2), L.Get(-1)
-		L.Pop(2)
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(int(lua.LVAsNumber(status)))
-		io.WriteString(w, lua.LVAsString(body))
+		serveFromState(L, w, r)
 	})
 	return h, func() {
 		for range cap(pool) {
 			(<-pool).Close()
 		}
 	}
+}
+
+// serveFromState answers r with embedLua's handle run in L, as the pool
+// variants do.
+func serveFromState(L *lua.LState, w http.ResponseWriter, r *http.Request) {
+	err := L.CallByParam(lua.P{Fn: L.GetGlobal("handle"), NRet: 2, Protect: true},
+		lua.LString(r.Method), lua.LString(r.URL.Query().Get("key")))
+	if err != nil {
+		http.Error(w, err.Error(), 500)
+		return
+	}
+	status, body := L.Get(-2), L.Get(-1)
+	L.Pop(2)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(int(lua.LVAsNumber(status)))
+	io.WriteString(w, lua.LVAsString(body))
 }
 
 // syncPoolEmbedHandler is poolEmbedHandler with a sync.Pool (which drops
@@ -279,17 +285,7 @@ func syncPoolEmbedHandler(db *embedDB) (http.Handler, func()) {
 		defer pool.Put(L)
 		L.SetContext(r.Context())
 		defer L.RemoveContext()
-		err := L.CallByParam(lua.P{Fn: L.GetGlobal("handle"), NRet: 2, Protect: true},
-			lua.LString(r.Method), lua.LString(r.URL.Query().Get("key")))
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		status, body := L.Get(-2), L.Get(-1)
-		L.Pop(2)
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(int(lua.LVAsNumber(status)))
-		io.WriteString(w, lua.LVAsString(body))
+		serveFromState(L, w, r)
 	})
 	return h, func() {}
 }

@@ -305,6 +305,18 @@ end`)
 	assert.Equal(t, []any{true, "closed"}, out[8:10])
 }
 
+// connToInbox is the main of a test whose conn(c, inbox) gets the one
+// connection: it sends the listener's address to the test's inbox, and
+// passes the connection it accepts to a conn process.
+const connToInbox = `
+function main(inbox)
+  local l = assert(net.listen("127.0.0.1:0"))
+  process.send(inbox, l.addr)
+  local c = l:accept()
+  process.spawn("conn", c, inbox)
+  process.receive()
+end`
+
 // A read that its connection's buffer answers needs no command: it works
 // where a blocking call cannot (a string.gsub callback), for lines and
 // counts; one that must wait still raises there.
@@ -319,13 +331,7 @@ function conn(c, inbox)
   got[#got + 1] = ok and "no error" or "raised"
   process.send(inbox, table.concat(got, ","))
 end
-function main(inbox)
-  local l = assert(net.listen("127.0.0.1:0"))
-  process.send(inbox, l.addr)
-  local c = l:accept()
-  process.spawn("conn", c, inbox)
-  process.receive()
-end`)
+`+connToInbox)
 	addr := e.recv().Value.(string)
 	c, _ := dial(t, addr)
 	fmt.Fprint(c, "one\ntwo\nthree\nXY")
@@ -350,13 +356,7 @@ function conn(c, inbox)
   local big = string.rep("0123456789abcdef", 1024 * 1024) -- 16 MiB
   process.send(inbox, tostring(c:write(big, "\n")))
 end
-function main(inbox)
-  local l = assert(net.listen("127.0.0.1:0"))
-  process.send(inbox, l.addr)
-  local c = l:accept()
-  process.spawn("conn", c, inbox)
-  process.receive()
-end`)
+`+connToInbox)
 	addr := e.recv().Value.(string)
 	c, r := dial(t, addr)
 	assert.Equal(t, "accepted", e.recv().Value)
