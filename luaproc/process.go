@@ -356,13 +356,20 @@ func (p *luaProcess) Close() {
 // before the state is closed or reused (lua/gc.go). A process killed, or
 // ended by os.exit (whose 5.1 exits without closing the state), runs none.
 func (p *luaProcess) runFinalizers() {
-	var exit *ExitError
-	var killed *KilledError
-	if p.ctx.Err() != nil || errors.As(p.err, &exit) || errors.As(p.err, &killed) {
+	if p.ctx.Err() != nil || p.err != nil && killedOrExited(p.err) {
 		lua.DropFinalizers(p.L) // nor does L.Close
 		return
 	}
 	lua.CloseFinalizers(p.L)
+}
+
+// killedOrExited reports whether err ends a process that was killed or
+// called os.exit. Apart from runFinalizers, so that a process that
+// returned does not pay for errors.As's targets escaping to the heap.
+func killedOrExited(err error) bool {
+	var exit *ExitError
+	var killed *KilledError
+	return errors.As(err, &exit) || errors.As(err, &killed)
 }
 
 func cancelError(reason error) error {
