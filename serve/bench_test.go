@@ -5,7 +5,8 @@ package serve_test
 // (no client library's cost in the figures, and a client that does not
 // allocate), so allocs/op and B/op are the server's and ns/op is one
 // request's round trip. The wall-clock ratio swings on a loaded
-// machine; allocs/op and B/op do not.
+// machine; allocs/op and B/op do not, and cpu-ns/op (the test process's
+// CPU time per request, client included) much less.
 //
 //	go test ./serve -run '^$' -bench 'Serve(Hello|KV)' -benchmem
 //	go test ./serve -run '^$' -bench ServeHello/luarun -cpuprofile cpu.out -memprofile mem.out
@@ -174,10 +175,16 @@ func benchRequests(b *testing.B, addr, path, want string) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0, ok := processCPU()
 	for range b.N {
 		if err := roundTrip(c, r, req, body, want); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if cpu1, ok1 := processCPU(); ok && ok1 {
+		// the whole process's CPU (server, client, runtime): on a loaded
+		// machine a steadier figure than ns/op, which waits its turn
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")
 	}
 }
 
