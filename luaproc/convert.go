@@ -403,9 +403,13 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func (c *converter) converted(L *lua.LState, v any) lua.LValue {
 	pv, err := payload.FromGo(v)
 	if err != nil {
-		if !errors.As(err, &c.err) {
-			c.err = &payload.ValueError{Path: "value", Reason: err.Error()}
+		// As's target is a local, not &c.err: that would send every
+		// converter to the heap (toLuaValue's among them)
+		var ve *payload.ValueError
+		if !errors.As(err, &ve) {
+			ve = &payload.ValueError{Path: "value", Reason: err.Error()}
 		}
+		c.err = ve
 		return lua.LNil
 	}
 	strict := c.strict

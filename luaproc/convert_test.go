@@ -144,3 +144,17 @@ func TestConvertMessageAllocs(t *testing.T) {
 	// the map (header and group), two strings and the number boxed
 	require.LessOrEqual(t, allocs, 5.0)
 }
+
+// Converting into Lua costs only the values made: a number none (the
+// converter itself stays on the stack).
+func TestConvertToLuaAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	var out lua.LValue
+	allocs := testing.AllocsPerRun(200, func() { out = toLuaValue(L, int64(5)) })
+	require.Equal(t, lua.LValue(lua.LNumber(5)), out)
+	require.Zero(t, allocs)
+}
