@@ -89,9 +89,9 @@ func runScript(c *cli.Context, cl *commandLine, stdin io.Reader, stdout, stderr 
 
 	status, osExit := wait(rt, h, exited, sigs, c.Duration("timeout"), c.Duration("shutdown-timeout"), stderr)
 	if c.Bool("stats") {
-		printStats(stderr, rt.Stats())
+		printStats(stderr, rt.Stats(), rt.SchedulerStats())
 		if node != nil {
-			printClusterStats(stderr, rt.Stats().Forwarded, node.Stats())
+			printClusterStats(stderr, rt.Stats().MessagesForwarded, node.Stats())
 		}
 	}
 	if status != exitOK || osExit {
@@ -145,7 +145,7 @@ func runtimeOptions(c *cli.Context) (luaproc.Options, error) {
 // then shuts the runtime down with the grace period. It returns 124 for a
 // timeout, 130 or 143 for SIGINT or SIGTERM, os.exit's status (osExit
 // true), else 0 (the main process's own result decides).
-func wait(rt *luaproc.Runtime, h scheduler.Handle, exited <-chan int, sigs <-chan os.Signal, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
+func wait(rt *luaproc.Runtime, h luaproc.Handle, exited <-chan int, sigs <-chan os.Signal, timeout, grace time.Duration, stderr io.Writer) (status int, osExit bool) {
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
@@ -319,15 +319,15 @@ func load(rt *luaproc.Runtime, path string, stdin io.Reader) (*luaproc.Script, e
 	return rt.LoadFile(path)
 }
 
-func printStats(w io.Writer, st luaproc.Stats) {
+func printStats(w io.Writer, st luaproc.Stats, ss scheduler.Stats) {
 	fmt.Fprintf(w, "luarun: processes: %d started: %d returned, %d failed, %d killed, %d cancelled at exit, %d abandoned, %d still live; %d refused (--max-procs)\n",
-		st.Submitted, st.Completed, st.Failed, st.Killed, st.Cancelled, st.Abandoned, st.LiveProcesses, st.RefusedProcesses)
+		st.Started, st.Returned, st.Failed, st.Killed, st.Cancelled, st.Abandoned, st.Live, st.Refused)
 	fmt.Fprintf(w, "luarun: steps: %d ran over 1 s, %d killed by --max-step; %d scripts compiled\n", st.SlowSteps, st.StepLimited, st.ScriptsCompiled)
 	fmt.Fprintf(w, "luarun: scheduler: %d steps; work from own deque %d, global queue %d, %d steals of %d processes; %d parks, %d wakeups\n",
-		st.Steps, st.LocalPops, st.GlobalPops, st.Steals, st.Stolen, st.Parks, st.Wakeups)
-	fmt.Fprintf(w, "luarun: scheduler: %d extra workers started for busy ones\n", st.Helpers)
+		ss.Steps, ss.LocalPops, ss.GlobalPops, ss.Steals, ss.Stolen, ss.Parks, ss.Wakeups)
+	fmt.Fprintf(w, "luarun: scheduler: %d extra workers started for busy ones\n", ss.Helpers)
 	fmt.Fprintf(w, "luarun: messages: %d never received (left when their process ended), %d refused (--max-mailbox); %d late completions dropped\n",
-		st.DroppedMessages, st.RefusedMessages, st.DroppedCompletions)
+		st.MessagesDropped, st.MessagesRefused, st.CompletionsDropped)
 }
 
 // sizeFlag reads flag name as a size: bytes, or a number with K, M, G or

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/payload"
 )
 
 // stuckRuntime is a runtime whose main process is inside a Go function
@@ -31,7 +30,7 @@ func stuckRuntime(t *testing.T) (rt *luaproc.Runtime, release chan struct{}) {
 	require.NoError(t, err)
 	inside, release := make(chan struct{}), make(chan struct{})
 	require.NoError(t, rt.RegisterGoModule("stuck", map[string]luaproc.Func{
-		"forever": func(payload.Payloads) (payload.Payloads, error) {
+		"forever": func([]any) ([]any, error) {
 			close(inside)
 			<-release
 			return nil, nil

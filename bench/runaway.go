@@ -143,7 +143,7 @@ func flood() []row {
 		check(err)
 		_, err = fmt.Sscan(string(out), &secs, &refused)
 		check(err)
-		return secs, refused, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+		return secs, refused, int64(cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) // int32 on 386
 	}
 	limSecs, limRefused, limRSS := run("--max-mailbox", "1000")
 	freeSecs, _, freeRSS := run()

@@ -13,7 +13,6 @@ import (
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/scheduler"
 )
 
 const ringLua = `
@@ -124,7 +123,7 @@ func yieldRoundTrip() []row {
 	n := size(2000000, 200000)
 	floor := floorRoundTrip(n)
 	rt := newRuntime(*workers)
-	rt.Register("bench.sync", func(c scheduler.Call) error { c.Complete(nil); return nil })
+	rt.Register("bench.sync", func(c luaproc.Call) error { c.Complete(nil); return nil })
 	s, err := rt.LoadString("yield.lua", `function main(n) for i = 1, n do bench.sync() end end`)
 	check(err)
 	t0 := time.Now()
@@ -245,15 +244,15 @@ func spawn() []row {
 // holds; then it ends them.
 func startIdle(rt *luaproc.Runtime, s *luaproc.Script, n int) (time.Duration, float64) {
 	before := heapAfterGC()
-	steps := rt.Stats().Steps
+	steps := rt.SchedulerStats().Steps
 	t0 := time.Now()
-	hs := make([]scheduler.Handle, n)
+	hs := make([]luaproc.Handle, n)
 	for i := range hs {
 		var err error
 		hs[i], err = rt.Start(context.Background(), s, "main")
 		check(err)
 	}
-	for rt.Stats().Steps < steps+uint64(n) {
+	for rt.SchedulerStats().Steps < steps+uint64(n) {
 		time.Sleep(100 * time.Microsecond)
 	}
 	perProc := time.Since(t0) / time.Duration(n)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/luarun/luarun/cluster"
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/scheduler"
 )
 
 const relationsLua = `
@@ -109,7 +108,7 @@ end
 `
 
 // startOn starts entry of the relations script on rt.
-func startOn(t *testing.T, rt *luaproc.Runtime, entry string, args ...any) scheduler.Handle {
+func startOn(t *testing.T, rt *luaproc.Runtime, entry string, args ...any) luaproc.Handle {
 	t.Helper()
 	s, err := rt.LoadString("relations.lua", relationsLua)
 	require.NoError(t, err)
@@ -118,7 +117,7 @@ func startOn(t *testing.T, rt *luaproc.Runtime, entry string, args ...any) sched
 	return h
 }
 
-func waitOK(t *testing.T, h scheduler.Handle) {
+func waitOK(t *testing.T, h luaproc.Handle) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -42,16 +42,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/luarun/luarun/luaproc"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
-// SpawnFunc starts a process of the script (its name and source) at
-// entry with args on this node: the runtime's side of a spawn request;
-// allowed are the permissions of the requesting node's runtime, from the
-// requesting process (on the other node), which may wait for the new
-// process's end (its results are sent to it when it ends).
-type SpawnFunc = func(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error)
+// SpawnFunc starts a process of the request's script on this node: the
+// runtime's side of a spawn request (luaproc.SpawnRequest says what it
+// carries). req.From, the requesting process on the other node, may wait
+// for the new process's end (its results are sent to it when it ends).
+type SpawnFunc = func(req luaproc.SpawnRequest) (luaproc.PID, error)
 
 // spawnHeader is the length of a spawn request's header after its MAC.
 const spawnHeader = 2 + 8 + 8 + 8
@@ -69,20 +69,20 @@ func (n *Node) spawnSubject(number int) string {
 	return n.cfg.Cluster + ".spawn." + fmt.Sprint(number)
 }
 
-// SpawnOn starts a process of the script on the node called node, at
-// entry with args (payload values), for process from of this node, and
-// returns its PID; allowed are the permissions of this node's runtime
-// (the receiver weighs them).
-func (n *Node) SpawnOn(ctx context.Context, from scheduler.PID, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error) {
+// SpawnOn starts a process of the request's script on the node called
+// node, at its entry with its arguments (payload values), for its From,
+// a process of this node, and returns its PID; sr.Allowed are the
+// permissions of this node's runtime (the receiver weighs them).
+func (n *Node) SpawnOn(ctx context.Context, node string, sr luaproc.SpawnRequest) (scheduler.PID, error) {
 	number, inc, ok := n.numberOf(node)
 	if !ok {
 		return 0, fmt.Errorf("spawn on %q: no such node is up", node)
 	}
-	perms := make([]any, len(allowed))
-	for i, a := range allowed {
+	perms := make([]any, len(sr.Allowed))
+	for i, a := range sr.Allowed {
 		perms[i] = a
 	}
-	req, err := n.spawnRequest(number, inc, []any{name, string(source), entry, args, perms, int64(from)})
+	req, err := n.spawnRequest(number, inc, []any{sr.Name, string(sr.Source), sr.Entry, sr.Args, perms, int64(sr.From)})
 	if err != nil {
 		return 0, fmt.Errorf("spawn on %q: %w", node, err)
 	}
@@ -240,5 +240,5 @@ func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
 			allowed = append(allowed, s)
 		}
 	}
-	return spawn(name, []byte(source), entry, args, allowed, scheduler.PID(from))
+	return spawn(luaproc.SpawnRequest{Name: name, Source: []byte(source), Entry: entry, Args: args, Allowed: allowed, From: scheduler.PID(from)})
 }

@@ -402,7 +402,7 @@ func init() {
 			C := int(inst>>9) & 0x1ff //GETC
 			// luarun: B and C are int2Fb bytes (luaO_fb2int)
 			L.charge(tableChargeFb(B, C)) // luarun (memory.go)
-			v := newTableFb(B, C)
+			v := newTableFb(&L.G.home, B, C)
 			// +inline-call reg.Set RA v
 			return 0
 		},

@@ -34,16 +34,34 @@ package lua
 // one view per shared table and state. Views belong to one state and are
 // used by one goroutine at a time, as any table of a state is.
 
-// cowLink ties a view to its base and to its state's ViewSet.
-type cowLink struct {
-	base *LTable  // shared: never written
-	set  *ViewSet // the state's views, where views of the base's tables are found
+// tableHome ties a table to its state (LTable.home): g is the state whose
+// memory the table's growth charges (memory.go). A view's home (flagView
+// set) also ties it to its base and to its state's ViewSet; an ordinary
+// table's is its state's Global.home, with no base.
+type tableHome struct {
+	g    *Global  // the state; nil: the table's growth charges nothing
+	base *LTable  // a view's: shared, never written
+	set  *ViewSet // a view's: the state's views, where views of the base's tables are found
+}
+
+// flagView marks a table whose home is its view link (LTable.flags; the
+// lastfree bits below it need maxBits+1 bits).
+const flagView = 1 << 28
+
+// isView reports whether tb is a copy-on-write view (flagView).
+func (tb *LTable) isView() bool { return tb.flags&flagView != 0 }
+
+// viewLink makes tb a view through link, a link of s.
+func (s *ViewSet) viewLink(tb *LTable, link *tableHome, shared *LTable) {
+	*link = tableHome{g: s.g, base: shared, set: s}
+	tb.home = link
+	tb.flags |= flagView
 }
 
 // viewTable is a view and its link, made in one allocation.
 type viewTable struct {
 	LTable
-	link cowLink
+	link tableHome
 }
 
 type viewPair struct {
@@ -65,8 +83,8 @@ type ViewSet struct {
 
 	// The views and their links: the globals' (Bind) and the first made
 	// have theirs here, made with the state; most states make no other.
-	rootLink  cowLink    // g.Global's
-	firstLink cowLink    // firstView's
+	rootLink  tableHome  // g.Global's
+	firstLink tableHome  // firstView's
 	firstView *LTable    //
 	views     []viewPair // the others: one per library the state touched
 	g         *Global    // the state whose globals and type metatables are views
@@ -86,10 +104,10 @@ func (tb *LTable) IsShared() bool { return tb.flags&flagShared != 0 }
 // Base returns the shared table tb is a view of, or nil when tb is not
 // (or no longer) a view.
 func (tb *LTable) Base() *LTable {
-	if tb.cow == nil {
+	if !tb.isView() {
 		return nil
 	}
-	return tb.cow.base
+	return tb.home.base
 }
 
 // RawGetStringShared is RawGetString for an embedder's own reads: a
@@ -98,13 +116,13 @@ func (tb *LTable) Base() *LTable {
 // only read what it gets (luarun's require reads package.loaders so,
 // without making the process a copy it never asked for).
 func (tb *LTable) RawGetStringShared(key string) LValue {
-	link := tb.cow
-	if link == nil {
+	if !tb.isView() {
 		return tb.RawGetString(key)
 	}
-	tb.cow = nil
+	link := tb.home
+	tb.flags &^= flagView
 	v := tb.RawGetString(key)
-	tb.cow = link
+	tb.flags |= flagView
 	if v != LNil {
 		return v
 	}
@@ -120,15 +138,14 @@ func (tb *LTable) RawGetStringShared(key string) LValue {
 // Bind makes the state's globals table (Global.Global) its view of
 // shared: the globals' own entries shadow shared's.
 func (s *ViewSet) Bind(shared *LTable) {
-	s.rootLink = cowLink{base: shared, set: s}
-	s.g.Global.cow = &s.rootLink
+	s.viewLink(s.g.Global, &s.rootLink, shared)
 }
 
 // Reset forgets every view (a state reused for a new program).
 func (s *ViewSet) Reset() {
 	clear(s.views)
 	s.views = s.views[:0]
-	s.Maker, s.rootLink, s.firstLink, s.firstView = nil, cowLink{}, cowLink{}, nil
+	s.Maker, s.rootLink, s.firstLink, s.firstView = nil, tableHome{}, tableHome{}, nil
 }
 
 // Lookup returns this state's view of shared, or nil if it has none yet.
@@ -163,13 +180,12 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 	var v *LTable
 	if s.firstView == nil {
 		v = &LTable{}
-		s.firstLink = cowLink{base: shared, set: s}
-		s.firstView, v.cow = v, &s.firstLink
+		s.viewLink(v, &s.firstLink, shared)
+		s.firstView = v
 	} else {
 		vt := &viewTable{}
 		v = &vt.LTable
-		vt.link = cowLink{base: shared, set: s}
-		v.cow = &vt.link
+		s.viewLink(v, &vt.link, shared)
 		s.views = append(s.views, viewPair{shared, v})
 	}
 	v.Metatable = s.mapped(shared.Metatable)
@@ -205,9 +221,9 @@ func (s *ViewSet) followTypeMetatables(shared *LTable) {
 // table mapped to its view (and kept in the own part, where a non-nil
 // write goes anyway).
 func (tb *LTable) cowGet(key LValue) LValue {
-	v := tb.cow.base.RawGet(key)
+	v := tb.home.base.RawGet(key)
 	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.cow.set.View(t)
+		view := tb.home.set.View(t)
 		tb.RawSet(key, view)
 		return view
 	}
@@ -216,9 +232,9 @@ func (tb *LTable) cowGet(key LValue) LValue {
 
 // cowGetString is cowGet of a string key (not boxed: no allocation).
 func (tb *LTable) cowGetString(key string) LValue {
-	v := tb.cow.base.RawGetString(key)
+	v := tb.home.base.RawGetString(key)
 	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.cow.set.View(t)
+		view := tb.home.set.View(t)
 		tb.RawSetString(key, view)
 		return view
 	}
@@ -233,11 +249,12 @@ func sharedWrite() {
 // materialize copies into tb the base's entries its own part lacks and
 // makes tb an ordinary table.
 func (tb *LTable) materialize() {
-	link := tb.cow
-	if link == nil {
+	if !tb.isView() {
 		return
 	}
-	tb.cow = nil
+	link := tb.home
+	tb.flags &^= flagView
+	tb.home = link.g.tableHome() // the state's own: the base is let go
 	link.base.ForEach(func(k, v LValue) {
 		if tb.RawGet(k) == LNil {
 			tb.RawSet(k, link.set.mapped(v))

@@ -343,8 +343,8 @@ func (m *gcMarker) drain() {
 // walkTable marks tb's metatable and its entries but the weak ones.
 func (m *gcMarker) walkTable(tb *LTable) {
 	m.mark(tb.Metatable)
-	if tb.cow != nil {
-		m.markTable(tb.cow.base)
+	if tb.isView() {
+		m.markTable(tb.home.base)
 	}
 	wk, wv := weakMode(tb.Metatable)
 	if !wv {

@@ -8,7 +8,7 @@ package lua
 //   - Each allocation site with a size that a script controls charges
 //     its bytes: the strings the library builds (rep, format, gsub,
 //     concat, upper, ...), OP_CONCAT, tables made (NewTable,
-//     CreateTable, OP_NEWTABLE) and grown (table.go: ChargeTable), value
+//     CreateTable, OP_NEWTABLE) and grown (table.go: chargeGrowth), value
 //     stacks and call stacks grown, coroutines and closures made.
 //     Nothing is uncharged: the count is what was allocated since the
 //     owner last measured the state (Owner.MemoryCharge re-bases it on a
@@ -20,11 +20,14 @@ package lua
 //     (MemoryOwner.MemoryCharge): grant more, re-base, or refuse. A
 //     refusal raises "not enough memory" (catchable by pcall, as Lua
 //     5.1's memory error; no position, as 5.1's) BEFORE the allocation.
-//   - A table grows inside LTable's methods, which know no state: the
-//     charge goes to the state bound to the running goroutine (Bind, by
-//     the owner around each run of the state; goroutine.go). Without one
-//     (an unbound goroutine, a platform where the goroutine cannot be
-//     told) a table's growth is not charged; Measure still sees it.
+//   - A table grows inside LTable's methods, which are given no state:
+//     the table knows its own. Each table a state makes (NewTable,
+//     CreateTable, OP_NEWTABLE, a vararg function's arg, the state's
+//     views of shared tables) points to its state's account (LTable.home,
+//     Global.home), and its growth charges that state (chargeGrowth), on
+//     whatever goroutine grows it: the one running the state, as any use
+//     of its tables. A table made with no state (newLTable, the tests')
+//     charges nothing; Measure still sees it.
 //   - A state with no owner (the zero Global) is never charged: memLeft
 //     starts at math.MaxInt64.
 
@@ -138,17 +141,27 @@ func chargeSize(n, each int) int {
 	return n * each
 }
 
-// ChargeTable counts n bytes a table is about to grow by, to the state
-// bound to the running goroutine (Bind); nothing when none is. A refusal
-// raises "not enough memory" in the thread running (Global.CurrentThread;
-// the owner does not refuse a charge where nothing would catch it: see
+// tableHome is the home of the tables g makes (LTable.home); nil for no
+// state.
+func (g *Global) tableHome() *tableHome {
+	if g == nil {
+		return nil
+	}
+	return &g.home
+}
+
+// chargeGrowth counts n bytes tb is about to grow by, to its state
+// (LTable.home); nothing for a table with none. A refusal raises "not
+// enough memory" in the thread running (Global.CurrentThread; the owner
+// does not refuse a charge where nothing would catch it: see
 // MemoryOwner). Each growth function of table.go calls it once, before
 // it allocates.
-func ChargeTable(n int) {
-	g := boundGlobal()
-	if g == nil {
+func (tb *LTable) chargeGrowth(n int) {
+	h := tb.home
+	if h == nil || h.g == nil {
 		return
 	}
+	g := h.g
 	g.memLeft -= int64(n)
 	if g.memLeft < 0 && g.CurrentThread != nil {
 		g.CurrentThread.chargeSlow(int64(n))

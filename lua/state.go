@@ -706,6 +706,8 @@ func newGlobal() *Global {
 		memLeft:   math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
+	g.home.g = g
+	g.Registry.home, g.Global.home = &g.home, &g.home
 	return g
 }
 
@@ -1226,7 +1228,7 @@ func (ls *LState) initCallFrame(cf *callFrame) { // +inline-start
 			if CompatVarArg {
 				ls.reg.SetTop(cf.LocalBase + nargs + np + 1)
 				if (proto.IsVarArg & VarArgNeedsArg) != 0 {
-					argtb := newLTable(nvarargs, 0)
+					argtb := newTableIn(&ls.G.home, nvarargs, 0)
 					for i := 0; i < nvarargs; i++ {
 						argtb.RawSetInt(i+1, ls.reg.Get(cf.LocalBase+np+i))
 					}
@@ -1338,7 +1340,7 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 				if CompatVarArg {
 					ls.reg.SetTop(cf.LocalBase + nargs + np + 1)
 					if (proto.IsVarArg & VarArgNeedsArg) != 0 {
-						argtb := newLTable(nvarargs, 0)
+						argtb := newTableIn(&ls.G.home, nvarargs, 0)
 						for i := 0; i < nvarargs; i++ {
 							argtb.RawSetInt(i+1, ls.reg.Get(cf.LocalBase+np+i))
 						}
@@ -1511,7 +1513,7 @@ func (ls *LState) setFieldStringK(obj LValue, key string, h uint32, boxed LValue
 			tb.rawSetStringK(key, h, boxed, value)
 			return
 		}
-		if tb.cow == nil && tb.flags&flagShared == 0 {
+		if tb.flags&(flagView|flagShared) == 0 {
 			// one lookup: the key's node, then __newindex only when the
 			// key has no value
 			if tb.setStrExisting(key, h, boxed, value, false) ||
@@ -1764,12 +1766,12 @@ func (ls *LState) Remove(index int) {
 
 func (ls *LState) NewTable() *LTable {
 	ls.charge(tableCharge(defaultArrayCap, defaultHashCap)) // luarun (memory.go)
-	return newLTable(defaultArrayCap, defaultHashCap)
+	return newTableIn(&ls.G.home, defaultArrayCap, defaultHashCap)
 }
 
 func (ls *LState) CreateTable(acap, hcap int) *LTable {
 	ls.charge(tableCharge(acap, hcap)) // luarun (memory.go)
-	return newLTable(acap, hcap)
+	return newTableIn(&ls.G.home, acap, hcap)
 }
 
 // NewThread returns a new LState that shares with the original state all global objects.

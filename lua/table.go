@@ -68,7 +68,7 @@ const scanNodes = 8
 const (
 	flagShared   = 1 << 31   // Share's mark (cow.go)
 	flagFrozen   = 1 << 30   // Freeze's mark (frozen.go)
-	lastfreeMask = 1<<29 - 1 // 1 << 29 is flagWeak (weak.go)
+	lastfreeMask = 1<<28 - 1 // 1 << 28 is flagView (cow.go), 1 << 29 flagWeak (weak.go)
 )
 
 // tnode is a node of a table's hash part (40 bytes).
@@ -116,9 +116,15 @@ func (lv *lValueArraySorter) Less(i, j int) bool {
 	return lessThan(lv.L, lv.Values[i], lv.Values[j])
 }
 
-// newLTable makes a table with an array part of acap slots and a hash part
-// for hcap keys (luaH_new).
+// newLTable makes a table of no state (its growth charges nothing) with
+// an array part of acap slots and a hash part for hcap keys.
 func newLTable(acap int, hcap int) *LTable {
+	return newTableIn(nil, acap, hcap)
+}
+
+// newTableIn makes a table of the state whose home is h (memory.go) with
+// an array part of acap slots and a hash part for hcap keys (luaH_new).
+func newTableIn(h *tableHome, acap int, hcap int) *LTable {
 	var tb *LTable
 	switch {
 	case hcap <= 0 || acap > 0:
@@ -139,6 +145,7 @@ func newLTable(acap int, hcap int) *LTable {
 		tb = &LTable{}
 	}
 	tb.Metatable = LNil
+	tb.home = h
 	if tb.node != nil {
 		tb.flags = uint32(len(tb.node))
 		return tb
@@ -174,17 +181,18 @@ type tableNodes4 struct {
 // newTableFb is OP_NEWTABLE's table: B and C are the constructor's counts
 // of list items and of fields, in the instruction's "floating point byte"
 // (int2Fb).
-func newTableFb(b, c int) *LTable {
+func newTableFb(h *tableHome, b, c int) *LTable {
 	if b == 0 && c == 0 {
 		// {}: no hash part, as 5.1 makes it, but room in the same
 		// allocation for the first two keys (an object's fields)
 		t := &tableNodes2{}
 		tb := &t.LTable
 		tb.Metatable = LNil
+		tb.home = h
 		tb.node = t.nodes[:0]
 		return tb
 	}
-	return newLTable(fb2int(b), fb2int(c))
+	return newTableIn(h, fb2int(b), fb2int(c))
 }
 
 // fb2int decodes int2Fb's byte (luaO_fb2int): eeeeexxx is xxx when eeeee is
@@ -361,7 +369,7 @@ func (tb *LTable) setNodeVector(size int) {
 	if lsize > maxBits {
 		panic("table overflow")
 	}
-	ChargeTable(nodeBytes << lsize) // luarun: before it allocates (memory.go)
+	tb.chargeGrowth(nodeBytes << lsize) // luarun: before it allocates (memory.go)
 	tb.node = make([]tnode, 1<<lsize)
 	tb.setLastfree(len(tb.node))
 }
@@ -394,7 +402,7 @@ func (tb *LTable) setArraySize(n int) {
 			c = minArrayCap
 		}
 	}
-	ChargeTable(chargeSize(c, valueBytes)) // luarun: before it allocates (memory.go)
+	tb.chargeGrowth(chargeSize(c, valueBytes)) // luarun: before it allocates (memory.go)
 	arr := make([]LValue, n, c)
 	copy(arr, old)
 	fillNil(arr[len(old):])
@@ -719,7 +727,7 @@ func (tb *LTable) resize(nasize, nhsize int) {
 	if len(oldnode) == 0 && nhsize > 0 && nhsize < minNodeCap {
 		// the first keys of a table made empty: room to grow to
 		// minNodeCap keys without another allocation
-		ChargeTable(nodeBytes * minNodeCap) // luarun: before it allocates (memory.go)
+		tb.chargeGrowth(nodeBytes * minNodeCap) // luarun: before it allocates (memory.go)
 		tb.node = make([]tnode, 1<<ceilLog2(nhsize), minNodeCap)
 		tb.setLastfree(len(tb.node))
 	} else {
@@ -793,7 +801,7 @@ func (tb *LTable) setListSize(last int) {
 // Len returns length of this LTable without using __len: a border, as
 // 5.1's luaH_getn finds it.
 func (tb *LTable) Len() int {
-	if tb.cow != nil {
+	if tb.isView() {
 		tb.materialize()
 	}
 	j := len(tb.array)
@@ -1174,14 +1182,14 @@ func (tb *LTable) RawGet(key LValue) LValue {
 		f := float64(k)
 		if f >= 1 && f <= float64(len(tb.array)) {
 			if i := int(f); float64(i) == f {
-				if v := tb.array[i-1]; v != LNil || tb.cow == nil {
+				if v := tb.array[i-1]; v != LNil || !tb.isView() {
 					return v
 				}
 				return tb.cowGet(key)
 			}
 		}
 		if i := tb.findNum(f); i >= 0 {
-			if v := tb.node[i].val; v != LNil || tb.cow == nil {
+			if v := tb.node[i].val; v != LNil || !tb.isView() {
 				return v
 			}
 		}
@@ -1189,12 +1197,12 @@ func (tb *LTable) RawGet(key LValue) LValue {
 		return LNil
 	default:
 		if i := tb.findKey(key); i >= 0 {
-			if v := tb.node[i].val; v != LNil || tb.cow == nil {
+			if v := tb.node[i].val; v != LNil || !tb.isView() {
 				return v
 			}
 		}
 	}
-	if tb.cow != nil {
+	if tb.isView() {
 		return tb.cowGet(key)
 	}
 	return LNil
@@ -1203,15 +1211,15 @@ func (tb *LTable) RawGet(key LValue) LValue {
 // RawGetInt returns an LValue at position `key` without __index metamethod.
 func (tb *LTable) RawGetInt(key int) LValue {
 	if uint(key-1) < uint(len(tb.array)) {
-		if v := tb.array[key-1]; v != LNil || tb.cow == nil {
+		if v := tb.array[key-1]; v != LNil || !tb.isView() {
 			return v
 		}
 	} else if i := tb.findNum(float64(key)); i >= 0 {
-		if v := tb.node[i].val; v != LNil || tb.cow == nil {
+		if v := tb.node[i].val; v != LNil || !tb.isView() {
 			return v
 		}
 	}
-	if tb.cow != nil {
+	if tb.isView() {
 		return tb.cowGet(LNumber(key))
 	}
 	return LNil
@@ -1232,11 +1240,11 @@ func (tb *LTable) RawGetString(key string) LValue {
 		i = tb.findStr(key)
 	}
 	if i >= 0 {
-		if v := tb.node[i].val; v != LNil || tb.cow == nil {
+		if v := tb.node[i].val; v != LNil || !tb.isView() {
 			return v
 		}
 	}
-	if tb.cow != nil {
+	if tb.isView() {
 		return tb.cowGetString(key)
 	}
 	return LNil
@@ -1245,11 +1253,11 @@ func (tb *LTable) RawGetString(key string) LValue {
 // rawGetStringH is RawGetString of a key whose strHash is h.
 func (tb *LTable) rawGetStringH(key string, h uint32) LValue {
 	if i := tb.findStrH(key, h); i >= 0 {
-		if v := tb.node[i].val; v != LNil || tb.cow == nil {
+		if v := tb.node[i].val; v != LNil || !tb.isView() {
 			return v
 		}
 	}
-	if tb.cow != nil {
+	if tb.isView() {
 		return tb.cowGetString(key)
 	}
 	return LNil
@@ -1334,7 +1342,7 @@ func (tb *LTable) beforeWrite(value LValue) {
 	if tb.flags&flagShared != 0 {
 		sharedWrite()
 	}
-	if value == LNil && tb.cow != nil {
+	if value == LNil && tb.isView() {
 		tb.materialize()
 	}
 }

@@ -215,9 +215,10 @@ type LTable struct {
 	node   []tnode
 	flags  uint32
 	border int32
-	// luarun: non-nil while the table is a copy-on-write view of a shared
-	// table (cow.go).
-	cow *cowLink
+	// luarun: the state the table belongs to, whose memory its growth
+	// charges (memory.go: nil for none), and, while flagView is set, the
+	// shared table it is a copy-on-write view of (cow.go).
+	home *tableHome
 }
 
 func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
@@ -251,8 +252,11 @@ type Global struct {
 	// hears of it (luarun, memory.go); in place of gopher-lua's unused
 	// gccount.
 	memLeft int64
-	weak    *weakSet // luarun: the weak tables (weak.go), nil until the first
-	gc      *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
+	// home is what the state's own tables point to (LTable.home): the
+	// account their growth charges (luarun, memory.go).
+	home tableHome
+	weak *weakSet // luarun: the weak tables (weak.go), nil until the first
+	gc   *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
 
 	// GCRoots, when set, returns the Lua values that the embedder's Go
 	// code holds (coroutines it resumes, functions it will call): roots

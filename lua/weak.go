@@ -83,7 +83,7 @@ func isDead(k LValue) bool {
 // mayBeWeak reports whether mt may have a __mode (SetMetatable's check:
 // the cost to a program without weak tables, a hash-part lookup).
 func mayBeWeak(mt *LTable) bool {
-	return mt.cow != nil || len(mt.node) != 0 && mt.findStrH("__mode", modeHash) >= 0
+	return mt.isView() || len(mt.node) != 0 && mt.findStrH("__mode", modeHash) >= 0
 }
 
 // weakSet is a state's registered weak tables (Global.weak).

@@ -28,7 +28,7 @@ import (
 // and an error (or a result FromGo refuses) makes the call return nil
 // and the error's message. A panic raises a Lua error in the calling
 // process.
-type Func func(args payload.Payloads) (payload.Payloads, error)
+type Func func(args []any) ([]any, error)
 
 // appModules is what the application registered; guarded by Runtime.mu.
 type appModules struct {
@@ -46,7 +46,7 @@ type appModules struct {
 // values, or nil and the error's message. Register commands before
 // starting the processes that use them. A command registered already, a
 // nil h, and a call after Shutdown (ErrClosed) are errors.
-func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
+func (rt *Runtime) Register(command string, h Handler) error {
 	module, fn, ok := strings.Cut(command, ".")
 	if !ok || !payload.IsIdent(module) || !payload.IsIdent(fn) {
 		return fmt.Errorf("register %q: a command is named module.function", command)
@@ -64,7 +64,7 @@ func (rt *Runtime) Register(command string, h scheduler.HandlerFunc) error {
 			rt.app.commands = map[string][]string{}
 		}
 		rt.app.commands[module] = append(rt.app.commands[module], fn)
-		rt.reg.Register(command, h) // under mu: no other Register of it between
+		rt.reg.Register(command, schedulerHandler(h)) // under mu: no other Register of it between
 	}
 	rt.mu.Unlock()
 	if err != nil {

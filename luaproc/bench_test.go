@@ -32,7 +32,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 func benchRuntime(b *testing.B) *Runtime {
@@ -69,7 +68,7 @@ func runBench(b *testing.B, rt *Runtime, src, entry string, args ...any) payload
 func BenchmarkYieldRoundTrip(b *testing.B) {
 	b.Run("luarun", func(b *testing.B) {
 		rt := benchRuntime(b)
-		rt.Register("bench.sync", func(c scheduler.Call) error {
+		rt.Register("bench.sync", func(c Call) error {
 			c.Complete(nil)
 			return nil
 		})
@@ -220,10 +219,10 @@ func BenchmarkSpawn(b *testing.B) {
 // benchSpawn starts b.N processes of s (entry main) in batches, each timed
 // until all of the batch wait in receive.
 func benchSpawn(b *testing.B, rt *Runtime, s *Script, batch int) {
-	hs := make([]scheduler.Handle, 0, batch)
+	hs := make([]Handle, 0, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
-	steps := rt.Stats().Steps
+	steps := rt.SchedulerStats().Steps
 	for i := range b.N {
 		h, err := rt.Start(context.Background(), s, "main")
 		if err != nil {
@@ -242,7 +241,7 @@ func benchSpawn(b *testing.B, rt *Runtime, s *Script, batch int) {
 				}
 			}
 			hs = hs[:0]
-			steps = rt.Stats().Steps
+			steps = rt.SchedulerStats().Steps
 			b.StartTimer()
 		}
 	}
@@ -310,7 +309,7 @@ func heapAfterGC() int64 {
 // waitSteps waits until the scheduler has stepped n processes (each idle
 // process takes one step to reach its receive).
 func waitSteps(rt *Runtime, n uint64) {
-	for rt.Stats().Steps < n {
+	for rt.SchedulerStats().Steps < n {
 		time.Sleep(time.Millisecond)
 	}
 }

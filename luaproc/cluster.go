@@ -23,7 +23,13 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// ClusterNode is a runtime's place in a cluster (cluster.Join makes one).
+// ClusterNode is a runtime's place in a cluster: cluster.Join makes one,
+// and an application passes it as Options.Cluster and calls none of its
+// methods itself (Name and Nodes excepted). The interface is the contract
+// between the runtime and the node, which lies below luaproc: the node
+// relays the scheduler's messages and signals to the other nodes
+// (scheduler.Relay, Attach), keeps the cluster's registry of names, and
+// carries spawn requests.
 type ClusterNode interface {
 	scheduler.Relay
 	// Attach starts delivering the messages for this node's processes to
@@ -37,16 +43,29 @@ type ClusterNode interface {
 	// cluster (it was registered in the node's scheduler first); it may
 	// take round trips, and runs in a command. Whereis finds a name's
 	// holder on any node, from this node's copy of the registry.
-	Register(ctx context.Context, name string, pid scheduler.PID) error
-	Whereis(name string) (scheduler.PID, bool)
-	// SpawnOn starts a process of a script (its name and source) on the
-	// node called node, telling it the permissions this runtime has
-	// (allowed); ServeSpawns gives the node this runtime's side of such
-	// requests (New calls it before Attach), with the requester's.
-	// from is the requesting process, which may wait for the new one's
-	// end (remotewait.go).
-	SpawnOn(ctx context.Context, from scheduler.PID, node, name string, source []byte, entry string, args []any, allowed []string) (scheduler.PID, error)
-	ServeSpawns(spawn func(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error))
+	Register(ctx context.Context, name string, pid PID) error
+	Whereis(name string) (PID, bool)
+	// SpawnOn carries req to the node called node and returns the PID of
+	// the process it started; ServeSpawns gives the node this runtime's
+	// side of the requests of others (New calls it before Attach).
+	SpawnOn(ctx context.Context, node string, req SpawnRequest) (PID, error)
+	ServeSpawns(spawn func(req SpawnRequest) (PID, error))
+}
+
+// SpawnRequest is process.spawn_on's request to another node: the script
+// travels with it, so that nodes need not share files.
+type SpawnRequest struct {
+	Name   string // the script's name (as errors and tracebacks show it)
+	Source []byte // the script's source, compiled on arrival
+	Entry  string // the entry point ("" as Start's)
+	Args   []any  // payload values
+	// Allowed are the permissions of the requesting runtime: a node
+	// refuses a request from one with fewer than its own, so a
+	// sandbox holds across nodes.
+	Allowed []string
+	// From is the requesting process, on the requesting node: it may
+	// wait for the new process's end (remotewait.go).
+	From PID
 }
 
 // spawnCommand is the command of process.spawn_on to another node.
@@ -90,7 +109,7 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 		defer cancel()
 		request := rt.remoteEnds.begin()
 		defer rt.remoteEnds.finish(request) // after the claim (remoteends.go)
-		pid, err := rt.cluster.SpawnOn(ctx, rt.remoteEnds.collector, node, name, source, entry, args, rt.permissions())
+		pid, err := rt.cluster.SpawnOn(ctx, node, SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: rt.permissions(), From: rt.remoteEnds.collector})
 		if err != nil {
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
@@ -125,8 +144,9 @@ func (rt *Runtime) permissions() []string {
 // content (by its SHA-256) and kept for the runtime's life. An entry the
 // script does not have is an error (remotewait.go); from, the
 // requesting process, hears of the new one's end.
-func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args []any, allowed []string, from scheduler.PID) (scheduler.PID, error) {
-	if err := rt.coveredBy(allowed); err != nil {
+func (rt *Runtime) spawnRequested(req SpawnRequest) (PID, error) {
+	name, source, entry, args := req.Name, req.Source, req.Entry, req.Args
+	if err := rt.coveredBy(req.Allowed); err != nil {
 		return 0, err
 	}
 	sum := sha256.Sum256(source)
@@ -148,7 +168,7 @@ func (rt *Runtime) spawnRequested(name string, source []byte, entry string, args
 	if err := payload.CheckAll(args); err != nil {
 		return 0, err
 	}
-	return rt.startRequested(s, entry, args, from)
+	return rt.startRequested(s, entry, args, req.From)
 }
 
 // startRequested starts the process of a spawn request and answers once

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // TestYieldAcrossGoCallInProcess: coroutine.yield inside a metamethod, a
@@ -156,7 +155,7 @@ func (panicError) Error() string { panic("message exploded") }
 // Before: "panic in process N: ..." (from the scheduler) and no report.
 func TestGoPanicInStepIsInternalError(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{})
-	require.NoError(t, rt.Register("test.fail", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("test.fail", func(c Call) error {
 		c.Fail(panicError{})
 		return nil
 	}))

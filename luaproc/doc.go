@@ -12,8 +12,8 @@
 //	rt, err := luaproc.New(luaproc.Options{Workers: 4, Allow: []string{"os"}, Logger: slog.Default()})
 //	defer rt.Shutdown(ctx)                          // cancels and waits, until ctx's deadline
 //
-//	rt.Register("db.query", func(c scheduler.Call) error {
-//		go func() { c.Complete(payload.Payloads{rows}) }() // later, any goroutine
+//	rt.Register("db.query", func(c luaproc.Call) error {
+//		go func() { c.Complete(rows) }() // later, from any goroutine
 //		return nil
 //	})
 //	script, err := rt.LoadFile("app.lua")            // compiled once, shared by every process
@@ -22,13 +22,20 @@
 //
 // Lua calls the command as db.query(sql, args): the call yields its
 // process, the handler runs on the worker's goroutine and must return at
-// once; the Lua call returns whatever Complete delivered (a
-// payload.Payloads is several return values) or nil and the message of
-// the error Fail delivered (or the handler returned, or its panic).
+// once; the Lua call returns the values Complete delivered
+// (c.Complete(rows) one, c.Complete(nil, "not found") two) or nil and
+// the message of the error Fail delivered (or the handler returned, or
+// its panic).
 //
 // Start's context is the process's parent: its values are in the context
-// of every command the process calls (scheduler.Call.Ctx), and its end
-// kills the process (a request's process dies with the request).
+// of every command the process calls (Call.Ctx), and its end kills the
+// process (a request's process dies with the request).
+//
+// This package is the whole embedding API: PID, Handle, Handler, Call,
+// Stats and the errors are luaproc's, so an application imports nothing
+// else of luarun's. The scheduler underneath (package scheduler) stays
+// importable for those who want more (Runtime.SchedulerStats has its
+// counters), never required.
 //
 // Mistakes are errors from the call that made them: an option out of
 // range or an unknown permission (New), a command or module registered
@@ -68,7 +75,8 @@
 //   - *EntryError: the entry point does not exist (it lists those that do);
 //   - *KilledError: Kill or process.kill ended it (with the reason), or
 //     the end of the context Start was given (its Cause is the context's);
-//   - the scheduler's shutdown errors.
+//   - ErrShutdown (Shutdown cancelled it) or ErrAbandoned (it still ran
+//     at Shutdown's deadline).
 //
 // A script that does not compile is a *SyntaxError from LoadFile or
 // LoadString ("file:line: message"). A Go panic inside gopher-lua or in a

@@ -40,7 +40,7 @@ func (e *ScriptError) LuaTraceback() string { return e.Traceback }
 func (e *ScriptError) ExitValue() any { return e.Value }
 
 // Unwrap returns what stopped the Lua code when it was not the code
-// itself: the *scheduler.StepLimitError of a step that ran too long.
+// itself: the *StepLimitError of a step that ran too long (Options.MaxStep).
 func (e *ScriptError) Unwrap() error { return e.cause }
 
 // EntryError: the entry point a process was started with does not exist.

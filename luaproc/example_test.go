@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // newRuntime is New with a logger that drops everything (an application
@@ -44,11 +42,11 @@ func Example() {
 
 	// db.query yields the Lua process; the handler answers later, from
 	// another goroutine, without holding a worker.
-	err = rt.Register("db.query", func(c scheduler.Call) error {
+	err = rt.Register("db.query", func(c luaproc.Call) error {
 		sql, _ := c.Args[0].(string)
 		go func() {
-			rows := []any{map[string]any{"name": "ann", "sql": sql}}
-			c.Complete(payload.Payloads{rows})
+			rows := []map[string]any{{"name": "ann", "sql": sql}}
+			c.Complete(rows) // the Lua call's one result
 		}()
 		return nil
 	})
@@ -158,9 +156,9 @@ func ExampleRuntime_Start() {
 		return
 	}
 	defer shutdown(rt)
-	err = rt.Register("req.id", func(c scheduler.Call) error {
+	err = rt.Register("req.id", func(c luaproc.Call) error {
 		id, _ := c.Ctx.Value(requestIDKey{}).(string)
-		c.Complete(payload.Payloads{id})
+		c.Complete(id)
 		return nil
 	})
 	if err != nil {
@@ -216,8 +214,8 @@ func ExampleRuntime_Register() {
 		return
 	}
 	defer shutdown(rt)
-	answer := func(c scheduler.Call) error {
-		c.Complete(payload.Payloads{"pong"})
+	answer := func(c luaproc.Call) error {
+		c.Complete("pong")
 		return nil
 	}
 	if err := rt.Register("app.ping", answer); err != nil {
@@ -257,9 +255,9 @@ return M`)
 
 	// A Go module: plain functions, called without yielding.
 	err = rt.RegisterGoModule("tax", map[string]luaproc.Func{
-		"vat": func(args payload.Payloads) (payload.Payloads, error) {
+		"vat": func(args []any) ([]any, error) {
 			cents, _ := args[0].(int64)
-			return payload.Payloads{cents * 20 / 100}, nil
+			return []any{cents * 20 / 100}, nil
 		},
 	})
 	if err != nil {
@@ -302,7 +300,7 @@ func ExampleErrClosed() {
 		return
 	}
 	shutdown(rt)
-	err = rt.Register("app.ping", func(c scheduler.Call) error { return nil })
+	err = rt.Register("app.ping", func(c luaproc.Call) error { return nil })
 	fmt.Println(err, errors.Is(err, luaproc.ErrClosed))
 	// Output: register "app.ping": scheduler is shut down true
 }

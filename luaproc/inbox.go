@@ -13,7 +13,7 @@ import (
 
 // Message is what a Lua process sent to an Inbox, or an event about one.
 type Message struct {
-	From scheduler.PID
+	From PID
 	// Kind is "message" (process.send), "call" (process.call: answer it
 	// with Reply), "down" (a process the inbox monitors ended) or "exit"
 	// (a process linked to the inbox ended: an inbox always takes that
@@ -56,29 +56,29 @@ func (rt *Runtime) NewInbox() (*Inbox, error) {
 }
 
 // PID returns the inbox's PID.
-func (in *Inbox) PID() scheduler.PID { return in.h.PID() }
+func (in *Inbox) PID() PID { return in.h.PID() }
 
 // Send sends msg (converted as Runtime.Send converts) to process to,
 // from this inbox.
-func (in *Inbox) Send(to scheduler.PID, msg any) error {
+func (in *Inbox) Send(to PID, msg any) error {
 	return in.rt.sendFrom(in.PID(), to, msg)
 }
 
 // Monitor makes the inbox receive a "down" Message when process pid ends
 // (at once if it has: reason "noproc"); it returns the monitor's ref.
-func (in *Inbox) Monitor(pid scheduler.PID) uint64 { return in.rt.sched.Monitor(in.PID(), pid) }
+func (in *Inbox) Monitor(pid PID) uint64 { return in.rt.sched.Monitor(in.PID(), pid) }
 
 // Demonitor removes a monitor of pid; a down already queued may still
 // be received.
-func (in *Inbox) Demonitor(pid scheduler.PID, ref uint64) { in.rt.sched.Demonitor(pid, ref) }
+func (in *Inbox) Demonitor(pid PID, ref uint64) { in.rt.sched.Demonitor(pid, ref) }
 
 // Link links the inbox and process pid: its end comes as an "exit"
 // Message; the inbox's end kills it (unless it traps exits).
-func (in *Inbox) Link(pid scheduler.PID) error { return in.rt.sched.Link(in.PID(), pid) }
+func (in *Inbox) Link(pid PID) error { return in.rt.sched.Link(in.PID(), pid) }
 
 // Call sends msg to process to as a call and waits for the reply, the
 // process's end (an error with its reason), or ctx.
-func (in *Inbox) Call(ctx context.Context, to scheduler.PID, msg any) (any, error) {
+func (in *Inbox) Call(ctx context.Context, to PID, msg any) (any, error) {
 	msg, err := payload.FromGo(msg)
 	if err != nil {
 		return nil, fmt.Errorf("call %d: %w", to, err)
@@ -265,7 +265,7 @@ func (inboxProcess) Close() {}
 // RegisterName gives process pid a name that Lua's process.send, call,
 // monitor and link accept (as process.register does: in a cluster, in
 // the whole cluster, which takes a round trip to the NATS server).
-func (rt *Runtime) RegisterName(name string, pid scheduler.PID) error {
+func (rt *Runtime) RegisterName(name string, pid PID) error {
 	if name == "" {
 		return errors.New("register: a name must not be empty")
 	}
@@ -281,7 +281,7 @@ func (rt *Runtime) RegisterName(name string, pid scheduler.PID) error {
 func (rt *Runtime) UnregisterName(name string) bool { return rt.sched.Unregister(name) }
 
 // Whereis returns the process registered under name.
-func (rt *Runtime) Whereis(name string) (scheduler.PID, bool) { return rt.whereis(name) }
+func (rt *Runtime) Whereis(name string) (PID, bool) { return rt.whereis(name) }
 
 // withTraceback adds to a down or exit event the traceback of the Lua
 // error that ended the process, if it has one (ScriptError.LuaTraceback).

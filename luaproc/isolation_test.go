@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // The string library's __index field pointed at the shared table itself.
@@ -116,7 +115,7 @@ func TestRegisterWhileAChunkRuns(t *testing.T) {
 	h, err := rt.Start(context.Background(), s, "wokrer")
 	require.NoError(t, err)
 	logs.waitFor(t, "chunk runs") // not a 20 ms sleep: the chunk may not have started by then
-	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error { return nil }))
+	require.NoError(t, rt.Register("db.query", func(c Call) error { return nil }))
 	require.NoError(t, rt.Send(h.PID(), "go"))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -90,11 +90,16 @@ func jsonDecode(L *lua.LState) int {
 const offThreadSize = 128 << 10
 
 // offThread runs fn, which touches no Lua state, on a goroutine of its
-// own and waits for it, checking L's interrupt every millisecond, so that
-// a kill, step limit or shutdown stops the wait within about that: the
-// abandoned fn runs to its end and its result is dropped. A Go panic in
-// fn is panicked again on the caller's goroutine, where it would have
-// happened.
+// own and waits for it, so that a kill, step limit or shutdown stops the
+// wait at once: the abandoned fn runs to its end and its result is
+// dropped. The wait ends when L's context is done (a kill or shutdown
+// cancels it: the cancel itself wakes the waiter) and checks L's
+// interrupt every offThreadPoll for its other reasons (the watchdog's
+// probe). It used to wait for the poll alone, and a woken timer waits
+// for a processor: with the decode and the collector busy, kills were
+// seen 20 to 250 ms late on a loaded 2-core machine (TestKillLatency).
+// A Go panic in fn is panicked again on the caller's goroutine, where it
+// would have happened.
 func offThread[T any](L *lua.LState, fn func() (T, error)) (T, error) {
 	var v T
 	var err error
@@ -105,7 +110,11 @@ func offThread[T any](L *lua.LState, fn func() (T, error)) (T, error) {
 		defer func() { failed = recover() }()
 		v, err = fn()
 	}()
-	tick := time.NewTicker(time.Millisecond)
+	var cancelled <-chan struct{}
+	if ctx := L.Context(); ctx != nil {
+		cancelled = ctx.Done()
+	}
+	tick := time.NewTicker(offThreadPoll)
 	defer tick.Stop()
 	for {
 		select {
@@ -114,11 +123,18 @@ func offThread[T any](L *lua.LState, fn func() (T, error)) (T, error) {
 				panic(failed)
 			}
 			return v, err
+		case <-cancelled:
+			cancelled = nil // raised below, or once its interrupt is set
+			L.CheckInterrupt()
 		case <-tick.C:
 			L.CheckInterrupt()
 		}
 	}
 }
+
+// offThreadPoll is how often offThread checks L's interrupt while it
+// waits (a variable for the tests).
+var offThreadPoll = time.Millisecond
 
 // jsonObject marks t (or a new table) to encode as an object.
 func jsonObject(L *lua.LState) int {

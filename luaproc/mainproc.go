@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	lua "github.com/luarun/luarun/lua"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // MainOptions are what the lua command line gives a program's main
@@ -33,13 +32,14 @@ type MainOptions struct {
 // args at 1..n) and the Before chunks run first. s nil runs no script:
 // the Before chunks alone (lua -e 'stat').
 // ctx is the process's parent, as Start's.
-func (rt *Runtime) StartMain(ctx context.Context, s *Script, entry string, mo MainOptions, args ...any) (scheduler.Handle, error) {
+func (rt *Runtime) StartMain(ctx context.Context, s *Script, entry string, mo MainOptions, args ...any) (Handle, error) {
 	if s == nil {
 		s = &Script{name: "(command line)", proto: noScriptProto()}
 	}
 	p := rt.newProcess(s)
 	p.main = &mo
-	return rt.start(ctx, p, entry, args)
+	h, err := rt.start(ctx, p, entry, args)
+	return Handle{h}, err
 }
 
 // noScriptProto is the chunk of a main process without a script. It

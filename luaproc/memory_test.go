@@ -176,7 +176,7 @@ end`)
 	require.NoError(t, rt.Send(small.PID(), "go on"))
 	res, err := small.Wait(testContext(t))
 	require.NoError(t, err)
-	assert.Equal(t, payload.Payloads{int64(2)}, res)
+	assert.Equal(t, []any{int64(2)}, res)
 }
 
 // TestAccountingAgainstHeap: what a process counts, against what the Go

@@ -37,7 +37,7 @@ end`), 0o644))
 	require.NoError(t, err)
 	res, err := h.Wait(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, payload.Payloads{int64(42), "named entry", "sibling", false, true, nil,
+	assert.Equal(t, []any{int64(42), "named entry", "sibling", false, true, nil,
 		child + `: unknown entry "nope" (entries: main, named)`}, res)
 }
 

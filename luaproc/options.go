@@ -47,9 +47,12 @@ type Options struct {
 
 	// MaxStep kills a process whose step — Lua code running without a
 	// blocking call — runs longer, with an error naming the line it was
-	// at ("pid 42 spin.lua:17: ran 2s without blocking"). 0: no limit;
-	// without one, such a step is logged once per process after 1 s.
-	// Negative: an error.
+	// at ("pid 42 spin.lua:17: ran 2s without blocking"). The time is the
+	// CPU time the step was given (its share of the program's), not wall
+	// time: a step starved by load is not killed (scheduler/watchdog.go).
+	// 0: no limit; without one, a step that keeps other processes waiting
+	// is logged once per process after 1 s of wall time. Negative: an
+	// error.
 	MaxStep time.Duration
 	// MaxMailbox bounds the messages waiting for one process: a send
 	// beyond it returns nil, "mailbox full". 0: no bound (a warning is

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // TestNewRefusesBadOptions: each option out of range, and a permission
@@ -52,15 +51,15 @@ func TestNewRefusesBadOptions(t *testing.T) {
 // force.
 func TestRegisterTwiceIsAnError(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
-	answer := func(v string) scheduler.HandlerFunc {
-		return func(c scheduler.Call) error { c.Complete(payload.Payloads{v}); return nil }
+	answer := func(v string) Handler {
+		return func(c Call) error { c.Complete(v); return nil }
 	}
 	require.NoError(t, rt.Register("db.query", answer("first")))
 	err := rt.Register("db.query", answer("second"))
 	require.EqualError(t, err, `register "db.query": db.query is registered already`)
 	require.EqualError(t, rt.Register("db.exec", nil), `register "db.exec": no handler`)
 
-	fn := func(payload.Payloads) (payload.Payloads, error) { return payload.Payloads{"go"}, nil }
+	fn := func([]any) ([]any, error) { return payload.Payloads{"go"}, nil }
 	require.NoError(t, rt.RegisterGoModule("util", map[string]Func{"id": fn}))
 	require.EqualError(t, rt.RegisterGoModule("util", map[string]Func{"id": fn}), "register module util: util.id is registered already")
 	require.EqualError(t, rt.RegisterGoModule("db", map[string]Func{"query": fn}), "register module db: db.query is registered already")
@@ -85,8 +84,8 @@ func TestUseAfterShutdown(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, rt.Shutdown(context.Background()))
 
-	h := func(c scheduler.Call) error { return nil }
-	fn := func(payload.Payloads) (payload.Payloads, error) { return nil, nil }
+	h := func(c Call) error { return nil }
+	fn := func([]any) ([]any, error) { return nil, nil }
 	_, startErr := rt.Start(context.Background(), s, "")
 	_, mainErr := rt.StartMain(context.Background(), s, "", MainOptions{})
 	_, inboxErr := rt.NewInbox()

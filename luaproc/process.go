@@ -307,8 +307,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
-	bound := lua.Bind(p.L) // the tables it grows charge it (lua/goroutine.go)
-	defer func() { p.out = nil; lua.Unbind(bound) }()
+	defer func() { p.out = nil }()
 	defer p.recoverStep(out, &err) // internal.go
 	for i := range events {
 		ev := &events[i]

@@ -102,8 +102,8 @@ func reasonText(err error) string {
 // LinkedError ends a process that does not trap exits when a process
 // linked to it ends with an error.
 type LinkedError struct {
-	PID    scheduler.PID // the process that ended
-	Reason string        // its reason, as text
+	PID    PID    // the process that ended
+	Reason string // its reason, as text
 }
 
 func (e *LinkedError) Error() string {

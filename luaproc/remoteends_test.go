@@ -83,18 +83,18 @@ type beta struct {
 	answer func(ctx context.Context, n int, pid scheduler.PID) (scheduler.PID, error)
 }
 
-func (b *beta) Node() int                                             { return 1 }
-func (b *beta) Forward(_, to scheduler.PID, _ any) error              { return fmt.Errorf("beta has no %d", to) }
-func (b *beta) Signal(scheduler.Signal) error                         { return nil }
-func (b *beta) Attach(s *scheduler.Scheduler) error                   { b.sched = s; return nil }
-func (b *beta) Name() string                                          { return "alpha" }
-func (b *beta) Nodes() []string                                       { return []string{"alpha", "beta"} }
-func (b *beta) Register(context.Context, string, scheduler.PID) error { return nil }
-func (b *beta) Whereis(string) (scheduler.PID, bool)                  { return 0, false }
-func (b *beta) ServeSpawns(func(string, []byte, string, []any, []string, scheduler.PID) (scheduler.PID, error)) {
-}
+func (b *beta) Node() int                                   { return 1 }
+func (b *beta) Forward(_, to scheduler.PID, _ any) error    { return fmt.Errorf("beta has no %d", to) }
+func (b *beta) Signal(scheduler.Signal) error               { return nil }
+func (b *beta) Attach(s *scheduler.Scheduler) error         { b.sched = s; return nil }
+func (b *beta) Name() string                                { return "alpha" }
+func (b *beta) Nodes() []string                             { return []string{"alpha", "beta"} }
+func (b *beta) Register(context.Context, string, PID) error { return nil }
+func (b *beta) Whereis(string) (scheduler.PID, bool)        { return 0, false }
+func (b *beta) ServeSpawns(func(SpawnRequest) (PID, error)) {}
 
-func (b *beta) SpawnOn(ctx context.Context, from scheduler.PID, _, _ string, _ []byte, _ string, _ []any, _ []string) (scheduler.PID, error) {
+func (b *beta) SpawnOn(ctx context.Context, _ string, req SpawnRequest) (PID, error) {
+	from := req.From
 	b.mu.Lock()
 	b.n++
 	n := b.n
@@ -144,7 +144,7 @@ end`)
 	defer cancel()
 	res, err := h.Wait(ctx)
 	require.NoError(t, err)
-	require.Equal(t, payload.Payloads{true}, res)
+	require.Equal(t, []any{true}, res)
 	assert.Zero(t, rt.remoteEnds.count(), "the timed-out request's end is not kept")
 }
 

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 // writeFiles writes files (path relative to dir → contents) under dir.
@@ -168,7 +167,7 @@ end`,
 	require.NoError(t, err)
 	res, err := h.Wait(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, payload.Payloads{int64(1000)}, res, "each process ran the module once")
+	assert.Equal(t, []any{int64(1000)}, res, "each process ran the module once")
 	assert.Equal(t, int64(1), rt.Stats().ScriptsCompiled-before, "compiled once")
 }
 
@@ -194,7 +193,7 @@ return table.concat(out, "\n")`, "")
 		assert.Equal(t, "false bomb.lua:3: process.spawn: spawning belongs in main or another entry, not at the top level of a script: "+
 			"every spawned process runs the top level again (as module initialisation) before its entry", l)
 	}
-	assert.Equal(t, uint64(4), rt.Stats().Submitted, "no grandchild")
+	assert.Equal(t, uint64(4), rt.Stats().Started, "no grandchild")
 
 	// From an entry (and a module it requires) spawning works.
 	res, err = runLua(t, rt, "entry.lua", `
@@ -244,12 +243,12 @@ return M`)
 	require.NoError(t, err)
 	require.NoError(t, rt.RegisterLuaModule("app.greet", mod))
 	require.NoError(t, rt.RegisterGoModule("strs", map[string]Func{
-		"upper": func(args payload.Payloads) (payload.Payloads, error) {
+		"upper": func(args []any) ([]any, error) {
 			s, _ := args[0].(string)
 			return payload.Payloads{strings.ToUpper(s), int64(len(s))}, nil
 		},
-		"fail":  func(payload.Payloads) (payload.Payloads, error) { return nil, errors.New("no luck") },
-		"panic": func(payload.Payloads) (payload.Payloads, error) { panic("oops") },
+		"fail":  func([]any) ([]any, error) { return nil, errors.New("no luck") },
+		"panic": func([]any) ([]any, error) { panic("oops") },
 	}))
 	res, err := runLua(t, rt, "use.lua", `
 function main()
@@ -268,9 +267,9 @@ end`, "main")
 		rt.RegisterLuaModule("strs", mod),
 		rt.RegisterLuaModule("", mod),
 		rt.RegisterGoModule("app.greet", nil),
-		rt.RegisterGoModule("process", map[string]Func{"x": func(payload.Payloads) (payload.Payloads, error) { return nil, nil }}),
-		rt.RegisterGoModule("strs", map[string]Func{"upper": func(payload.Payloads) (payload.Payloads, error) { return nil, nil }}),
-		rt.Register("strs.fail", func(scheduler.Call) error { return nil }),
+		rt.RegisterGoModule("process", map[string]Func{"x": func([]any) ([]any, error) { return nil, nil }}),
+		rt.RegisterGoModule("strs", map[string]Func{"upper": func([]any) ([]any, error) { return nil, nil }}),
+		rt.Register("strs.fail", func(Call) error { return nil }),
 	} {
 		assert.Error(t, bad)
 	}

@@ -37,7 +37,7 @@ func TestBusyLoopDoesNotStopOthers(t *testing.T) {
 	res, err := runLua(t, rt, "busy.lua", busyLua, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{"done beside the loop"}, res)
-	assert.GreaterOrEqual(t, rt.Stats().Helpers, uint64(1))
+	assert.GreaterOrEqual(t, rt.SchedulerStats().Helpers, uint64(1))
 }
 
 // TestMaxStepKillsWithTheLine: a step past MaxStep ends the process with
@@ -173,7 +173,7 @@ function main()
 end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(5), "mailbox full"}, res)
-	assert.EqualValues(t, 3, rt.Stats().RefusedMessages)
+	assert.EqualValues(t, 3, rt.Stats().MessagesRefused)
 
 	rt2, _, logs := newTestRuntime(t, Options{MailboxWarning: 1000})
 	res, err = runLua(t, rt2, "flood.lua", `
@@ -253,7 +253,7 @@ function main()
 end`, "main")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{true}, res)
-	assert.EqualValues(t, 4, rt.Stats().DroppedMessages)
+	assert.EqualValues(t, 4, rt.Stats().MessagesDropped)
 }
 
 // TestStackOverflowHasFileLine: unbounded recursion raises
@@ -313,9 +313,9 @@ end`)
 		rt.Shutdown(ctx)
 		cancel()
 		st := rt.Stats()
-		ended := st.Completed + st.Failed + st.Killed + st.Cancelled + st.Abandoned
-		require.Equal(t, st.Submitted, ended, "round %d: %+v", round, st.Stats)
-		require.Zero(t, st.LiveProcesses)
+		ended := st.Returned + st.Failed + st.Killed + st.Cancelled + st.Abandoned
+		require.Equal(t, st.Started, ended, "round %d: %+v", round, st)
+		require.Zero(t, st.Live)
 		require.Greater(t, st.Failed, uint64(0))
 		require.Greater(t, st.Cancelled, uint64(0))
 	}
@@ -477,8 +477,8 @@ func TestWokenBehindALongStepRuns(t *testing.T) {
 		rt, _, _ := newTestRuntime(t, Options{Workers: workers})
 		var ran atomic.Bool
 		require.NoError(t, rt.RegisterGoModule("flag", map[string]Func{
-			"set": func(payload.Payloads) (payload.Payloads, error) { ran.Store(true); return nil, nil },
-			"get": func(payload.Payloads) (payload.Payloads, error) { return payload.Payloads{ran.Load()}, nil },
+			"set": func([]any) ([]any, error) { ran.Store(true); return nil, nil },
+			"get": func([]any) ([]any, error) { return payload.Payloads{ran.Load()}, nil },
 		}))
 		res, err := runLua(t, rt, "long.lua", `
 function woken() process.receive(); flag.set() end

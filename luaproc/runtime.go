@@ -70,11 +70,6 @@ type Runtime struct {
 	tpl   *template  // what every state copies (state.go); nil: to build
 }
 
-// ErrClosed is the error (wrapped) of a call that needs a running
-// runtime after Shutdown began: Register, RegisterGoModule,
-// RegisterLuaModule, Start, StartMain, NewInbox.
-var ErrClosed = scheduler.ErrClosed
-
 // New starts a runtime and its workers. An option out of range, or a
 // permission in Allow that does not exist, is an error (Options).
 func New(opts Options) (*Runtime, error) {
@@ -184,13 +179,14 @@ func (rt *Runtime) newProcess(s *Script) *luaProcess {
 // here is never the subject of a crash report (Options.QuietCrashes).
 //
 // ctx is the process's parent: its values are those of the context of
-// every command the process calls (scheduler.Call.Ctx), and when it is
+// every command the process calls (Call.Ctx), and when it is
 // done the process is killed, with a *KilledError whose Cause is
 // context.Cause(ctx) (errors.Is(err, context.Canceled) holds). A ctx done
 // already starts nothing: Start returns its cause. The processes it
 // spawns from Lua have neither its values nor its end.
-func (rt *Runtime) Start(ctx context.Context, s *Script, entry string, args ...any) (scheduler.Handle, error) {
-	return rt.start(ctx, rt.newProcess(s), entry, args)
+func (rt *Runtime) Start(ctx context.Context, s *Script, entry string, args ...any) (Handle, error) {
+	h, err := rt.start(ctx, rt.newProcess(s), entry, args)
+	return Handle{h}, err
 }
 
 // start submits p for Start and StartMain.
@@ -222,7 +218,7 @@ func contextKilled(cause error) error {
 
 // Send delivers msg (converted by payload.FromGo) to process to, as from
 // PID 0. It fails if to does not exist or has ended.
-func (rt *Runtime) Send(to scheduler.PID, msg any) error {
+func (rt *Runtime) Send(to PID, msg any) error {
 	return rt.sendFrom(0, to, msg)
 }
 
@@ -238,31 +234,14 @@ func (rt *Runtime) sendFrom(from, to scheduler.PID, msg any) error {
 }
 
 // Kill cancels process pid; it ends with a *KilledError carrying reason.
-func (rt *Runtime) Kill(pid scheduler.PID, reason string) error {
+func (rt *Runtime) Kill(pid PID, reason string) error {
 	return rt.sched.Kill(pid, &KilledError{Reason: reason})
 }
 
 // Lookup returns the handle of a live process.
-func (rt *Runtime) Lookup(pid scheduler.PID) (scheduler.Handle, bool) {
-	return rt.sched.Lookup(pid)
-}
-
-// Stats is a snapshot of a Runtime's counters: the scheduler's, and the
-// scripts compiled.
-type Stats struct {
-	scheduler.Stats
-	// ScriptsCompiled counts compilations: LoadString, and each file
-	// LoadFile, process.spawn_file or require compiled (once per file;
-	// a compile that failed is tried again next time, and counted again).
-	ScriptsCompiled int64
-	// DroppedReplies counts process.reply answers that came after their
-	// call had given up (its timeout).
-	DroppedReplies int64
-}
-
-// Stats returns the runtime's counters.
-func (rt *Runtime) Stats() Stats {
-	return Stats{Stats: rt.sched.Stats(), ScriptsCompiled: rt.files.compiled.Load(), DroppedReplies: rt.droppedReplies.Load()}
+func (rt *Runtime) Lookup(pid PID) (Handle, bool) {
+	h, ok := rt.sched.Lookup(pid)
+	return Handle{h}, ok
 }
 
 // Shutdown first closes the servers of http.serve and waits, until ctx
@@ -271,7 +250,7 @@ func (rt *Runtime) Stats() Stats {
 // on). Then it stops taking new processes, cancels every live one (each ends
 // with the scheduler's shutdown error unless it finishes first), and
 // waits for them until ctx is done; then it abandons the rest (returning
-// a *scheduler.ShutdownError) and stops the workers. Then it waits, also
+// a *ShutdownError) and stops the workers. Then it waits, also
 // until ctx is done, for the I/O calls (fs, http, exec) still in flight,
 // which their cancelled processes make short, and closes idle HTTP
 // connections.

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 func TestSyntaxErrorNamesFileAndLine(t *testing.T) {
@@ -152,7 +151,7 @@ func TestPermissions(t *testing.T) {
 // later from another goroutine, with results, errors and a panic.
 func TestApplicationCommand(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
-	require.NoError(t, rt.Register("db.query", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("db.query", func(c Call) error {
 		sql, _ := c.Args[0].(string)
 		switch sql {
 		case "fail":
@@ -162,7 +161,7 @@ func TestApplicationCommand(t *testing.T) {
 		}
 		go func() {
 			time.Sleep(5 * time.Millisecond)
-			c.Complete(payload.Payloads{[]any{map[string]any{"id": int64(1), "q": sql}}, int64(1)})
+			c.Complete([]any{map[string]any{"id": int64(1), "q": sql}}, int64(1))
 		}()
 		return nil
 	}))
@@ -220,7 +219,7 @@ end`)
 	require.NoError(t, rt.Send(h.PID(), map[string]any{"op": "stop"}))
 	res, err := h.Wait(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, payload.Payloads{"bye"}, res)
+	assert.Equal(t, []any{"bye"}, res)
 	require.Error(t, rt.Send(h.PID(), "late"), "the process has ended")
 	require.Error(t, rt.Send(in.PID(), func() {}), "not a payload value")
 }
@@ -235,7 +234,7 @@ function main(id)
   for i = 1, 20 do print(id, line); if i % 5 == 0 then time.sleep(0) end end
 end`)
 	require.NoError(t, err)
-	var hs []scheduler.Handle
+	var hs []Handle
 	for i := range int64(50) {
 		h, err := rt.Start(context.Background(), s, "main", i)
 		require.NoError(t, err)
@@ -261,12 +260,12 @@ end`)
 func TestGoPanicInsideLuaBecomesProcessError(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	var once sync.Once
-	require.NoError(t, rt.Register("bad.sync", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("bad.sync", func(c Call) error {
 		once.Do(func() {})
-		c.Complete(payload.Payloads{[]any{func() {}}}) // not a payload value
+		c.Complete([]any{func() {}}) // not a payload value
 		return nil
 	}))
 	res, err := runLua(t, rt, "p.lua", `return bad.sync()`, "")
 	require.NoError(t, err, "a result with no Lua form fails the call, not the process")
-	assert.Equal(t, payload.Payloads{nil, "result1[1]: func() cannot be sent"}, res)
+	assert.Equal(t, payload.Payloads{nil, "result[1]: func() cannot be sent"}, res)
 }

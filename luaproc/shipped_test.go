@@ -20,7 +20,7 @@ func TestShippedScriptsCompiledOnce(t *testing.T) {
 	src := []byte(`function twice(x, to) process.send(to, x * 2) end`)
 	var pids [2]int64
 	for i := range pids {
-		pid, err := rt.spawnRequested("w.lua", src, "twice", []any{int64(21), int64(inbox.PID())}, nil, 0)
+		pid, err := spawnRequest(rt, "w.lua", src, "twice", []any{int64(21), int64(inbox.PID())}, nil, 0)
 		require.NoError(t, err)
 		pids[i] = int64(pid)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -31,10 +31,10 @@ func TestShippedScriptsCompiledOnce(t *testing.T) {
 	}
 	assert.NotEqual(t, pids[0], pids[1])
 	assert.Len(t, rt.shipped.scripts, 1, "compiled once")
-	_, err = rt.spawnRequested("w.lua", []byte(`function twice(x) return x * 3 end`), "twice", []any{int64(1), int64(inbox.PID())}, nil, 0)
+	_, err = spawnRequest(rt, "w.lua", []byte(`function twice(x) return x * 3 end`), "twice", []any{int64(1), int64(inbox.PID())}, nil, 0)
 	require.NoError(t, err)
 	assert.Len(t, rt.shipped.scripts, 2)
-	_, err = rt.spawnRequested("bad.lua", []byte(`function (`), "main", nil, nil, 0)
+	_, err = spawnRequest(rt, "bad.lua", []byte(`function (`), "main", nil, nil, 0)
 	assert.ErrorContains(t, err, "bad.lua:1:")
 }
 
@@ -44,11 +44,11 @@ func TestShippedScriptsCompiledOnce(t *testing.T) {
 func TestSpawnRequestNeedsThePermissions(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{Allow: []string{"os", "exec"}})
 	src := []byte(`function main() end`)
-	_, err := rt.spawnRequested("w.lua", src, "main", nil, nil, 0)
+	_, err := spawnRequest(rt, "w.lua", src, "main", nil, nil, 0)
 	assert.ErrorContains(t, err, `this node allows "exec", which the requesting node does not`)
-	_, err = rt.spawnRequested("w.lua", src, "main", nil, []string{"os"}, 0)
+	_, err = spawnRequest(rt, "w.lua", src, "main", nil, []string{"os"}, 0)
 	assert.ErrorContains(t, err, `"exec"`)
-	_, err = rt.spawnRequested("w.lua", src, "main", nil, []string{"exec", "fs", "os"}, 0)
+	_, err = spawnRequest(rt, "w.lua", src, "main", nil, []string{"exec", "fs", "os"}, 0)
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"exec", "os"}, rt.permissions())
 }
@@ -60,13 +60,13 @@ func TestSpawnRequestNeedsThePermissions(t *testing.T) {
 // process that fails on its own still is.
 func TestARefusedSpawnRequestIsNoCrash(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{})
-	_, err := rt.spawnRequested("w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "nope", nil, nil, 0)
+	_, err := spawnRequest(rt, "w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "nope", nil, nil, 0)
 	var ee *EntryError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, `w.lua: unknown entry "nope" (entries: a)`, err.Error())
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
-	_, err = rt.spawnRequested("w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "a", []any{int64(inbox.PID())}, nil, 0)
+	_, err = spawnRequest(rt, "w.lua", []byte(`function a(inbox) process.send(inbox, 1) error("boom") end`), "a", []any{int64(inbox.PID())}, nil, 0)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -75,4 +75,9 @@ func TestARefusedSpawnRequestIsNoCrash(t *testing.T) {
 	require.NoError(t, rt.Shutdown(ctx)) // every process has ended
 	assert.Contains(t, logs.String(), "boom")
 	assert.NotContains(t, logs.String(), "nope")
+}
+
+// spawnRequest is rt's side of a spawn request with these fields.
+func spawnRequest(rt *Runtime, name string, source []byte, entry string, args []any, allowed []string, from PID) (PID, error) {
+	return rt.spawnRequested(SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: allowed, From: from})
 }

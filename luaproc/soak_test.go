@@ -31,7 +31,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 var (
@@ -90,7 +89,7 @@ var soakKinds = []soakHonestKind{
 // soakProc is a started process and what it must return (honest) or the
 // attacks it runs (attacker).
 type soakProc struct {
-	h       scheduler.Handle
+	h       Handle
 	want    any    // honest: its result; nil for an attacker
 	label   string // what it runs, for a failure's message
 	attacks []string
@@ -242,7 +241,7 @@ func settledStats(t *testing.T, rt *Runtime) Stats {
 	deadline := time.Now().Add(soakHangGuard)
 	for {
 		st := rt.Stats()
-		if st.LiveProcesses == 0 || time.Now().After(deadline) {
+		if st.Live == 0 || time.Now().After(deadline) {
 			return st
 		}
 		time.Sleep(time.Millisecond)
@@ -251,13 +250,13 @@ func settledStats(t *testing.T, rt *Runtime) Stats {
 
 // checkSoakStats: every process started ended, and ended one way only.
 func checkSoakStats(t *testing.T, st Stats) {
-	t.Logf("stats: submitted %d, completed %d, failed %d, killed %d (step-limited %d), refused %d, live %d",
-		st.Submitted, st.Completed, st.Failed, st.Killed, st.StepLimited, st.RefusedProcesses, st.LiveProcesses)
-	assert.Equal(t, st.Submitted, st.Completed+st.Failed+st.Killed, "every process ended exactly once")
+	t.Logf("stats: started %d, returned %d, failed %d, killed %d (step-limited %d), refused %d, live %d",
+		st.Started, st.Returned, st.Failed, st.Killed, st.StepLimited, st.Refused, st.Live)
+	assert.Equal(t, st.Started, st.Returned+st.Failed+st.Killed, "every process ended exactly once")
 	assert.Zero(t, st.Cancelled+st.Abandoned)
-	assert.Zero(t, st.LiveProcesses)
+	assert.Zero(t, st.Live)
 	assert.LessOrEqual(t, st.StepLimited, st.Killed)
-	assert.GreaterOrEqual(t, st.Completed, uint64(soakHonest))
+	assert.GreaterOrEqual(t, st.Returned, uint64(soakHonest))
 }
 
 // errorKind is an error's text with its numbers made N and its

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -63,11 +62,11 @@ func TestStartContextDoneAlready(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	submitted := rt.Stats().Submitted
+	submitted := rt.Stats().Started
 	_, err = rt.Start(ctx, s, "")
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Equal(t, "start late.lua: context canceled", err.Error())
-	assert.Equal(t, submitted, rt.Stats().Submitted)
+	assert.Equal(t, submitted, rt.Stats().Started)
 	_, err = rt.Start(nil, s, "") //nolint:staticcheck // the nil context is the point
 	require.EqualError(t, err, "start late.lua: nil context")
 }
@@ -78,16 +77,16 @@ func TestStartContextDoneAlready(t *testing.T) {
 // still the process's own: it is done when the process is killed.
 func TestStartContextValuesReachCommands(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
-	require.NoError(t, rt.Register("req.id", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("req.id", func(c Call) error {
 		id, _ := c.Ctx.Value(requestKey{}).(string)
-		c.Complete(payload.Payloads{id, int64(scheduler.PIDFrom(c.Ctx)) == int64(c.PID)})
+		c.Complete(id, int64(scheduler.PIDFrom(c.Ctx)) == int64(c.PID))
 		return nil
 	}))
 	ctxDone := make(chan error, 1)
-	require.NoError(t, rt.Register("req.later", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("req.later", func(c Call) error {
 		go func() {
 			id, _ := c.Ctx.Value(requestKey{}).(string)
-			c.Complete(payload.Payloads{id})
+			c.Complete(id)
 			<-c.Ctx.Done()
 			ctxDone <- context.Cause(c.Ctx)
 		}()
@@ -102,7 +101,7 @@ func TestStartContextValuesReachCommands(t *testing.T) {
 	defer stop()
 	res, err := h.Wait(wait)
 	require.NoError(t, err)
-	assert.Equal(t, payload.Payloads{"req-42", true, "req-42"}, res)
+	assert.Equal(t, []any{"req-42", true, "req-42"}, res)
 	select {
 	case <-ctxDone: // the command's context ends with the process
 	case <-wait.Done():

@@ -480,7 +480,7 @@ func TestLinesLoopStaysShortSteps(t *testing.T) {
 	path := t.TempDir() + "/big.txt"
 	line := strings.Repeat("x", 99) + "\n"
 	require.NoError(t, os.WriteFile(path, []byte(strings.Repeat(line, 40000)), 0o644)) // 4 MB: ~61 batches
-	before := rt.Stats().Steps
+	before := rt.SchedulerStats().Steps
 	// work on each line, so that the prefetch keeps ahead of the loop
 	res, err := runLua(t, rt, "ls.lua", `function main(path)
   local n, s = 0, 0
@@ -490,6 +490,6 @@ end`, "main", path)
 	require.NoError(t, err)
 	require.Equal(t, payload.Payloads{int64(40000)}, res)
 	batches := 4000000 / (64 << 10)
-	assert.GreaterOrEqual(t, rt.Stats().Steps-before, uint64(batches/(maxLinesTaken+1)), "steps for %d batches", batches)
-	t.Logf("steps %d", rt.Stats().Steps-before)
+	assert.GreaterOrEqual(t, rt.SchedulerStats().Steps-before, uint64(batches/(maxLinesTaken+1)), "steps for %d batches", batches)
+	t.Logf("steps %d", rt.SchedulerStats().Steps-before)
 }

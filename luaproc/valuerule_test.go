@@ -95,7 +95,7 @@ func ruleCases() []ruleCase {
 func TestValueRuleFromGo(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	cases := ruleCases()
-	require.NoError(t, rt.Register("conv.get", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("conv.get", func(c Call) error {
 		i := c.Args[0].(int64)
 		go c.Complete(cases[i].in) // later, from another goroutine
 		return nil
@@ -133,7 +133,7 @@ func padded(res payload.Payloads, n int) payload.Payloads {
 	return res
 }
 
-func waitFor(t *testing.T, h scheduler.Handle) payload.Payloads {
+func waitFor(t *testing.T, h Handle) payload.Payloads {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -154,22 +154,26 @@ func TestValueRuleRefusals(t *testing.T) {
 		"deepint":  map[string]any{"n": []any{-(1<<53 + 1)}},
 		"func key": payload.Payloads{map[any]any{"k": func() {}}},
 	}
-	require.NoError(t, rt.Register("conv.bad", func(c scheduler.Call) error {
-		c.Complete(results[c.Args[0].(string)])
+	require.NoError(t, rt.Register("conv.bad", func(c Call) error {
+		if several, ok := results[c.Args[0].(string)].(payload.Payloads); ok {
+			c.Complete(several...)
+		} else {
+			c.Complete(results[c.Args[0].(string)])
+		}
 		return nil
 	}))
 	require.NoError(t, rt.RegisterGoModule("gomod", map[string]Func{
-		"bad": func(payload.Payloads) (payload.Payloads, error) {
+		"bad": func([]any) ([]any, error) {
 			return payload.Payloads{"ok", map[string]any{"c": make(chan int)}}, nil
 		},
 	}))
 	for name, want := range map[string]string{
 		"complex":  "result: complex128 cannot be sent",
 		"nested":   "result2.rows[1].C: chan int cannot be sent",
-		"inexact":  "result1: integer 9007199254740993 cannot be sent: a Lua number would round it (integers are exact to 2^53)",
+		"inexact":  "result: integer 9007199254740993 cannot be sent: a Lua number would round it (integers are exact to 2^53)",
 		"intkey":   "result: integer 9007199254740993 cannot be sent",
 		"deepint":  "result.n[1]: integer -9007199254740993 cannot be sent",
-		"func key": "result1.k: func() cannot be sent",
+		"func key": "result.k: func() cannot be sent",
 	} {
 		res, err := runLua(t, rt, "bad.lua", `return conv.bad(...)`, "", name)
 		require.NoError(t, err, name)
@@ -217,7 +221,7 @@ func TestValueRuleFromLua(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	var mu sync.Mutex
 	var args payload.Payloads
-	require.NoError(t, rt.Register("conv.take", func(c scheduler.Call) error {
+	require.NoError(t, rt.Register("conv.take", func(c Call) error {
 		mu.Lock()
 		args = c.Args
 		mu.Unlock()

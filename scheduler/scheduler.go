@@ -70,7 +70,8 @@ type Options struct {
 	// DefaultSlice; negative turns the watchdog off (and with it MaxStep
 	// and SlowStep).
 	Slice time.Duration
-	// MaxStep kills a process whose step runs longer (its error is a
+	// MaxStep kills a process whose step runs longer, in the CPU time it
+	// was given, not wall time (watchdog.go; its error is a
 	// *StepLimitError). 0: no limit.
 	MaxStep time.Duration
 	// SlowStep: a step running longer is reported, once per process

@@ -37,7 +37,16 @@ package scheduler
 //     beside idle workers, delays nobody and is not reported.
 //   - A step that has run past MaxStep gets its process killed with a
 //     *StepLimitError: its context is cancelled, which a Lua loop notices
-//     at its next instruction.
+//     at its next instruction. The time MaxStep counts is the step's
+//     share of the CPU time the program was given, not wall time (a step
+//     starved by load is not a runaway): each tick credits each step
+//     still running with min(the tick's wall time, the process's CPU time
+//     over the tick (getrusage) / the steps running), which is what Go's
+//     fair time-slicing gives each when more steps run than processors,
+//     and less when the OS gives the program less. Where the process's
+//     CPU time cannot be read (not unix), the wall time is credited.
+//     Slice and SlowStep stay in wall time: they are about how long the
+//     others wait.
 //
 // So a process queued behind a busy one waits about Slice plus a tick
 // (10-15 ms by default) before a helper or a free worker runs it the
@@ -101,6 +110,11 @@ type watchdog struct {
 	// reused; their counters stay in Stats. Under mu.
 	helpers []*worker
 
+	// lastTick, lastCPU: the watchdog's last tick, and the process's CPU
+	// time then (cpuShare).
+	lastTick time.Time
+	lastCPU  time.Duration
+
 	// stuck: the workers the last tick found stuck (written by the
 	// watchdog, read by helpers). parked: idle helpers waiting for a kick
 	// (written by helpers, read by producers in wakeIfNeeded). kick: a
@@ -118,11 +132,12 @@ type stepWatch struct {
 	stepProc atomic.Pointer[proc]
 	seq      uint64 // the worker's own copy of stepSeq
 
-	seenSeq   uint64    // watchdog: the sequence seen last tick
-	seenSince time.Time // watchdog: when it first saw it
-	limited   bool      // watchdog: MaxStep already killed this step
-	contended bool      // watchdog: work was queued while this step was stuck
-	helping   bool      // a helper, running (under watchdog.mu)
+	seenSeq   uint64        // watchdog: the sequence seen last tick
+	seenSince time.Time     // watchdog: when it first saw it
+	ranCPU    time.Duration // watchdog: its share of the CPU since then (MaxStep's clock)
+	limited   bool          // watchdog: MaxStep already killed this step
+	contended bool          // watchdog: work was queued while this step was stuck
+	helping   bool          // a helper, running (under watchdog.mu)
 }
 
 // beginStep publishes that w starts a step of p.
@@ -158,6 +173,8 @@ func (s *Scheduler) startWatchdog(opts Options) {
 	if wd.slowStep == 0 {
 		wd.slowStep = DefaultSlowStep
 	}
+	wd.lastTick = time.Now()
+	wd.lastCPU, _ = processCPU()
 	wd.spare = deque.New[*proc](64)
 	wd.kick = make(chan struct{}, 1)
 	wd.stop, wd.done = make(chan struct{}), make(chan struct{})
@@ -198,11 +215,12 @@ func (s *Scheduler) watchLoop() {
 // workers' steps (inline.go: limited and reported, never stuck).
 func (s *Scheduler) watchTick(now time.Time) {
 	wd := &s.watch
+	active, inline := *wd.active.Load(), s.inlineWorkers()
+	share := wd.cpuShare(now, runningSteps(active)+runningSteps(inline))
 	stuck := 0
-	active := *wd.active.Load()
 	waiting := -1 // workWaiting(active), once looked at: 0 or 1
 	for _, w := range active {
-		p, ran := s.observe(w, now)
+		p, ran := s.observe(w, now, share)
 		if p == nil {
 			continue
 		}
@@ -219,8 +237,8 @@ func (s *Scheduler) watchTick(now time.Time) {
 		}
 		s.limitStep(w, p, ran)
 	}
-	for _, w := range s.inlineWorkers() {
-		if p, ran := s.observe(w, now); p != nil {
+	for _, w := range inline {
+		if p, ran := s.observe(w, now, share); p != nil {
 			s.limitStep(w, p, ran)
 		}
 	}
@@ -231,20 +249,47 @@ func (s *Scheduler) watchTick(now time.Time) {
 }
 
 // observe returns the process whose step w has been running since the
-// last tick or before, and for how long; nil if w runs no step or a new
-// one.
-func (s *Scheduler) observe(w *worker, now time.Time) (*proc, time.Duration) {
+// last tick or before, and for how long (wall time); nil if w runs no
+// step or a new one. A step still running is credited share of CPU
+// time (cpuShare).
+func (s *Scheduler) observe(w *worker, now time.Time, share time.Duration) (*proc, time.Duration) {
 	st := &w.watch
 	seq := st.stepSeq.Load()
 	if seq != st.seenSeq || seq&1 == 0 {
-		st.seenSeq, st.seenSince, st.limited, st.contended = seq, now, false, false
+		st.seenSeq, st.seenSince, st.limited, st.ranCPU, st.contended = seq, now, false, 0, false
 		return nil, 0
 	}
 	p := st.stepProc.Load()
 	if st.stepSeq.Load() != seq || p == nil {
 		return nil, 0 // the step ended while we looked
 	}
+	st.ranCPU += share
 	return p, now.Sub(st.seenSince)
+}
+
+// runningSteps counts the workers of ws that run a step now.
+func runningSteps(ws []*worker) int {
+	n := 0
+	for _, w := range ws {
+		if w.watch.stepSeq.Load()&1 == 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// cpuShare is the CPU time each of running steps had since the last
+// tick: the process's CPU time over the tick split among them, at most
+// the tick's wall time (the wall time where the CPU time is unknown).
+func (wd *watchdog) cpuShare(now time.Time, running int) time.Duration {
+	wall := now.Sub(wd.lastTick)
+	cpu, ok := processCPU()
+	last := wd.lastCPU
+	wd.lastTick, wd.lastCPU = now, cpu
+	if !ok {
+		return wall
+	}
+	return min(wall, (cpu-last)/time.Duration(max(running, 1)))
 }
 
 func boolInt(b bool) int {
@@ -254,8 +299,9 @@ func boolInt(b bool) int {
 	return 0
 }
 
-// limitStep reports p's step (run by w for ran) past SlowStep if it kept
-// others waiting or MaxStep is set, and kills p past MaxStep.
+// limitStep reports p's step (run by w for ran, wall time) past
+// SlowStep if it kept others waiting or MaxStep is set, and kills p when
+// its share of the CPU passes MaxStep.
 func (s *Scheduler) limitStep(w *worker, p *proc, ran time.Duration) {
 	wd, st := &s.watch, &w.watch
 	report := st.contended || wd.maxStep > 0
@@ -263,7 +309,7 @@ func (s *Scheduler) limitStep(w *worker, p *proc, ran time.Duration) {
 		s.stats.slowSteps.Add(1)
 		s.reportSlow(p, ran)
 	}
-	if wd.maxStep > 0 && ran >= wd.maxStep && !st.limited {
+	if wd.maxStep > 0 && st.ranCPU >= wd.maxStep && !st.limited {
 		st.limited = true
 		if p.state.Load()&stateMask != stateDone {
 			s.stats.stepLimited.Add(1)

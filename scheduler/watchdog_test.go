@@ -317,3 +317,42 @@ func TestCleanupCommandsEndWithTheProcess(t *testing.T) {
 	close(slow)
 	<-done
 }
+
+// TestMaxStepSparesAStarvedStep: MaxStep counts the CPU time a step was
+// given, not wall time. With the program's CPU clock stopped (a step
+// that gets no processor: the load is elsewhere), a step that runs well
+// past MaxStep in wall time is not killed; it was, when the watchdog
+// measured wall time. The test waits on events: the slow-step report
+// (60 ms of wall time, twice MaxStep) and two more watchdog ticks (the
+// clock's reads), after which a wall-time limit would have killed it.
+func TestMaxStepSparesAStarvedStep(t *testing.T) {
+	var reads atomic.Int64
+	defer func(f func() (time.Duration, bool)) { processCPU = f }(processCPU)
+	processCPU = func() (time.Duration, bool) { reads.Add(1); return time.Second, true }
+	warned := make(chan struct{})
+	var once sync.Once
+	s := New(Options{Workers: 1, MaxStep: 30 * time.Millisecond, SlowStep: 60 * time.Millisecond,
+		Warn: func(PID, string) { once.Do(func() { close(warned) }) }})
+	defer s.Shutdown(context.Background())
+	spin := newSpinner()
+	h, err := s.Submit(spin, "main", nil)
+	require.NoError(t, err)
+	ended := make(chan error, 1)
+	go func() { _, err := h.Wait(context.Background()); ended <- err }()
+	select {
+	case <-warned:
+	case err := <-ended:
+		t.Fatalf("the starved step ended before it was reported slow: %v", err)
+	}
+	for seen := reads.Load(); reads.Load() < seen+2; {
+		time.Sleep(time.Millisecond) // polls an event: the ticks' reads
+	}
+	close(spin.stop)
+	select {
+	case err = <-ended:
+	case <-time.After(10 * time.Second): // only bounds a hang
+		t.Fatal("the process did not end")
+	}
+	require.NoError(t, err, "a starved step was killed by MaxStep")
+	require.Zero(t, s.Stats().StepLimited)
+}

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/scheduler"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,7 +52,7 @@ type env struct {
 	rt   *luaproc.Runtime
 	in   *luaproc.Inbox
 	logs *syncBuffer
-	main scheduler.Handle
+	main luaproc.Handle
 	down bool // Shutdown was called by the test
 }
 

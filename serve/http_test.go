@@ -27,7 +27,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/scheduler"
 )
 
 const echoHandler = `
@@ -156,7 +155,7 @@ func rawRequest(t *testing.T, addr, raw string) string {
 func TestServeMalformedRequests(t *testing.T) {
 	e := start(t, serveScript("h", "{max_header_bytes = 4096}", `function h(req) return "ok" end`))
 	addr := e.addr()
-	before := e.rt.Stats().Submitted
+	before := e.rt.Stats().Started
 	for _, c := range []struct{ raw, want string }{
 		{"GARBAGE\r\n\r\n", "HTTP/1.1 400 Bad Request"},
 		{"GET / HTTP/1.1\r\n\r\n", "HTTP/1.1 400 Bad Request"}, // no Host
@@ -169,7 +168,7 @@ func TestServeMalformedRequests(t *testing.T) {
 		assert.Equal(t, c.want, rawRequest(t, addr, c.raw)[:len(c.want)], "%q", c.raw)
 		assert.Equal(t, "HTTP/1.1 200 OK", rawRequest(t, addr, "GET / HTTP/1.1\r\nHost: x\r\n\r\n"), "after %q", c.raw)
 	}
-	assert.Equal(t, uint64(7), e.rt.Stats().Submitted-before, "only the good requests ran a process")
+	assert.Equal(t, uint64(7), e.rt.Stats().Started-before, "only the good requests ran a process")
 }
 
 // waitClosed waits until the server closes c (a read ends).
@@ -238,7 +237,7 @@ end`))
 	pid := e.recv().Value.(int64)
 	assert.Contains(t, e.logs.String(), fmt.Sprintf("request timed out after 200ms: killed pid=%d", pid))
 	waitFor(t, "the handler killed", func() bool { return e.rt.Stats().Killed == 1 })
-	_, alive := e.rt.Lookup(scheduler.PID(pid))
+	_, alive := e.rt.Lookup(luaproc.PID(pid))
 	assert.False(t, alive)
 }
 
@@ -256,7 +255,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // blockedRequest starts a GET whose handler reports its PID and waits for
 // a message; it returns the handler's PID and the response's channel.
-func blockedRequest(t *testing.T, e *env, addr string) (scheduler.PID, chan *http.Response) {
+func blockedRequest(t *testing.T, e *env, addr string) (luaproc.PID, chan *http.Response) {
 	req, _ := http.NewRequest("GET", "http://"+addr+"/", nil)
 	req.Header.Set("X-Inbox", strconv.Itoa(int(e.in.PID())))
 	ch := make(chan *http.Response, 1)
@@ -269,7 +268,7 @@ func blockedRequest(t *testing.T, e *env, addr string) (scheduler.PID, chan *htt
 		ch <- resp
 	}()
 	m := e.recv()
-	return scheduler.PID(m.Value.(int64)), ch
+	return luaproc.PID(m.Value.(int64)), ch
 }
 
 const blockingHandler = `

@@ -36,8 +36,9 @@ var installRan atomic.Bool
 // .mod and list, in a file:// GOPROXY — and checks what a user does with
 // it: (a) go install github.com/luarun/luarun@VERSION gives a luarun that
 // runs a script; (b) a new module that requires github.com/luarun/luarun,
-// with no replace directive, builds and runs a program embedding luaproc
-// (and luarun's lua package). Dependencies come from the machine's module
+// with no replace directive, builds and runs testdata/embedder (every main
+// call of the embedding API, through luaproc alone) and a program using
+// luarun's lua package directly. Dependencies come from the machine's module
 // cache (its download directory is the second proxy of the list), then
 // from the real GOPROXY; the module cache the go commands write is a
 // temporary one, so nothing of this version outlives the test.
@@ -151,7 +152,11 @@ end
 	t.Run("embed", func(t *testing.T) {
 		dir := t.TempDir()
 		gocmd(t, dir, "mod", "init", "example.com/embedder")
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte(embedderMain), 0o644))
+		embedder, err := os.ReadFile(filepath.Join("testdata", "embedder", "main.go"))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "main.go"), embedder, 0o644))
+		require.NoError(t, os.Mkdir(filepath.Join(dir, "luadirect"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "luadirect", "main.go"), []byte(embedderLua), 0o644))
 		gocmd(t, dir, "get", modulePath+"@"+installVersion)
 		gocmd(t, dir, "mod", "tidy")
 
@@ -169,89 +174,62 @@ end
 		assert.Equal(t, installVersion, m.Version)
 		assert.Nil(t, m.Replace)
 		assert.True(t, strings.HasPrefix(m.Dir, modcache+string(filepath.Separator)), "luarun's source is %s, not in the module cache %s", m.Dir, modcache)
-		assert.NotContains(t, gocmd(t, dir, "list", "-deps", "."), "yuin/gopher-lua", "the embedder builds against upstream gopher-lua")
+		assert.NotContains(t, gocmd(t, dir, "list", "-deps", "./..."), "yuin/gopher-lua", "the embedder builds against upstream gopher-lua")
 
-		bin := filepath.Join(dir, "embedder")
-		gocmd(t, dir, "build", "-o", bin, ".")
-		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "stderr:\n%s", stderr.String())
-		assert.Equal(t, "lua: 42\nhello embedder\n[got thanks 2] <nil>\n", stdout.String(), "stderr:\n%s", stderr.String())
+		// the embedding program needs luaproc alone of luarun's packages
+		for _, imp := range strings.Fields(gocmd(t, dir, "list", "-f", `{{join .Imports " "}}`, ".")) {
+			if strings.HasPrefix(imp, modulePath) {
+				assert.Equal(t, modulePath+"/luaproc", imp, "the embedding program imports %s", imp)
+			}
+		}
+		assert.Equal(t, embedderWant, runBuilt(t, gocmd, dir, "."))
+		assert.Equal(t, "lua: 42\n", runBuilt(t, gocmd, dir, "./luadirect"))
 	})
 }
 
-// embedderMain is the program of (b): luaproc as the README shows it, and
-// luarun's lua package used directly.
-const embedderMain = `package main
+// runBuilt builds package pkg of the module in dir and runs it, and
+// returns what it printed (failing t if it fails).
+func runBuilt(t *testing.T, gocmd func(*testing.T, string, ...string) string, dir, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "prog")
+	gocmd(t, dir, "build", "-o", bin, pkg)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "%s: stderr:\n%s", pkg, stderr.String())
+	return stdout.String()
+}
+
+// embedderLua is the second program of (b): luarun's lua package (its
+// gopher-lua) used directly.
+const embedderLua = `package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/luarun/luarun/lua"
-	"github.com/luarun/luarun/luaproc"
-	"github.com/luarun/luarun/payload"
-	"github.com/luarun/luarun/scheduler"
 )
 
 func main() {
 	L := lua.NewState()
+	defer L.Close()
 	if err := L.DoString("answer = 6 * 7"); err != nil {
-		fail(err)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	fmt.Println("lua:", L.GetGlobal("answer"))
-	L.Close()
-
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rt, err := luaproc.New(luaproc.Options{Workers: 2})
-	if err != nil {
-		fail(err)
-	}
-	defer rt.Shutdown(ctx)
-
-	err = rt.Register("app.greeting", func(c scheduler.Call) error {
-		who, _ := c.Args[0].(string)
-		go c.Complete(payload.Payloads{"hello " + who})
-		return nil
-	})
-	if err != nil {
-		fail(err)
-	}
-	script, err := rt.LoadString("embedded.lua", ` + "`" + `
-function main(inbox, who)
-  process.send(inbox, app.greeting(who))
-  local reply = process.receive()
-  return "got " .. reply, #who - 6
-end` + "`" + `)
-	if err != nil {
-		fail(err)
-	}
-	inbox, err := rt.NewInbox()
-	if err != nil {
-		fail(err)
-	}
-	defer inbox.Close()
-	h, err := rt.Start(ctx, script, "main", int64(inbox.PID()), "embedder")
-	if err != nil {
-		fail(err)
-	}
-	msg, err := inbox.Receive(ctx)
-	if err != nil {
-		fail(err)
-	}
-	fmt.Println(msg.Value)
-	inbox.Send(h.PID(), "thanks")
-	fmt.Println(h.Wait(ctx))
 }
+`
 
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, err)
-	os.Exit(1)
-}
+// embedderWant is what testdata/embedder/main.go prints.
+const embedderWant = `message: HELLO EMBEDDER! req-7 / no row missing true
+call: half of 42?
+answer: pong ping
+results: [thanks 42] <nil>
+cancelled: killed: the client went away true
+stats: started 3, returned 1, killed 1, failed 0, live 1
+after shutdown: true
 `
 
 // goEnv is go env's value of each key.

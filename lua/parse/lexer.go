@@ -27,7 +27,7 @@ import (
 const EOF = -1
 
 // whitespace is C's isspace in the C locale, what 5.1's lexer skips.
-const whitespace = 1<<'\t' | 1<<'\n' | 1<<'\v' | 1<<'\f' | 1<<'\r' | 1<<' '
+const whitespace uint64 = 1<<'\t' | 1<<'\n' | 1<<'\v' | 1<<'\f' | 1<<'\r' | 1<<' '
 
 // Error is a chunk's syntax error, as Lua 5.1 reports it:
 // "chunk:Line: Message near 'Token'".
