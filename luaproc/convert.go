@@ -77,7 +77,11 @@ func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 	out := make([]any, len(vs))
 	c := converter{objectMT: jsonObjectMT, moves: true}
 	for i, v := range vs {
-		x, err := c.toGo(v, path(i), 0)
+		vpath := ""
+		if !scalar(v) { // the name is for errors, which a scalar cannot have
+			vpath = path(i)
+		}
+		x, err := c.toGo(v, vpath, 0)
 		if err != nil {
 			return nil, err
 		}
