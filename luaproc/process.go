@@ -287,6 +287,14 @@ type ownAllocs struct {
 	ready [1]*task
 }
 
+// drop lets go of what the root task held (its coroutine, and through it
+// the state; the chunk and arguments): a handle keeps an ended process,
+// which must not keep its memory (Close). The context stays: commands
+// still running may ask it.
+func (o *ownAllocs) drop() {
+	o.root, o.args, o.ready = task{}, [3]lua.LValue{}, [1]*task{}
+}
+
 // newTask makes a coroutine of p's state that checks p's context (or
 // takes co, a recycled one).
 func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LState) *task {
@@ -368,6 +376,7 @@ func (p *luaProcess) Close() {
 		p.L.Close()
 	}
 	p.L, p.root, p.ready, p.receivers = nil, nil, nil, nil
+	p.own.drop()
 }
 
 // runFinalizers runs the __gc finalizers of the userdata left in p's
