@@ -95,7 +95,8 @@ func newCallRequest(from scheduler.PID, msg any) *callRequest {
 // callMonitor is a process's monitor of a target it calls.
 type callMonitor struct {
 	ref     uint64
-	waiting []*task // the tasks blocked in a call to the target
+	waiting []*task  // the tasks blocked in a call to the target
+	first   [1]*task // waiting's first memory: one call at a time costs no allocation
 }
 
 // call is process.call(target, msg [, timeout]).
@@ -162,6 +163,7 @@ func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 		}
 	}
 	cm := &callMonitor{ref: p.rt.sched.MonitorQuietly(p.pid, to)}
+	cm.waiting = cm.first[:0]
 	p.callMons[to] = cm
 	return cm
 }

@@ -46,8 +46,9 @@ func (c *luaCtx) raiseAtNext(err error, th *lua.LState) {
 
 type procKey struct{}
 
-func newLuaCtx(ctx context.Context, p *luaProcess) *luaCtx {
-	c := &luaCtx{Context: ctx, p: p}
+// initCtx makes c, a zero luaCtx, process p's context below ctx.
+func (c *luaCtx) initCtx(ctx context.Context, p *luaProcess) *luaCtx {
+	c.Context, c.p = ctx, p
 	c.interrupt.Check = checkInterrupt
 	return c
 }

@@ -20,10 +20,11 @@ package luaproc
 // value's path, e.g. "msg.items[3].cb: function cannot be sent".
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,7 +41,7 @@ type converter struct {
 	// objectMT marks empty tables that are objects, not lists (JSON).
 	objectMT lua.LValue
 	// visiting holds the tables on the current path, to refuse cycles.
-	visiting map[*lua.LTable]bool
+	visiting tableStack
 	// moves: a movable userdata (a socket's handle, serving.go) moves
 	// into the value; without it, userdata cannot be sent.
 	moves bool
@@ -76,7 +77,11 @@ func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 	out := make([]any, len(vs))
 	c := converter{objectMT: jsonObjectMT, moves: true}
 	for i, v := range vs {
-		x, err := c.toGo(v, path(i), 0)
+		vpath := ""
+		if !scalar(v) { // the name is for errors, which a scalar cannot have
+			vpath = path(i)
+		}
+		x, err := c.toGo(v, vpath, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -144,14 +149,11 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	if depth > maxNesting {
 		return nil, fmt.Errorf("%s: nested deeper than %d tables", path, maxNesting)
 	}
-	if c.visiting == nil {
-		c.visiting = map[*lua.LTable]bool{}
-	}
-	if c.visiting[t] {
+	if c.visiting.contains(t) {
 		return nil, fmt.Errorf("%s: cyclic table cannot be sent", path)
 	}
-	c.visiting[t] = true
-	defer delete(c.visiting, t)
+	c.visiting.push(t)
+	defer c.visiting.pop()
 
 	count, n := 0, 0 // n: the largest integer key
 
@@ -190,23 +192,33 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	case sequence && count == n:
 		list := make([]any, n)
 		for i := 1; i <= n; i++ {
-			if list[i-1], err = c.toGo(t.RawGetInt(i), path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+			v, vpath := t.RawGetInt(i), ""
+			if !scalar(v) {
+				vpath = payload.JoinKey(path, int64(i))
+			}
+			if list[i-1], err = c.toGo(v, vpath, depth+1); err != nil {
 				return nil, err
 			}
 		}
 		return list, nil
 	case allStrings:
 		m := make(map[string]any, count)
-		for _, k := range sortedKeys(t) {
+		var buf [8]lua.LValue
+		for _, k := range sortedKeys(t, buf[:0]) {
 			s := string(k.(lua.LString))
-			if m[s], err = c.toGo(t.RawGet(k), payload.JoinKey(path, s), depth+1); err != nil {
+			v, vpath := t.RawGet(k), ""
+			if !scalar(v) {
+				vpath = payload.JoinKey(path, s)
+			}
+			if m[s], err = c.toGo(v, vpath, depth+1); err != nil {
 				return nil, err
 			}
 		}
 		return m, nil
 	default:
 		m := make(map[any]any, count)
-		for _, k := range sortedKeys(t) {
+		var buf [8]lua.LValue
+		for _, k := range sortedKeys(t, buf[:0]) {
 			gk, _ := c.toGo(k, path, depth+1)
 			if m[gk], err = c.toGo(t.RawGet(k), payload.JoinKey(path, gk), depth+1); err != nil {
 				return nil, err
@@ -216,27 +228,84 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	}
 }
 
-// sortedKeys returns t's keys in a stable order, so the first error
-// reported for a table is always the same one.
-func sortedKeys(t *lua.LTable) []lua.LValue {
-	var keys []lua.LValue
-	t.ForEach(func(k, _ lua.LValue) { keys = append(keys, k) })
-	sort.Slice(keys, func(i, j int) bool {
-		a, b := keys[i], keys[j]
-		if a.Type() != b.Type() {
-			return a.Type() < b.Type()
+// tableStack is a stack of tables (a path's, short): the first few in
+// place, so that a message's usual nesting costs no allocation (a map or
+// a slice of the converter's own array would).
+type tableStack struct {
+	first [4]*lua.LTable
+	n     int
+	more  []*lua.LTable // past first
+}
+
+func (s *tableStack) contains(t *lua.LTable) bool {
+	for i := range min(s.n, len(s.first)) {
+		if s.first[i] == t {
+			return true
 		}
-		switch a := a.(type) {
-		case lua.LNumber:
-			return a < b.(lua.LNumber)
-		case lua.LString:
-			return a < b.(lua.LString)
-		case lua.LBool:
-			return !bool(a) && bool(b.(lua.LBool))
-		}
-		return false
-	})
+	}
+	return slices.Contains(s.more, t)
+}
+
+func (s *tableStack) push(t *lua.LTable) {
+	if s.n < len(s.first) {
+		s.first[s.n] = t
+	} else {
+		s.more = append(s.more, t)
+	}
+	s.n++
+}
+
+func (s *tableStack) pop() {
+	s.n--
+	if s.n < len(s.first) {
+		s.first[s.n] = nil
+	} else {
+		s.more = s.more[:len(s.more)-1]
+	}
+}
+
+// sortedKeys appends t's keys to keys in a stable order, so the first
+// error reported for a table is always the same one.
+func sortedKeys(t *lua.LTable, keys []lua.LValue) []lua.LValue {
+	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareKeys)
 	return keys
+}
+
+// compareKeys orders keys by type, then numbers and strings by value,
+// false before true.
+func compareKeys(a, b lua.LValue) int {
+	if a.Type() != b.Type() {
+		return cmp.Compare(a.Type(), b.Type())
+	}
+	switch a := a.(type) {
+	case lua.LNumber:
+		return cmp.Compare(a, b.(lua.LNumber))
+	case lua.LString:
+		return cmp.Compare(a, b.(lua.LString))
+	case lua.LBool:
+		switch {
+		case a == b.(lua.LBool):
+			return 0
+		case !bool(a):
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// scalar reports whether v is a string, number, boolean or nil: a value
+// that converts without an error, so without the path (for errors) that
+// would cost an allocation per value.
+func scalar(v lua.LValue) bool {
+	switch v.(type) {
+	case lua.LString, lua.LNumber, lua.LBool, *lua.LNilType:
+		return true
+	}
+	return false
 }
 
 // toLua converts a payload value into L's world. Other Go values (a
@@ -338,9 +407,13 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 func (c *converter) converted(L *lua.LState, v any) lua.LValue {
 	pv, err := payload.FromGo(v)
 	if err != nil {
-		if !errors.As(err, &c.err) {
-			c.err = &payload.ValueError{Path: "value", Reason: err.Error()}
+		// As's target is a local, not &c.err: that would send every
+		// converter to the heap (toLuaValue's among them)
+		var ve *payload.ValueError
+		if !errors.As(err, &ve) {
+			ve = &payload.ValueError{Path: "value", Reason: err.Error()}
 		}
+		c.err = ve
 		return lua.LNil
 	}
 	strict := c.strict

@@ -123,6 +123,9 @@ func buildLua(L *lua.LState, prog []byte) lua.LValue {
 // a Lua value without an allocation: the converter used to escape to
 // the heap, 120 bytes for every message a process received.
 func TestToLuaValueScalarNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	L := lua.NewState()
 	defer L.Close()
 	for _, v := range []any{lua.LNumber(7), lua.LString("hi"), lua.LTrue} {
@@ -131,4 +134,44 @@ func TestToLuaValueScalarNoAlloc(t *testing.T) {
 		require.Equal(t, v, got)
 		require.Zero(t, allocs, "%v", v)
 	}
+}
+
+// A message of scalars converts with the allocations its values need
+// (the map and the boxed strings), none for the conversion's own
+// bookkeeping: no key list, no sort, no error paths, no cycle map.
+func TestConvertMessageAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	msg := L.CreateTable(0, 3)
+	msg.RawSetString("op", lua.LString("get"))
+	msg.RawSetString("key", lua.LString("some-key"))
+	msg.RawSetString("n", lua.LNumber(3))
+	var out any
+	allocs := testing.AllocsPerRun(200, func() {
+		v, err := toMoved(msg, "msg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = v
+	})
+	require.Equal(t, map[string]any{"op": "get", "key": "some-key", "n": int64(3)}, out)
+	// the map (header and group), two strings and the number boxed
+	require.LessOrEqual(t, allocs, 5.0)
+}
+
+// Converting into Lua costs only the values made: a number none (the
+// converter itself stays on the stack).
+func TestConvertToLuaAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	var out lua.LValue
+	allocs := testing.AllocsPerRun(200, func() { out = toLuaValue(L, int64(5)) })
+	require.Equal(t, lua.LValue(lua.LNumber(5)), out)
+	require.Zero(t, allocs)
 }

@@ -36,7 +36,14 @@ func (p *luaProcess) recycle() bool {
 	if p.L.G.Registry.RawGetString(ioOpenedKey) != lua.LNil {
 		return false
 	}
-	p.rt.states.Put(&pooledState{L: p.L, co: co})
+	ps := p.pooled // the holder it came in, if recycled (one allocation less)
+	if ps == nil {
+		ps = &pooledState{}
+	}
+	p.pooled = nil
+	p.L.G.Views.Maker = nil // the pooled state keeps no process (reusedState resets the rest)
+	ps.L, ps.co = p.L, co
+	p.rt.states.Put(ps)
 	return true
 }
 

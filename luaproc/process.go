@@ -64,7 +64,11 @@ type luaProcess struct {
 	L   *lua.LState // the main state: globals; never run itself
 	tpl *template   // the template the state was made from
 
-	root    *task
+	root *task
+	own  ownAllocs // p.lctx, p.root and their first slices (Init)
+	// pooled: the holder of the recycled state p took, for recycle to
+	// put the state back in (pool.go); nil for a new state.
+	pooled  *pooledState
 	current *task   // the task being resumed
 	ready   []*task // tasks to resume, in order
 	nextTag uint64
@@ -254,33 +258,58 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	}()
 	p.ctx, p.entry, p.input = ctx, method, input
 	p.pid = scheduler.PIDFrom(ctx)
-	p.lctx = newLuaCtx(ctx, p)
+	p.lctx = p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
 	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
 	var args []lua.LValue
 	if p.main != nil && len(p.main.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
-		args = make([]lua.LValue, 0, 2+len(input))
+		args = p.own.args[:0]
 		args = append(args, chunk, lua.LString(method))
 		for _, v := range input {
 			args = append(args, toLuaValue(p.L, v))
 		}
 	}
-	p.root = p.newTask(fn, args, reused)
-	p.ready = append(p.ready, p.root)
+	p.root = p.initTask(&p.own.root, fn, args, reused)
+	p.ready = append(p.own.ready[:0], p.root)
 	return nil
+}
+
+// ownAllocs is what every process makes at its start, in the process's
+// own allocation rather than one each: its context, root task, the root
+// task's first arguments (the chunk, the entry's name and one argument,
+// a request's table, fit) and the first ready list.
+type ownAllocs struct {
+	ctx   luaCtx
+	root  task
+	args  [3]lua.LValue
+	ready [1]*task
+}
+
+// drop lets go of what the root task held (its coroutine, and through it
+// the state; the chunk and arguments): a handle keeps an ended process,
+// which must not keep its memory (Close). The context stays: commands
+// still running may ask it.
+func (o *ownAllocs) drop() {
+	o.root, o.args, o.ready = task{}, [3]lua.LValue{}, [1]*task{}
 }
 
 // newTask makes a coroutine of p's state that checks p's context (or
 // takes co, a recycled one).
 func (p *luaProcess) newTask(fn *lua.LFunction, args []lua.LValue, co *lua.LState) *task {
+	return p.initTask(&task{}, fn, args, co)
+}
+
+// initTask is newTask on t, a zero task.
+func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co *lua.LState) *task {
 	if co == nil {
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
 	p.lctx.adopt(co)
 	co.Tagged = true // a task's coroutine (isTask): scripts must not resume it
-	return &task{co: co, fn: fn, args: args}
+	t.co, t.fn, t.args = co, fn, args
+	return t
 }
 
 // Step implements scheduler.Process.
@@ -333,8 +362,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 // its state.
 func (p *luaProcess) Close() {
 	if p.L != nil {
-		p.runFinalizers()   // first: they run with the process's accounting and files
-		p.L.G.GCRoots = nil // a recycled state must not keep p
+		p.runFinalizers() // first: they run with the process's accounting and files
 	}
 	p.dropMonitors()
 	if p.rt.cluster != nil {
@@ -348,6 +376,7 @@ func (p *luaProcess) Close() {
 		p.L.Close()
 	}
 	p.L, p.root, p.ready, p.receivers = nil, nil, nil, nil
+	p.own.drop()
 }
 
 // runFinalizers runs the __gc finalizers of the userdata left in p's
@@ -355,13 +384,20 @@ func (p *luaProcess) Close() {
 // before the state is closed or reused (lua/gc.go). A process killed, or
 // ended by os.exit (whose 5.1 exits without closing the state), runs none.
 func (p *luaProcess) runFinalizers() {
-	var exit *ExitError
-	var killed *KilledError
-	if p.ctx.Err() != nil || errors.As(p.err, &exit) || errors.As(p.err, &killed) {
+	if p.ctx.Err() != nil || p.err != nil && killedOrExited(p.err) {
 		lua.DropFinalizers(p.L) // nor does L.Close
 		return
 	}
 	lua.CloseFinalizers(p.L)
+}
+
+// killedOrExited reports whether err ends a process that was killed or
+// called os.exit. Apart from runFinalizers, so that a process that
+// returned does not pay for errors.As's targets escaping to the heap.
+func killedOrExited(err error) bool {
+	var exit *ExitError
+	var killed *KilledError
+	return errors.As(err, &exit) || errors.As(err, &killed)
 }
 
 func cancelError(reason error) error {

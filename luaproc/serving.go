@@ -81,12 +81,14 @@ func (c serveCaller) Starter() serve.StartFunc {
 // requestTable is the Lua request table of an http.serve request (the
 // table serve.Request.Table describes, made without Go maps): each query
 // key's first value; an empty query is a JSON object, as an empty map
-// converts.
+// converts. Its strings are boxed in one block (lua.StringBox), its
+// tables made for their sizes.
 func requestTable(L *lua.LState, r *serve.Request) *lua.LTable {
+	box := lua.NewStringBox(5 + len(r.Query) + len(r.Headers))
 	query := L.CreateTable(0, len(r.Query))
 	for _, f := range r.Query {
 		if query.RawGetString(f.Name) == lua.LNil {
-			query.RawSetString(f.Name, lua.LString(f.Value))
+			query.RawSetString(f.Name, box.Value(f.Value))
 		}
 	}
 	if len(r.Query) == 0 {
@@ -94,16 +96,16 @@ func requestTable(L *lua.LState, r *serve.Request) *lua.LTable {
 	}
 	headers := L.CreateTable(0, len(r.Headers))
 	for _, f := range r.Headers {
-		headers.RawSetString(f.Name, lua.LString(f.Value))
+		headers.RawSetString(f.Name, box.Value(f.Value))
 	}
 	t := L.CreateTable(0, 7)
-	t.RawSetString("method", lua.LString(r.Method))
-	t.RawSetString("path", lua.LString(r.Path))
-	t.RawSetString("url", lua.LString(r.URL))
+	t.RawSetString("method", box.Value(r.Method))
+	t.RawSetString("path", box.Value(r.Path))
+	t.RawSetString("url", box.Value(r.URL))
 	t.RawSetString("query", query)
 	t.RawSetString("headers", headers)
-	t.RawSetString("body", lua.LString(r.Body))
-	t.RawSetString("remote", lua.LString(r.Remote))
+	t.RawSetString("body", box.Value(r.Body))
+	t.RawSetString("remote", box.Value(r.Remote))
 	return t
 }
 

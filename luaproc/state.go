@@ -379,18 +379,34 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	var L *lua.LState
 	if ps := rt.reusedState(); ps != nil {
 		L, co = ps.L, ps.co
+		ps.L, ps.co, p.pooled = nil, nil, ps
 	} else {
 		L = lua.NewState(stateOptions)
 		L.Options.RegistrySize = coRegistrySize // for the coroutines made from L
 	}
 	p.L, p.tpl = L, tpl
-	L.G.GCRoots = p.gcRoots // what its tasks hold, for __gc (lua/gc.go)
+	if L.G.GCRoots == nil { // a new state (a recycled one keeps its own)
+		L.G.GCRoots = gcRootsOf(L.G)
+	}
 	views := &L.G.Views
 	views.Maker = p
 	p.startMemory()
 	views.Bind(tpl.globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
+}
+
+// gcRootsOf is state g's Global.GCRoots: what the tasks of the process
+// now using it hold, for __gc (lua/gc.go). It finds the process from the
+// state (its view maker) rather than holding one, so that it is made once
+// per state, not per process (recycle clears the maker of a pooled state).
+func gcRootsOf(g *lua.Global) func() []lua.LValue {
+	return func() []lua.LValue {
+		if p, ok := g.Views.Maker.(*luaProcess); ok {
+			return p.gcRoots()
+		}
+		return nil
+	}
 }
 
 // dumpScriptFunction is string.dump for scripts: luarun's own Lua
@@ -570,11 +586,19 @@ func (p *luaProcess) argTable() *lua.LTable {
 // arm (called first by boot, in the root task) makes every error raised
 // in the root coroutine record its traceback before the stack unwinds.
 func (p *luaProcess) arm(L *lua.LState) int {
-	L.Panic = func(L *lua.LState) {
-		p.trace = traceback(L, p.entryName())
-		panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
-	}
+	L.Panic = armedPanic
 	return 0
+}
+
+// armedPanic is the root coroutine's Panic once armed: it records the
+// traceback in the coroutine's process (its context's: a function, not
+// a closure over the process, so that arming allocates nothing and a
+// recycled coroutine keeps no process).
+func armedPanic(L *lua.LState) {
+	if c, ok := L.Context().(*luaCtx); ok {
+		c.p.trace = traceback(L, c.p.entryName())
+	}
+	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 }
 
 // entryName is the name tracebacks give the entry point.

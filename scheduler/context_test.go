@@ -48,3 +48,17 @@ func TestProcContextErrIsLazy(t *testing.T) {
 	require.ErrorIs(t, c.Err(), context.Canceled)
 	require.Nil(t, c.real.Load(), "Err made the context")
 }
+
+// PIDFrom reads a process's context without boxing its PID (a PID past
+// 255 would be an allocation through Value); a context below it still
+// answers through Value.
+func TestPIDFromProcContextAllocs(t *testing.T) {
+	c := &procContext{pid: 1 << 40}
+	var got PID
+	allocs := testing.AllocsPerRun(100, func() { got = PIDFrom(c) })
+	require.Equal(t, PID(1<<40), got)
+	require.Zero(t, allocs)
+	child, cancel := context.WithCancel(c)
+	defer cancel()
+	require.Equal(t, PID(1<<40), PIDFrom(child))
+}

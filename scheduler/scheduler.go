@@ -349,6 +349,9 @@ type pidKey struct{}
 // PIDFrom returns the PID of the process whose context ctx is (the one
 // passed to Init, or a Call's Ctx), or 0.
 func PIDFrom(ctx context.Context) PID {
+	if c, ok := ctx.(*procContext); ok { // a process's own: no PID boxed by Value
+		return c.pid
+	}
 	pid, _ := ctx.Value(pidKey{}).(PID)
 	return pid
 }

@@ -161,17 +161,23 @@ end
 -- boot is every root task's function: it arms the traceback hook, runs the
 -- chunk with the process's arguments, finds the entry point and runs it.
 -- With no entry named and no main, the chunk alone was the program.
+-- A named entry needs only the chunk's first result (a module table) and
+-- resolve raises if it finds none: that path keeps no table of results
+-- (a request process of http.serve runs it every time).
 local unpack = unpack
 local function pack(...) return {n = select("#", ...), ...} end
 
 local function boot(chunk, entry, ...)
   arm()
+  if entry ~= "" then
+    local fn = resolve(entry, (chunk(...)))
+    return same(fn(...)) -- fn is not tail-called: tracebacks then name the entry
+  end
   local r = pack(chunk(...))
   local fn = resolve(entry, r[1])
   if fn == nil then return unpack(r, 1, r.n) end
   r = nil -- the chunk's results are garbage while the entry runs
-  r = pack(fn(...)) -- not a tail call: tracebacks then name the entry
-  return unpack(r, 1, r.n)
+  return same(fn(...))
 end
 
 return boot, trampoline, counted
