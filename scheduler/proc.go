@@ -114,6 +114,9 @@ type proc struct {
 	// waited: submitted with SubmitOptions.Waited (a handle's holder
 	// will look), so watched() without a done channel made for it.
 	waited atomic.Bool
+	// home: the goroutine that runs p from start to end (Run, home.go),
+	// nil for a process the workers run. Set before p is in the table.
+	home *home
 
 	// Written once before done becomes closedDone.
 	result payload.Payloads
@@ -194,5 +197,8 @@ func (p *proc) doneChan() <-chan struct{} {
 func (p *proc) markDone() {
 	if c := p.done.Swap(closedDone); c != nil {
 		close(*c)
+	}
+	if p.home != nil {
+		p.home.signal() // last: Run returns on it (home.go)
 	}
 }

@@ -269,7 +269,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if opts != nil {
-		pr.ctx.values = opts.Context
+		pr.ctx.values, pr.home = opts.Context, opts.home
 	}
 	if err := p.Init(&pr.ctx, method, input); err != nil {
 		pr.ctx.cancel(err)
@@ -309,6 +309,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	}
 	s.stats.submitted.Add(1)
 	switch iw := s.inlineFor(inline, w); {
+	case pr.home != nil: // its home runs it (Run, home.go)
 	case iw != nil:
 		s.runInline(iw, pr)
 		s.putInline(iw)
@@ -516,6 +517,9 @@ func (s *Scheduler) sendCancel(p *proc, reason error) {
 // enqueue puts a process that was just made Ready into the global queue and
 // makes sure a worker will look.
 func (s *Scheduler) enqueue(p *proc) {
+	if p.sendHome() {
+		return
+	}
 	s.global.push(p)
 	s.wakeIfNeeded()
 }
