@@ -30,7 +30,10 @@ package scheduler
 //     end (markDone). A signal the home takes when the process is
 //     neither Ready nor ended (its end under way, or a stale one) makes
 //     it wait again; nothing is lost, since the end signals last, after
-//     the process's result is published.
+//     the process's result is published. Ownership is always the state
+//     CAS, never the signal: a stale signal (a recycled home's, below)
+//     costs a look, and at worst a run of a process that is Ready
+//     anyway.
 //   - A homed process reaches the workers' queues only through the
 //     global queue, put there by its home (then it is any Ready process
 //     in a queue: a worker takes it with the CAS and runs it once, up to
@@ -41,12 +44,22 @@ package scheduler
 //     parent context (SubmitOptions.Context), Shutdown or its deadline
 //     all end it, and the end signals the home.
 
-import "github.com/luarun/luarun/payload"
+import (
+	"sync"
+
+	"github.com/luarun/luarun/payload"
+)
 
 // home is the goroutine a homed process belongs to.
 type home struct {
 	ready chan struct{} // capacity 1: a move to Ready, or the end
 }
+
+// homes recycles homes (two allocations per Run). A recycled home may
+// get a stale signal — a waker that made the previous process Ready
+// just before Shutdown's abandon ended it, and signalled late — which
+// costs its next Run a look at the state, as any stale signal does.
+var homes = sync.Pool{New: func() any { return &home{ready: make(chan struct{}, 1)} }}
 
 // signal tells the home that its process is Ready or has ended.
 func (h *home) signal() {
@@ -77,13 +90,24 @@ func (p *proc) sendHome() bool {
 // it blocks until the process ends.
 func (s *Scheduler) Run(p Process, method string, input payload.Payloads, opts SubmitOptions) (Handle, error) {
 	opts.Inline = false
-	opts.home = &home{ready: make(chan struct{}, 1)}
+	opts.home = homes.Get().(*home)
+	defer opts.home.recycle()
 	h, _, err := s.submitWith(nil, p, method, input, opts)
 	if err != nil {
 		return Handle{}, err
 	}
 	s.runHome(h.p)
 	return h, nil
+}
+
+// recycle drops a signal left over (the end's, when the home returned
+// on an earlier one) and puts h back in homes.
+func (h *home) recycle() {
+	select {
+	case <-h.ready:
+	default:
+	}
+	homes.Put(h)
 }
 
 // runHome runs p, homed here and just submitted (Ready, in no queue),

@@ -356,3 +356,39 @@ func TestRunConcurrent(t *testing.T) {
 	require.EqualValues(t, 800, st.Completed)
 	require.EqualValues(t, 0, st.LiveProcesses)
 }
+
+// reusable yields one command ("nil", answered with nil), then ends;
+// Init resets it, so one value serves many runs without allocating.
+type reusable struct{ steps int }
+
+func (p *reusable) Init(context.Context, string, payload.Payloads) error { p.steps = 0; return nil }
+func (p *reusable) Close()                                               {}
+func (p *reusable) Step(_ []Event, out *StepOutput) error {
+	if p.steps++; p.steps == 1 {
+		out.Yield(1, "nil")
+	} else {
+		out.Status = StatusDone
+	}
+	return nil
+}
+
+// TestRunAllocations: a Run whose process waits for one command costs
+// the process's record and the queue node its completion leaves behind:
+// its home is recycled, and its first yield's record has room in the
+// process.
+func TestRunAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s := newSched(t, 1, map[string]HandlerFunc{"nil": func(c Call) error {
+		c.Complete(nil)
+		return nil
+	}})
+	p := new(reusable)
+	allocs := testing.AllocsPerRun(1000, func() {
+		if _, err := s.Run(p, "main", nil, SubmitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 2.0)
+}

@@ -97,6 +97,7 @@ type proc struct {
 	// CAS): the yields awaiting completion, and the messages the process
 	// said it holds unread after its last step (StepOutput.Backlog).
 	outstanding []*yieldRec
+	firstRecs   [1]*yieldRec // outstanding's first array (arm)
 	backlog     int
 	// handedEv: a message handed straight to the process (handed true)
 	// by a sender that found it waiting for messages (worker.handOff),
