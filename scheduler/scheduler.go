@@ -25,7 +25,9 @@
 // docs/architecture.md describes the design: queues and stealing are in
 // worker.go, queues.go and idle.go, the state machine in proc.go,
 // completions in dispatch.go, a new process's first steps on the
-// submitting goroutine (SubmitOptions.Inline) in inline.go.
+// submitting goroutine (SubmitOptions.Inline) in inline.go, and a
+// process run from start to end by the goroutine that submits it (Run)
+// in home.go.
 package scheduler
 
 import (
