@@ -4,11 +4,14 @@ package main
 // net/http three ways in the same run and loaded by the same generator
 // (serve.go's runLoad: wrk -t1 -c50, else a Go generator of that shape):
 //
-//   - luarun: each request starts a Lua process with the request's
-//     context (rt.Start(r.Context(), script, "handle", method, key)); the
-//     handler calls db.get(key), a Go command the application registered,
-//     which a goroutine answers (a map lookup behind a mutex, completed
-//     from that goroutine), and returns the status and the body;
+//   - luarun: each request runs a Lua process with the request's
+//     context on the request's goroutine (rt.Call(r.Context(), script,
+//     "handle", method, key)); the handler calls db.get(key), a Go
+//     command the application registered, which a goroutine answers (a
+//     map lookup behind a mutex, completed from that goroutine), and
+//     returns the status and the body;
+//   - start: the same with rt.Start and Handle.Wait (the process runs
+//     on the workers; the request's goroutine waits);
 //   - pool: how gopher-lua is embedded today — a channel of *lua.LState
 //     (our lua package), each with the script loaded once and db.get a
 //     direct LGFunction doing the same lookup on the request's goroutine;
@@ -71,7 +74,7 @@ func (db *embedDB) get(key string) (string, bool) {
 
 const embedPath = "/item?key=k42"
 
-var embedOnly = flag.String("embed", "luarun,pool,syncpool,go", "the embed workload's variants to run (for profiling one)")
+var embedOnly = flag.String("embed", "luarun,pool,syncpool,go,start", "the embed workload's variants to run (for profiling one)")
 
 func embedBench() []row {
 	dur := time.Duration(size(5, 2)) * time.Second
@@ -90,6 +93,7 @@ func embedBench() []row {
 		{"pool", poolEmbedHandler},
 		{"syncpool", syncPoolEmbedHandler},
 		{"go", goEmbedHandler},
+		{"start", startEmbedHandler},
 	}
 	results := make([][]embedLoad, len(variants))
 	for r := range rounds {
@@ -105,7 +109,7 @@ func embedBench() []row {
 			results[i] = append(results[i], l)
 		}
 	}
-	lr, pr, sr, gr := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2]), medianLoad(results[3])
+	lr, pr, sr, gr, str := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2]), medianLoad(results[3]), medianLoad(results[4])
 	return []row{
 		{
 			workload: fmt.Sprintf("embed: process per request vs LState pool (%s, median of %d)", gen, rounds),
@@ -121,6 +125,11 @@ func embedBench() []row {
 			workload: "embed: process per request vs plain Go",
 			luarun:   lr.String(), baseline: "Go: " + gr.String(),
 			ratio: roundRatios(results[0], results[3]), target: "-",
+		},
+		{
+			workload: "embed: Start+Wait per request (on the workers) vs LState pool",
+			luarun:   str.String(), baseline: "pool: " + pr.String(),
+			ratio: roundRatios(results[4], results[1]), target: "-",
 		},
 	}
 }
@@ -197,22 +206,25 @@ func serveLoad(h http.Handler, dur time.Duration) embedLoad {
 	return el
 }
 
-// luarunEmbedHandler starts a process of embedLua per request.
+// luarunEmbedHandler runs a process of embedLua per request, on the
+// request's goroutine (Runtime.Call).
 func luarunEmbedHandler(db *embedDB) (http.Handler, func()) {
-	rt := newRuntime(*workers)
-	check(rt.Register("db.get", func(c luaproc.Call) error {
-		key, _ := c.Args[0].(string)
-		go func() {
-			if v, ok := db.get(key); ok {
-				c.Complete(v)
-			} else {
-				c.Complete(nil)
-			}
-		}()
-		return nil
-	}))
-	s, err := rt.LoadString("handler.lua", embedLua)
-	check(err)
+	rt, s := embedRuntime(db)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := rt.Call(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		writeLuaResult(w, res)
+	})
+	return h, func() { shutdown(rt) }
+}
+
+// startEmbedHandler starts a process of embedLua per request on the
+// workers (Runtime.Start) and waits for it.
+func startEmbedHandler(db *embedDB) (http.Handler, func()) {
+	rt, s := embedRuntime(db)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := rt.Start(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
 		if err != nil {
@@ -227,6 +239,26 @@ func luarunEmbedHandler(db *embedDB) (http.Handler, func()) {
 		writeLuaResult(w, res)
 	})
 	return h, func() { shutdown(rt) }
+}
+
+// embedRuntime is a runtime with db.get registered (answered from a
+// goroutine) and embedLua loaded.
+func embedRuntime(db *embedDB) (*luaproc.Runtime, *luaproc.Script) {
+	rt := newRuntime(*workers)
+	check(rt.Register("db.get", func(c luaproc.Call) error {
+		key, _ := c.Args[0].(string)
+		go func() {
+			if v, ok := db.get(key); ok {
+				c.Complete(v)
+			} else {
+				c.Complete(nil)
+			}
+		}()
+		return nil
+	}))
+	s, err := rt.LoadString("handler.lua", embedLua)
+	check(err)
+	return rt, s
 }
 
 // writeLuaResult writes a handler's (status, body).

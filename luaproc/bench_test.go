@@ -455,3 +455,49 @@ func BenchmarkLines(b *testing.B) {
 		b.Fatalf("counted %v lines of %d", res[0], b.N)
 	}
 }
+
+// BenchmarkEmbedRequest is bench -only embed's request without HTTP: a
+// process per request, with a cancellable context as net/http gives,
+// calling a Go command that a goroutine answers. call: Runtime.Call;
+// start: Start and Wait. Run in parallel (one caller per P), as a
+// server's connections are.
+func BenchmarkEmbedRequest(b *testing.B) {
+	rt, _, _ := newTestRuntime(b, Options{})
+	require.NoError(b, rt.Register("db.get", func(c Call) error {
+		go c.Complete("value-" + c.Args[0].(string))
+		return nil
+	}))
+	s, err := rt.LoadString("handler.lua", `
+function handle(method, key)
+  local v = db.get(key)
+  if v == nil then return 404, "no item " .. key .. "\n" end
+  return 200, string.format("%s %s: %s\n", method, key, v)
+end`)
+	require.NoError(b, err)
+	run := map[string]func(ctx context.Context) ([]any, error){
+		"call": func(ctx context.Context) ([]any, error) { return rt.Call(ctx, s, "handle", "GET", "k42") },
+		"start": func(ctx context.Context) ([]any, error) {
+			h, err := rt.Start(ctx, s, "handle", "GET", "k42")
+			if err != nil {
+				return nil, err
+			}
+			return h.Wait(ctx)
+		},
+	}
+	for _, name := range []string{"call", "start"} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					ctx, cancel := context.WithCancel(context.Background())
+					res, err := run[name](ctx)
+					cancel()
+					if err != nil || len(res) != 2 {
+						b.Errorf("%v, %v", res, err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

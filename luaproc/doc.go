@@ -17,8 +17,10 @@
 //		return nil
 //	})
 //	script, err := rt.LoadFile("app.lua")            // compiled once, shared by every process
-//	h, err := rt.Start(reqCtx, script, "main", "arg1", int64(2)) // reqCtx's end kills it
-//	results, err := h.Wait(ctx)                     // the entry's return values
+//	results, err := rt.Call(reqCtx, script, "main", "arg1", int64(2)) // on this goroutine; reqCtx's end kills it
+//
+//	h, err := rt.Start(ctx, script, "main")         // or on the workers, in the background
+//	results, err = h.Wait(ctx)                      // the entry's return values
 //
 // Lua calls the command as db.query(sql, args): the call yields its
 // process, the handler runs on the worker's goroutine and must return at
@@ -27,9 +29,17 @@
 // the message of the error Fail delivered (or the handler returned, or
 // its panic).
 //
-// Start's context is the process's parent: its values are in the context
-// of every command the process calls (Call.Ctx), and its end kills the
-// process (a request's process dies with the request).
+// Call and Start's context is the process's parent: its values are in
+// the context of every command the process calls (Call.Ctx), and its end
+// kills the process (a request's process dies with the request).
+//
+// Call is the way to run a process per request: it runs the process on
+// the calling goroutine (an HTTP handler's) until it ends, and while the
+// process waits for a command's answer, a message or a timer, the
+// goroutine waits with it and runs it again when the answer comes — no
+// worker hand-off in between. Start runs the process on the workers and
+// returns at once: for processes that outlive the call that starts them
+// (a pool, a supervisor), or that the caller will not wait for.
 //
 // This package is the whole embedding API: PID, Handle, Handler, Call,
 // Stats and the errors are luaproc's, so an application imports nothing

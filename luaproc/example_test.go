@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"time"
 
@@ -203,6 +205,52 @@ function quick() return req.id() end`)
 	// [req-42] <nil>
 	// killed: the client went away true
 	// start handler.lua: the client went away
+}
+
+// An HTTP handler runs a Lua process per request with Call: the process
+// runs on the handler's goroutine, which waits with it while db.get is
+// answered from another goroutine; the request's context is its parent.
+func ExampleRuntime_Call() {
+	rt, err := newRuntime()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer shutdown(rt)
+	err = rt.Register("db.get", func(c luaproc.Call) error {
+		key, _ := c.Args[0].(string)
+		go c.Complete("value of " + key) // later, from another goroutine
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := rt.LoadString("handler.lua", `
+function handle(method, key)
+  return 200, method .. " " .. key .. ": " .. db.get(key)
+end`)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := rt.Call(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
+		if err != nil { // a *luaproc.ScriptError, a *luaproc.KilledError...
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		status, _ := res[0].(int64)
+		body, _ := res[1].(string)
+		w.WriteHeader(int(status))
+		fmt.Fprintln(w, body)
+	})
+
+	rec := httptest.NewRecorder()
+	handler.ServeHTTP(rec, httptest.NewRequest("GET", "/item?key=k42", nil))
+	fmt.Print(rec.Code, " ", rec.Body.String())
+	// Output:
+	// 200 GET k42: value of k42
 }
 
 // A command is registered once: registering it again is an error, and

@@ -2,6 +2,7 @@ package luaproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -191,23 +192,64 @@ func (rt *Runtime) Start(ctx context.Context, s *Script, entry string, args ...a
 
 // start submits p for Start and StartMain.
 func (rt *Runtime) start(ctx context.Context, p *luaProcess, entry string, args []any) (scheduler.Handle, error) {
-	name := p.script.name
-	if ctx == nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: nil context", name)
-	}
-	if ctx.Err() != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, context.Cause(ctx))
-	}
-	args, err := payload.FromGoAll(args)
+	input, opts, err := startOptions(ctx, args)
 	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", p.script.name, err)
 	}
-	opts := scheduler.SubmitOptions{Waited: true, Context: ctx, KillReason: contextKilled}
-	h, _, err := rt.sched.SubmitWith(p, entry, args, opts)
+	h, _, err := rt.sched.SubmitWith(p, entry, input, opts)
 	if err != nil {
-		return scheduler.Handle{}, fmt.Errorf("start %s: %w", name, err)
+		return scheduler.Handle{}, fmt.Errorf("start %s: %w", p.script.name, err)
 	}
 	return h, nil
+}
+
+// Call runs entry of s with args in a new process, as Start does, and
+// returns what Wait would: the entry's return values, or the process's
+// error. The process runs on the calling goroutine: its steps run here,
+// and while it waits (for a command's answer, a message, a timer) this
+// goroutine waits with it and takes it up again when the answer comes,
+// with no worker in between. That is the cheapest way to run a process
+// per request (an HTTP handler's): a request that calls a Go command
+// answered from another goroutine costs one goroutine hand-off, where
+// Start and Wait cost three.
+//
+// ctx is the process's parent, as Start's: its values reach the
+// commands' calls, and when it is done the process is killed (a
+// *KilledError whose Cause is context.Cause(ctx)) — Call returns once
+// the process has ended, whatever ends it (Kill, Shutdown, its
+// deadline, Options.MaxStep). Past the runtime's bound on processes
+// running on callers' goroutines at once (twice the workers), the steps
+// of a Call run on the workers instead, and Call waits for them.
+//
+// Call blocks until the process ends: never call it from a command
+// handler (a Handler), which runs on a worker.
+func (rt *Runtime) Call(ctx context.Context, s *Script, entry string, args ...any) ([]any, error) {
+	input, opts, err := startOptions(ctx, args)
+	if err != nil {
+		return nil, fmt.Errorf("call %s: %w", s.name, err)
+	}
+	h, err := rt.sched.Run(rt.newProcess(s), entry, input, opts)
+	if err != nil {
+		return nil, fmt.Errorf("call %s: %w", s.name, err)
+	}
+	res, err := h.Result()
+	return res, err
+}
+
+// startOptions checks a start's context and converts its arguments:
+// the process's input and its submit options.
+func startOptions(ctx context.Context, args []any) (payload.Payloads, scheduler.SubmitOptions, error) {
+	if ctx == nil {
+		return nil, scheduler.SubmitOptions{}, errors.New("nil context")
+	}
+	if ctx.Err() != nil {
+		return nil, scheduler.SubmitOptions{}, context.Cause(ctx)
+	}
+	input, err := payload.FromGoAll(args)
+	if err != nil {
+		return nil, scheduler.SubmitOptions{}, err
+	}
+	return input, scheduler.SubmitOptions{Waited: true, Context: ctx, KillReason: contextKilled}, nil
 }
 
 // contextKilled is the error a process ends with when its Start context

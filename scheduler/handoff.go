@@ -52,6 +52,9 @@ func (w *worker) handOff(p *proc, from PID, msg any) bool {
 // runnext (Go's runnext) when a watchdog can take it from there should
 // the step run on, else on w's deque.
 func (w *worker) readied(p *proc) {
+	if p.sendHome() {
+		return
+	}
 	s := w.s
 	if s.watch.stop == nil { // no watchdog to take runnext from a long step
 		w.local.PushBottom(p)

@@ -225,6 +225,8 @@ type SubmitOptions struct {
 	// the process's context otherwise: the kill is what ends it.
 	Context    context.Context
 	KillReason func(cause error) error
+
+	home *home // set by Run (home.go)
 }
 
 // SubmitWith is Submit, then Link and Monitor as opts say, done before

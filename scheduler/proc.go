@@ -97,6 +97,7 @@ type proc struct {
 	// CAS): the yields awaiting completion, and the messages the process
 	// said it holds unread after its last step (StepOutput.Backlog).
 	outstanding []*yieldRec
+	firstRecs   [1]*yieldRec // outstanding's first array (arm)
 	backlog     int
 	// handedEv: a message handed straight to the process (handed true)
 	// by a sender that found it waiting for messages (worker.handOff),
@@ -114,6 +115,9 @@ type proc struct {
 	// waited: submitted with SubmitOptions.Waited (a handle's holder
 	// will look), so watched() without a done channel made for it.
 	waited atomic.Bool
+	// home: the goroutine that runs p from start to end (Run, home.go),
+	// nil for a process the workers run. Set before p is in the table.
+	home *home
 
 	// Written once before done becomes closedDone.
 	result payload.Payloads
@@ -194,5 +198,8 @@ func (p *proc) doneChan() <-chan struct{} {
 func (p *proc) markDone() {
 	if c := p.done.Swap(closedDone); c != nil {
 		close(*c)
+	}
+	if p.home != nil {
+		p.home.signal() // last: Run returns on it (home.go)
 	}
 }

@@ -25,7 +25,9 @@
 // docs/architecture.md describes the design: queues and stealing are in
 // worker.go, queues.go and idle.go, the state machine in proc.go,
 // completions in dispatch.go, a new process's first steps on the
-// submitting goroutine (SubmitOptions.Inline) in inline.go.
+// submitting goroutine (SubmitOptions.Inline) in inline.go, and a
+// process run from start to end by the goroutine that submits it (Run)
+// in home.go.
 package scheduler
 
 import (
@@ -269,7 +271,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if opts != nil {
-		pr.ctx.values = opts.Context
+		pr.ctx.values, pr.home = opts.Context, opts.home
 	}
 	if err := p.Init(&pr.ctx, method, input); err != nil {
 		pr.ctx.cancel(err)
@@ -309,6 +311,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 	}
 	s.stats.submitted.Add(1)
 	switch iw := s.inlineFor(inline, w); {
+	case pr.home != nil: // its home runs it (Run, home.go)
 	case iw != nil:
 		s.runInline(iw, pr)
 		s.putInline(iw)
@@ -519,6 +522,9 @@ func (s *Scheduler) sendCancel(p *proc, reason error) {
 // enqueue puts a process that was just made Ready into the global queue and
 // makes sure a worker will look.
 func (s *Scheduler) enqueue(p *proc) {
+	if p.sendHome() {
+		return
+	}
 	s.global.push(p)
 	s.wakeIfNeeded()
 }

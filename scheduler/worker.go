@@ -291,6 +291,9 @@ func (w *worker) arm(p *proc, tag uint64) *yieldRec {
 	r.p, r.tag = p, tag
 	r.gen++
 	r.idx = len(p.outstanding)
+	if p.outstanding == nil {
+		p.outstanding = p.firstRecs[:0] // most processes have one yield out at a time
+	}
 	p.outstanding = append(p.outstanding, r)
 	// Publishes p, tag and node to the completer that wins the CAS.
 	r.token.Store(r.gen)
