@@ -251,21 +251,15 @@ func newHandler(rt *luaproc.Runtime, script *luaproc.Script, d *db, workers int,
 	return mux
 }
 
-// serveLua runs app.lua's handle for r in a process of its own. The
-// process has r's context: if the client goes away, it is killed.
+// serveLua runs app.lua's handle for r in a process of its own, on this
+// goroutine (Runtime.Call). The process has r's context: if the client
+// goes away, it is killed.
 func serveLua(w http.ResponseWriter, r *http.Request, rt *luaproc.Runtime, script *luaproc.Script, workers int, log *slog.Logger) {
-	h, err := rt.Start(r.Context(), script, "handle", r.PathValue("key"), workers)
-	if errors.Is(err, luaproc.ErrClosed) {
+	res, err := rt.Call(r.Context(), script, "handle", r.PathValue("key"), workers)
+	switch {
+	case errors.Is(err, luaproc.ErrClosed):
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
-	}
-	if err != nil {
-		log.Error("start handler", "err", err)
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	res, err := h.Wait(r.Context())
-	switch {
 	case r.Context().Err() != nil:
 		return // the client went away: the process was killed, nobody reads an answer
 	case err != nil: // a *luaproc.ScriptError carries the Lua traceback
