@@ -25,8 +25,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// hung bounds a wait that only a bug makes long.
-const hung = 20 * time.Second
+// hung bounds a wait that only a bug makes long — or a CI run of every
+// package at once under -race on two cores, where the chat example took
+// over 20 s once.
+const hung = 2 * time.Minute
 
 // syncBuffer is a log buffer safe for concurrent writes.
 type syncBuffer struct {
