@@ -3,7 +3,7 @@ package serve_test
 // A test starts a runtime with a script whose main serves and sends what
 // the test needs (the server's address) to a Go inbox; the test drives it
 // with real clients. Waits are on events (a message, a closed
-// connection); the 20 s bounds only end a hung test.
+// connection); the bounds (hung) only end a hung test.
 
 import (
 	"bytes"
