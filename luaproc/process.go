@@ -527,18 +527,15 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	return p.resumeStarted(t, fitValues(args, t.wants))
 }
 
-// resumeStarted resumes a suspended task through coroutine.resume's Go
-// function on the main state, which leaves the results on the main
+// resumeStarted resumes a suspended task as coroutine.resume does
+// (lua.LState.ResumeSuspended, which takes args without moving them
+// through the main state's stack), leaving the results on the main
 // state's stack: a yield of the command marker, the common case, then
 // costs no allocation (lua.LState.Resume copies the values out).
 func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState, []lua.LValue, error) {
 	L := p.L
 	L.SetTop(0)
-	L.Push(t.co)
-	for _, a := range args {
-		L.Push(a)
-	}
-	n := p.tpl.rawResume(L)
+	n := L.ResumeSuspended(t.co, args)
 	top := L.GetTop()
 	defer L.SetTop(0)
 	first := top - n + 1
