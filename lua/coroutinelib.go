@@ -95,6 +95,40 @@ func coResume(L *LState) int {
 	return L.GetTop() - top
 }
 
+// ResumeSuspended is coroutine.resume(th, args...) for a Go caller
+// (luarun: the process layer's resume of a task) without its stack
+// traffic: args go straight onto th's stack, not through ls's, and th
+// is not looked up among ls's values. th must be started: suspended in a
+// yield. As coroutine.resume, it leaves on ls's stack, above the top it
+// had, true and the values th yielded or returned, or false and the
+// error, and answers how many it left there.
+func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
+	switch {
+	case ls.G.CurrentThread == th:
+		return ls.pushResumeRefusal("can not resume a running thread")
+	case th.Dead:
+		return ls.pushResumeRefusal("can not resume a dead thread")
+	case !th.isStarted():
+		return ls.pushResumeRefusal("can not resume a coroutine that has not started")
+	}
+	th.Parent = ls
+	ls.G.CurrentThread = th
+	for _, a := range args {
+		th.Push(a)
+	}
+	top := ls.GetTop()
+	threadRun(th)
+	return ls.GetTop() - top
+}
+
+// pushResumeRefusal pushes what coroutine.resume answers for a
+// coroutine it cannot resume.
+func (ls *LState) pushResumeRefusal(msg string) int {
+	ls.Push(LFalse)
+	ls.Push(LString(msg))
+	return 2
+}
+
 func coRunning(L *LState) int {
 	if L.G.MainThread == L {
 		L.Push(LNil)

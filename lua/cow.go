@@ -230,9 +230,14 @@ func (tb *LTable) cowGet(key LValue) LValue {
 	return v
 }
 
-// cowGetString is cowGet of a string key (not boxed: no allocation).
-func (tb *LTable) cowGetString(key string) LValue {
-	v := tb.home.base.RawGetString(key)
+// cowGetStringH is cowGet of a string key (not boxed: no allocation)
+// whose strHash is h. The base is searched with the hash the caller had
+// (a constant's, which the compiler hashed, or the one the view's own
+// part was searched with), not hashed again: a library function read
+// through a view (process.send) misses the view on every call, as only
+// tables are copied into it.
+func (tb *LTable) cowGetStringH(key string, h uint32) LValue {
+	v := tb.home.base.rawGetStringH(key, h)
 	if t, ok := v.(*LTable); ok && t.IsShared() {
 		view := tb.home.set.View(t)
 		tb.RawSetString(key, view)

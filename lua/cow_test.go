@@ -88,6 +88,45 @@ func TestViewsMapSharedTablesOnce(t *testing.T) {
 	`)
 }
 
+// TestViewsReadBaseKeysOfEveryLength reads the base's string keys
+// through views, short (hashed) and long (scanned in a small table), as
+// constants (hashed by the compiler) and computed, before and after the
+// view has entries of its own: a miss searches the base with the hash
+// the view was searched with.
+func TestViewsReadBaseKeysOfEveryLength(t *testing.T) {
+	lib := newLTable(0, 0)
+	for n := 1; n <= 40; n++ {
+		lib.RawSetString(strings.Repeat("k", n), LNumber(n))
+	}
+	globals := newLTable(0, 0)
+	globals.RawSetString("lib", lib)
+	globals.RawSetString("a_rather_long_global_name", LNumber(7))
+	lib.Share()
+	globals.Share()
+	L := NewState(Options{SkipOpenLibs: true})
+	defer L.Close()
+	OpenBase(L)
+	OpenString(L)
+	g := newLTable(0, 0)
+	L.G.Global.ForEach(func(k, v LValue) { g.RawSet(k, v) })
+	L.G.Global, L.Env = g, g
+	L.G.Views.Bind(globals)
+	runOK(t, L, `
+		assert(a_rather_long_global_name == 7)
+		assert(lib.k == 1 and lib.kkkkkkkk == 8 and lib.kkkkkkkkk == 9)
+		for round = 1, 2 do
+			for n = 1, 40 do
+				local k = string.rep("k", n)
+				assert(lib[k] == n and rawget(lib, k) == n, k)
+			end
+			assert(lib.kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk == 40)
+			lib.own = true -- the view's own part, then read again
+		end
+		lib.kk = "mine"
+		assert(lib.kk == "mine" and lib.kkk == 3 and lib.missing == nil)
+	`)
+}
+
 func TestSharedTableRefusesWrites(t *testing.T) {
 	tb := newLTable(0, 0)
 	tb.RawSetString("a", LTrue)

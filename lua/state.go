@@ -478,10 +478,16 @@ func (rg *registry) SetTop(topi int) { // +inline-start
 	}
 	// values beyond top don't need to be valid LValues, so setting them to nil is fine
 	// setting them to nil rather than LNil lets us invoke the golang memclr opto
-	if rg.top < oldtopi {
+	// (luarun: for more than a few; memclrHasPointers's bulk write barrier
+	// costs more than the stores of the one or two values a resume clears)
+	if oldtopi-rg.top > 4 {
 		nilRange := rg.array[rg.top:oldtopi]
 		for i := range nilRange {
 			nilRange[i] = nil
+		}
+	} else {
+		for i := rg.top; i < oldtopi; i++ {
+			rg.array[i] = nil
 		}
 	}
 	//for i := rg.top; i < oldtop; i++ {

@@ -778,3 +778,30 @@ func BenchmarkTailCall(b *testing.B) {
 		L.Pop(1)
 	}
 }
+
+// TestSetTopClearsWhatItDrops: the slots above a lowered top hold
+// nothing (the collector must not keep a popped value alive), whether a
+// few are dropped (cleared one by one) or many (cleared in bulk).
+func TestSetTopClearsWhatItDrops(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	for _, n := range []int{1, 2, 4, 5, 40} {
+		base := L.GetTop()
+		for i := 0; i < n; i++ {
+			L.Push(LString("v"))
+		}
+		L.SetTop(base)
+		for i := 0; i < n; i++ {
+			if v := L.reg.array[L.reg.top+i]; v != nil {
+				t.Fatalf("%d dropped: slot %d above the top holds %v", n, i, v)
+			}
+		}
+		L.SetTop(base + n) // raised again: the slots read nil
+		for i := 1; i <= n; i++ {
+			if v := L.Get(base + i); v != LNil {
+				t.Fatalf("%d dropped, raised again: value %d is %v", n, i, v)
+			}
+		}
+		L.SetTop(base)
+	}
+}

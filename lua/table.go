@@ -1232,20 +1232,13 @@ func (tb *LTable) RawGetH(key LValue) LValue {
 
 // RawGetString returns an LValue associated with a given key without __index metamethod.
 func (tb *LTable) RawGetString(key string) LValue {
-	var i int
-	if len(key) <= 8 {
-		// a short key: hashed faster than the small hash part is scanned
-		i = tb.findStrH(key, strHash(key))
-	} else {
-		i = tb.findStr(key)
+	if len(key) <= 8 || tb.isView() {
+		// a short key: hashed faster than the small hash part is
+		// scanned; a view's miss searches its base with the same hash
+		return tb.rawGetStringH(key, strHash(key))
 	}
-	if i >= 0 {
-		if v := tb.node[i].val; v != LNil || !tb.isView() {
-			return v
-		}
-	}
-	if tb.isView() {
-		return tb.cowGetString(key)
+	if i := tb.findStr(key); i >= 0 {
+		return tb.node[i].val
 	}
 	return LNil
 }
@@ -1258,7 +1251,7 @@ func (tb *LTable) rawGetStringH(key string, h uint32) LValue {
 		}
 	}
 	if tb.isView() {
-		return tb.cowGetString(key)
+		return tb.cowGetStringH(key, h)
 	}
 	return LNil
 }

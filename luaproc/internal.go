@@ -46,11 +46,12 @@ func (p *luaProcess) internalError(v any) *ScriptError {
 	return &ScriptError{Message: msg, entry: p.entryName(), internal: true}
 }
 
-// recoverStep, deferred by Step, ends the process with an internal
-// error when a Go panic escaped the step (outside any task's resume:
-// delivering messages, completing a yield).
+// recoverStep, deferred by Step, unsets the step's output and ends the
+// process with an internal error when a Go panic escaped the step
+// (outside any task's resume: delivering messages, completing a yield).
 func (p *luaProcess) recoverStep(out *scheduler.StepOutput, err *error) {
 	v := recover()
+	p.out = nil // the step's output is not the process's past the step
 	if v == nil {
 		return
 	}

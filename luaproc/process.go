@@ -315,8 +315,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
-	defer func() { p.out = nil }()
-	defer p.recoverStep(out, &err) // internal.go
+	defer p.recoverStep(out, &err) // internal.go; it also unsets p.out
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -527,32 +526,31 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	return p.resumeStarted(t, fitValues(args, t.wants))
 }
 
-// resumeStarted resumes a suspended task through coroutine.resume's Go
-// function on the main state, which leaves the results on the main
+// resumeStarted resumes a suspended task as coroutine.resume does
+// (lua.LState.ResumeSuspended, which takes args without moving them
+// through the main state's stack), leaving the results on the main
 // state's stack: a yield of the command marker, the common case, then
 // costs no allocation (lua.LState.Resume copies the values out).
 func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState, []lua.LValue, error) {
 	L := p.L
 	L.SetTop(0)
-	L.Push(t.co)
-	for _, a := range args {
-		L.Push(a)
-	}
-	n := p.tpl.rawResume(L)
+	n := L.ResumeSuspended(t.co, args)
 	top := L.GetTop()
-	defer L.SetTop(0)
 	first := top - n + 1
 	if L.Get(first) != lua.LTrue {
 		obj := unwhere(L.Get(first + 1))
+		L.SetTop(0)
 		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
 	}
 	if !t.co.Dead && n >= 2 && L.Get(first+1) == cmdMarker {
+		L.SetTop(0)
 		return lua.ResumeYield, yieldedMarker, nil
 	}
 	vals := make([]lua.LValue, 0, n-1)
 	for i := first + 1; i <= top; i++ {
 		vals = append(vals, L.Get(i))
 	}
+	L.SetTop(0) // not deferred: a panic's resume clears the stack when it starts
 	if t.co.Dead {
 		return lua.ResumeOK, vals, nil
 	}

@@ -1,0 +1,75 @@
+// Tests of LState.ResumeSuspended, the process layer's resume of a
+// coroutine suspended in a yield: it leaves on the resumer's stack what
+// coroutine.resume would, and refuses what coroutine.resume refuses.
+package lua
+
+import "testing"
+
+// resumeSuspended resumes th with args and returns the values
+// ResumeSuspended left on L's stack, which it then clears.
+func resumeSuspended(t *testing.T, L, th *LState, args ...LValue) []LValue {
+	t.Helper()
+	base := L.GetTop()
+	n := L.ResumeSuspended(th, args)
+	if got := L.GetTop() - base; got != n {
+		t.Fatalf("answered %d values, left %d", n, got)
+	}
+	vs := make([]LValue, n)
+	for i := range vs {
+		vs[i] = L.Get(base + 1 + i)
+	}
+	L.SetTop(base)
+	return vs
+}
+
+func wantValues(t *testing.T, got []LValue, want ...LValue) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestResumeSuspendedAsCoroutineResume(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	runOK(t, L, `
+		function body(a)
+			local b, c = coroutine.yield(a + 1, "first")
+			local d = coroutine.yield(b .. c)
+			if d == "fail" then error("failed", 0) end
+			return d, "end"
+		end`)
+	th, _ := L.NewThread()
+	st, err, vals := L.Resume(th, L.GetGlobal("body").(*LFunction), LNumber(1))
+	if st != ResumeYield || err != nil || len(vals) != 2 || vals[0] != LNumber(2) {
+		t.Fatalf("first resume: %v %v %v", st, err, vals)
+	}
+	wantValues(t, resumeSuspended(t, L, th, LString("x"), LString("y")), LTrue, LString("xy"))
+	wantValues(t, resumeSuspended(t, L, th, LString("done")), LTrue, LString("done"), LString("end"))
+	if !th.Dead {
+		t.Fatal("the coroutine returned but is not dead")
+	}
+	wantValues(t, resumeSuspended(t, L, th), LFalse, LString("can not resume a dead thread"))
+	if L.G.CurrentThread != L {
+		t.Fatalf("current thread %v after the resumes, want the main state", L.G.CurrentThread)
+	}
+
+	failing, _ := L.NewThread()
+	L.Resume(failing, L.GetGlobal("body").(*LFunction), LNumber(1))
+	resumeSuspended(t, L, failing, LString("a"), LString("b"))
+	wantValues(t, resumeSuspended(t, L, failing, LString("fail")), LFalse, LString("failed"))
+}
+
+func TestResumeSuspendedRefusesUnstartedAndRunning(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	fresh, _ := L.NewThread()
+	wantValues(t, resumeSuspended(t, L, fresh), LFalse, LString("can not resume a coroutine that has not started"))
+	L.G.MainThread, L.G.CurrentThread = L, L
+	wantValues(t, resumeSuspended(t, L, L), LFalse, LString("can not resume a running thread"))
+}
