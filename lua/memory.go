@@ -78,6 +78,9 @@ func (ls *LState) MemoryGrant() int64 { return ls.G.memLeft }
 // charge counts n bytes (n >= 0) about to be allocated for ls's state;
 // the owner may refuse them, which raises "not enough memory" in ls.
 func (ls *LState) charge(n int) {
+	if !memAccounting {
+		return
+	}
 	g := ls.G
 	g.memLeft -= int64(n)
 	if g.memLeft < 0 {
@@ -157,6 +160,9 @@ func (g *Global) tableHome() *tableHome {
 // MemoryOwner). Each growth function of table.go calls it once, before
 // it allocates.
 func (tb *LTable) chargeGrowth(n int) {
+	if !memAccounting {
+		return
+	}
 	h := tb.home
 	if h == nil || h.g == nil {
 		return
@@ -172,6 +178,9 @@ func (tb *LTable) chargeGrowth(n int) {
 // the array part, and a hash part of up to 4 nodes made in the header's
 // allocation (a larger one is setNodeVector's, which charges it).
 func tableCharge(acap, hcap int) int {
+	if !memAccounting {
+		return 0 // compiled out with charge (accounting_off.go)
+	}
 	n := tableBytes + chargeSize(acap, valueBytes)
 	if acap <= 0 && hcap > 0 && hcap <= 4 {
 		n += chargeSize(1<<ceilLog2(hcap), nodeBytes)

@@ -115,6 +115,9 @@ func DefaultMaxMemory() int64 {
 // watchdog.
 func newMemBounds(opts Options, kill func(p *luaProcess, err error)) *memBounds {
 	m := &memBounds{process: max(opts.MaxProcessMemory, 0), big: map[*luaProcess]int64{}}
+	if !memAccounting {
+		return m // the noaccounting build: no bounds (accounting_off.go)
+	}
 	switch {
 	case opts.MaxMemory > 0:
 		m.runtime = opts.MaxMemory
@@ -385,6 +388,9 @@ func (p *luaProcess) gcRoots() []lua.LValue { return p.roots(true) }
 
 // startMemory gives p's state its first grant (a new or recycled state).
 func (p *luaProcess) startMemory() {
+	if !memAccounting {
+		return // nothing charged: no grant to give (accounting_off.go)
+	}
 	p.memBaseKB = 0
 	p.L.SetMemoryGrant(p.grantFrom(0))
 }
