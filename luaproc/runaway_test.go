@@ -197,7 +197,7 @@ func TestMailboxWarningNotForABusyReceiver(t *testing.T) {
 	rt, _, logs := newTestRuntime(t, Options{Workers: 2, MailboxWarning: 1000})
 	each := 50000 // 200,000 replies, 200 times the threshold
 	if raceEnabled {
-		each = 5000 // 20 times it: the race detector makes 200,000 take minutes at -cpu 1
+		each = 1000 // 4 times it: under the race detector 20,000 took 25 s at -cpu 1
 	}
 	res, err := runLua(t, rt, "replies.lua", `
 function producer(to, n) for i = 1, n do process.send(to, i) end end
