@@ -9,7 +9,11 @@ package luaproc
 // on b.N much; the inputs are made once a run, inside the script (their
 // cost amortized over b.N, and cancelled in a difference of two runs).
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/luarun/luarun/bench/idioms"
+)
 
 // vmBenchLua: main(kind, reps) runs reps units of kind.
 const vmBenchLua = `
@@ -47,43 +51,12 @@ func BenchmarkVM(b *testing.B) {
 	}
 }
 
-// stdlibBenchLua: bench/stdlib.go's idioms, each made once at its size
-// (main's size) and run reps times. sort sorts a fresh copy each time
-// (a sorted array is not the idiom); lines is left out (it writes and
+// stdlibBenchLua: the harness's idioms (bench/idioms), each made once at
+// its size (main's size) and run reps times. sort sorts a fresh copy each
+// time (a sorted array is not the idiom); lines is not run (it writes and
 // removes a file: I/O, not the library).
-const stdlibBenchLua = `
-local words = {"alpha", "beta", "gamma", "delta", "eps"}
-local function text(n)
-  local t = {}
-  for i = 1, n do
-    t[i] = "ts=" .. i .. " svc=" .. words[i % 5 + 1] .. " path=/api/v" .. (i % 7) .. "/items status=" .. (200 + i % 3) .. "  "
-  end
-  return table.concat(t, "\n"), t
-end
-
-local idioms = {}
-idioms.gsub = function(n) local s = text(n); return function() return (s:gsub("%s+", " ")) end end
-idioms.find = function(n) local s = text(n); return function() return s:find("\n[^\n]*$") end end
-idioms.match = function(n)
-  local _, lines = text(n)
-  return function()
-    local k = 0
-    for i = 1, #lines do
-      if lines[i]:match("svc=(%w+) path=(%S+) status=(%d+)") then k = k + 1 end
-    end
-    return k
-  end
-end
-idioms.gmatch = function(n)
-  local s = text(n)
-  return function() local k = 0; for _ in s:gmatch("[^\n]+") do k = k + 1 end return k end
-end
-idioms.upper = function(n) local s = text(n); return function() return #s:upper() end end
-idioms.concat = function(n)
-  local t = {}
-  for i = 1, n do t[i] = "item" .. i end
-  return function() return #table.concat(t, ",") end
-end
+const stdlibBenchLua = idioms.Lua + `
+-- a sorted array is not the idiom: each run sorts a fresh copy
 idioms.sort = function(n)
   local t, x = {}, 42
   for i = 1, n do x = (x * 1103515245 + 12345) % 2147483648; t[i] = x end
@@ -94,26 +67,6 @@ idioms.sort = function(n)
     return u[1]
   end
 end
-idioms.format = function(n)
-  return function() local s; for i = 1, n do s = string.format("%d %s %.2f", i, "abc", i / 3) end return s end
-end
-idioms.insert_remove = function(n)
-  return function()
-    local t = {}
-    for i = 1, n do table.insert(t, i) end
-    for i = 1, n do table.remove(t) end
-    return #t
-  end
-end
-idioms.sub_byte = function(n)
-  local s = text(1)
-  return function() local k = 0; for i = 1, n do k = k + #s:sub(i % 40 + 1, i % 40 + 5) + s:byte(i % 40 + 1) end return k end
-end
-idioms.empty_call = function(n)
-  local f = function(a, b) return a end
-  return function() local k; for i = 1, n do k = f(i, i) end return k end
-end
-
 function main(idiom, size, reps)
   local run = idioms[idiom](size)
   for _ = 1, reps do run() end
