@@ -16,7 +16,8 @@ package luaproc
 //     rendering is always one line.
 //   - a table met again inside itself (a cycle) is written <cycle>; a
 //     table shared by two branches that is not a cycle is written twice.
-//   - past maxDepth nested tables (0: no limit) a table is written {...}.
+//   - past maxDepth nested tables (0: no limit but maxRenderDepth, 200)
+//     a table is written {...}.
 //   - functions, userdata and threads are written <tostring>, e.g.
 //     <function: 0xc000123456>. Metatables and metamethods are never
 //     looked at: rendering cannot raise, yield or run script code.
@@ -39,6 +40,12 @@ import (
 	lua "github.com/luarun/luarun/lua"
 	"github.com/luarun/luarun/luaproc/lualib"
 )
+
+// maxRenderDepth bounds the nesting any rendering follows, whatever
+// maxDepth says: the renderer recurses on the Go stack, and a table
+// nested millions deep would otherwise take it past Go's limit, which
+// ends the program, not the process.
+const maxRenderDepth = 200
 
 // RenderLua writes v as Lua would (see the file comment).
 func RenderLua(v lua.LValue, maxDepth int, ticker *lua.LState) string {
@@ -83,7 +90,7 @@ func (r *renderer) table(t *lua.LTable, depth int) {
 	case r.open[t]:
 		r.b.WriteString("<cycle>")
 		return
-	case r.maxDepth > 0 && depth >= r.maxDepth:
+	case r.maxDepth > 0 && depth >= r.maxDepth, depth >= maxRenderDepth:
 		r.b.WriteString("{...}")
 		return
 	}

@@ -48,3 +48,25 @@ true
 true`
 	assert.Equal(t, payload.Payloads{want}, res)
 }
+
+// TestRenderingDeepNesting: a table nested far deeper than any rendering
+// follows is written to maxRenderDepth levels and then {...}, by inspect
+// and by log.* alike — the renderer recurses on the Go stack, and a
+// million levels used to be a Go stack overflow, which ends the program.
+func TestRenderingDeepNesting(t *testing.T) {
+	rt, _, logs := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "deep.lua", `
+function main()
+  local t = {}
+  for i = 1, 1000000 do t = {t} end
+  log.info("deep", "t", t)
+  local s = inspect(t)
+  local _, opened = s:gsub("{", "")
+  return opened, s:find("{...}", 1, true) ~= nil, #s
+end`, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	assert.Equal(t, int64(maxRenderDepth+1), res[0], "levels written, then {...}")
+	assert.Equal(t, true, res[1])
+	logs.waitFor(t, "{...}")
+}
