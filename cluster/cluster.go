@@ -131,7 +131,10 @@ type Node struct {
 	// noticeDown since): written under mu by heard and noticeDown, read
 	// without it by every send (up)
 	live [scheduler.MaxNode + 1]atomic.Bool
-	subs []*nats.Subscription // Attach's; Close unsubscribes
+	// cameUp is closed (and replaced, under mu) by heard whenever a node
+	// comes up: awaitPeer waits on it
+	cameUp chan struct{}
+	subs   []*nats.Subscription // Attach's; Close unsubscribes
 
 	reg   registry // the cluster's names (names.go)
 	stats nodeStats
@@ -243,7 +246,7 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, spawnsSeen: map[int]*window{}, stop: make(chan struct{}), done: make(chan struct{})}
+	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, spawnsSeen: map[int]*window{}, cameUp: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
 	n.in.seq, n.in.inc = map[int]uint64{}, map[int]uint64{}
 	n.incarnation = newIncarnation()
 	n.sign = signer{secret: cfg.Secret}
@@ -827,8 +830,43 @@ func (n *Node) heard(m *nats.Msg) {
 		n.mu.Unlock()
 	}
 	n.live[hb.number].Store(true)
+	if wasDown || !known {
+		n.mu.Lock()
+		close(n.cameUp) // after live: a waiter that wakes finds it up
+		n.cameUp = make(chan struct{})
+		n.mu.Unlock()
+	}
 	if !known {
 		n.beat()
+	}
+}
+
+// awaitPeer waits until node number, of incarnation inc or a later one,
+// is up, for at most DownAfter heartbeats, and reports whether it is. A
+// spawn request can come before its sender's first heartbeat has been
+// read: the sender published the beat first, but NATS hands each
+// subscription its messages on a goroutine of its own, so the request
+// may be read first — and the new process's first send to its requester
+// would find that node not up.
+func (n *Node) awaitPeer(number int, inc uint64) bool {
+	timeout := time.NewTimer(n.cfg.Heartbeat * time.Duration(n.cfg.DownAfter))
+	defer timeout.Stop()
+	for {
+		n.mu.RLock()
+		p := n.peers[number]
+		ok := number == n.number || p != nil && !p.down && p.incarnation >= inc && n.up(number)
+		wait := n.cameUp
+		n.mu.RUnlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-wait:
+		case <-timeout.C:
+			return false
+		case <-n.stop:
+			return false
+		}
 	}
 }
 

@@ -163,17 +163,23 @@ func (n *Node) numberOf(name string) (int, uint64, bool) {
 // so it is made on a goroutine of its own: the subscription goes on to
 // the next request.
 func (n *Node) spawned(m *nats.Msg) {
-	req, ok := n.openSpawn(m)
+	sender, inc, req, ok := n.openSpawn(m)
 	if !ok {
 		return
 	}
-	go n.answerSpawn(m, req)
+	go n.answerSpawn(m, sender, inc, req)
 }
 
-// answerSpawn starts the process of a verified request and answers it.
-func (n *Node) answerSpawn(m *nats.Msg, req []byte) {
+// answerSpawn starts the process of a verified request from node sender
+// of incarnation inc and answers it. The process starts once this node
+// has that node up (awaitPeer): its first act may be a send to it.
+func (n *Node) answerSpawn(m *nats.Msg, sender int, inc uint64, req []byte) {
 	mac := n.sign.size()
-	pid, err := n.startRequested(req)
+	var pid scheduler.PID
+	err := fmt.Errorf("node %d, the requester, is not up here", sender)
+	if n.awaitPeer(sender, inc) {
+		pid, err = n.startRequested(req)
+	}
 	var answer any = int64(pid)
 	if err != nil {
 		answer = err.Error()
@@ -187,19 +193,20 @@ func (n *Node) answerSpawn(m *nats.Msg, req []byte) {
 }
 
 // openSpawn verifies a spawn request and reads its header, and returns
-// the request; it counts one it drops.
-func (n *Node) openSpawn(m *nats.Msg) ([]byte, bool) {
+// its sender's number and incarnation and the request; it counts one it
+// drops.
+func (n *Node) openSpawn(m *nats.Msg) (sender int, inc uint64, req []byte, ok bool) {
 	mac := n.sign.size()
 	if len(m.Data) < mac+spawnHeader {
 		n.stats.malformed.Add(1)
-		return nil, false
+		return 0, 0, nil, false
 	}
 	if !n.sign.verify(nil, m.Data[:mac], []byte(m.Subject), m.Data[mac:]) {
 		n.stats.forged.Add(1)
-		return nil, false
+		return 0, 0, nil, false
 	}
 	h := m.Data[mac:]
-	sender := int(binary.BigEndian.Uint16(h))
+	sender = int(binary.BigEndian.Uint16(h))
 	from, to, seq := binary.BigEndian.Uint64(h[2:]), binary.BigEndian.Uint64(h[10:]), binary.BigEndian.Uint64(h[18:])
 	n.mu.Lock()
 	w := n.spawnsSeen[sender]
@@ -211,9 +218,9 @@ func (n *Node) openSpawn(m *nats.Msg) ([]byte, bool) {
 	n.mu.Unlock()
 	if !fresh {
 		n.stats.stale.Add(1)
-		return nil, false
+		return 0, 0, nil, false
 	}
-	return h[spawnHeader:], true
+	return sender, from, h[spawnHeader:], true
 }
 
 func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
