@@ -4,6 +4,8 @@ package payload
 // JSON (json.decode, and HTTP bodies) and the wire form (messages
 // between nodes). Their seed corpora are testdata/fuzz/<target>/, which
 // go test runs as ordinary tests; go test -fuzz=FuzzDecodeJSON explores.
+// json_test.go has two more: the JSON decoder and encoder against the
+// encoding/json-based ones they replaced.
 
 import (
 	"encoding/json"
@@ -25,8 +27,9 @@ import (
 //   - a number written with a fraction or an exponent is a float64 even
 //     when integral ("1E+2", "1.0"), and encodes back as an integer: the
 //     same number to Lua (the round trip compares numbers as Lua does);
-//   - it decodes anything encoding/json does, however deep, but Encode
-//     (as a message) refuses what is nested deeper than 200;
+//   - it decodes anything encoding/json does, nested up to MaxJSONDepth
+//     (encoding/json's bound: json.Valid refuses deeper texts too), but
+//     Encode (as a message) refuses what is nested deeper than 200;
 //   - invalid UTF-8 and lone surrogates in strings become U+FFFD, and a
 //     repeated object key keeps its last value (as encoding/json).
 func FuzzDecodeJSON(f *testing.F) {

@@ -1,5 +1,9 @@
 package payload
 
+// The encoding/json-based Encode and Decode that jsonencode.go and
+// jsondecode.go replaced, kept as the reference the fuzz targets compare
+// them with (stdEncode, stdDecode).
+
 import (
 	"bytes"
 	"encoding/json"
@@ -12,21 +16,19 @@ import (
 	"strings"
 )
 
-// Encode returns the JSON form of v. Lists become arrays, maps objects (a
+// stdEncode returns the JSON form of v. Lists become arrays, maps objects (a
 // map[any]any's keys are written as strings: 1 → "1", true → "true"), []byte
 // a string of its bytes (invalid UTF-8 is replaced, as encoding/json does).
 // NaN and infinities are refused, as JSON has no spelling for them.
-func Encode(v any) ([]byte, error) {
+func stdEncode(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := encode(&buf, v, "value", 0); err != nil {
+	if err := stdEncodeValue(&buf, v, "value", 0); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-const maxDepth = 200
-
-func encode(buf *bytes.Buffer, v any, path string, depth int) error {
+func stdEncodeValue(buf *bytes.Buffer, v any, path string, depth int) error {
 	if depth > maxDepth {
 		return fmt.Errorf("%s: nested deeper than %d (a cycle?)", path, maxDepth)
 	}
@@ -55,13 +57,13 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			if err := encode(buf, e, path+"["+strconv.Itoa(i+1)+"]", depth+1); err != nil {
+			if err := stdEncodeValue(buf, e, path+"["+strconv.Itoa(i+1)+"]", depth+1); err != nil {
 				return err
 			}
 		}
 		buf.WriteByte(']')
 	case map[string]any:
-		return encodeObject(buf, len(x), func(yield func(string, any) bool) {
+		return stdEncodeObject(buf, len(x), func(yield func(string, any) bool) {
 			for k, e := range x {
 				if !yield(k, e) {
 					return
@@ -69,10 +71,10 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 			}
 		}, path, depth)
 	case map[any]any:
-		if err := checkObjectKeys(x, path); err != nil {
+		if err := stdCheckObjectKeys(x, path); err != nil {
 			return err
 		}
-		return encodeObject(buf, len(x), func(yield func(string, any) bool) {
+		return stdEncodeObject(buf, len(x), func(yield func(string, any) bool) {
 			for k, e := range x {
 				if !yield(fmt.Sprint(k), e) {
 					return
@@ -85,11 +87,11 @@ func encode(buf *bytes.Buffer, v any, path string, depth int) error {
 	return nil
 }
 
-// checkObjectKeys checks that the keys of m can be written as the keys of
+// stdCheckObjectKeys checks that the keys of m can be written as the keys of
 // one object: each a valid key, and no two written as the same string
 // (1 and "1", true and "true"), which would make a duplicate key whose
 // value a reader picks at will.
-func checkObjectKeys(m map[any]any, path string) error {
+func stdCheckObjectKeys(m map[any]any, path string) error {
 	seen := make(map[string]any, len(m))
 	for k := range m {
 		if err := checkKey(k, path); err != nil {
@@ -97,7 +99,7 @@ func checkObjectKeys(m map[any]any, path string) error {
 		}
 		s := fmt.Sprint(k)
 		if other, dup := seen[s]; dup {
-			a, b := keyText(k), keyText(other)
+			a, b := stdKeyText(k), stdKeyText(other)
 			if a > b {
 				a, b = b, a // the same message whatever the map's order
 			}
@@ -110,15 +112,15 @@ func checkObjectKeys(m map[any]any, path string) error {
 
 // keyText is k as a Lua programmer would write it: "1" for a string, 1
 // for a number.
-func keyText(k any) string {
+func stdKeyText(k any) string {
 	if s, ok := k.(string); ok {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprint(k)
 }
 
-// encodeObject writes an object with sorted keys, so output is stable.
-func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), path string, depth int) error {
+// stdEncodeObject writes an object with sorted keys, so output is stable.
+func stdEncodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), path string, depth int) error {
 	keys := make([]string, 0, n)
 	vals := make(map[string]any, n)
 	each(func(k string, v any) bool {
@@ -135,7 +137,7 @@ func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), p
 		kb, _ := json.Marshal(k)
 		buf.Write(kb)
 		buf.WriteByte(':')
-		if err := encode(buf, vals[k], JoinKey(path, k), depth+1); err != nil {
+		if err := stdEncodeValue(buf, vals[k], JoinKey(path, k), depth+1); err != nil {
 			return err
 		}
 	}
@@ -143,30 +145,27 @@ func encodeObject(buf *bytes.Buffer, n int, each func(func(string, any) bool), p
 	return nil
 }
 
-// Decode parses JSON into a Value: objects become map[string]any, arrays
+// stdDecode parses JSON into a Value: objects become map[string]any, arrays
 // []any, numbers int64 when they are written as integers that fit (but
 // -0) and float64 otherwise, null nil.
-func Decode(data []byte) (any, error) {
+func stdDecode(data []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, fmt.Errorf("decode JSON: %w%s", err, position(data, err, dec.InputOffset()))
+		return nil, fmt.Errorf("decode JSON: %w%s", err, stdPosition(data, err, dec.InputOffset()))
 	}
 	if rest := data[dec.InputOffset():]; len(bytes.TrimLeft(rest, jsonSpace)) > 0 {
 		// dec.More would miss a stray ']' or '}' after the value
-		return nil, fmt.Errorf("decode JSON: data after the first value%s", position(data, nil, dec.InputOffset()))
+		return nil, fmt.Errorf("decode JSON: data after the first value%s", stdPosition(data, nil, dec.InputOffset()))
 	}
-	return fromJSON(raw), nil
+	return stdFromJSON(raw), nil
 }
-
-// jsonSpace is the white space JSON allows around a value.
-const jsonSpace = " \t\r\n"
 
 // position is " at line L, column C (byte B)" of a decoding error: the byte a
 // syntax error names, the end of the input for an unexpected end, else
 // the first byte after what was decoded (skipping spaces).
-func position(data []byte, err error, offset int64) string {
+func stdPosition(data []byte, err error, offset int64) string {
 	idx := int(offset)
 	var se *json.SyntaxError
 	switch {
@@ -185,7 +184,7 @@ func position(data []byte, err error, offset int64) string {
 	return fmt.Sprintf(" at line %d, column %d (byte %d)", line, col, idx+1)
 }
 
-func fromJSON(v any) any {
+func stdFromJSON(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		// -0 stays a float: Lua's -0 (tonumber("-0")) round-trips
@@ -196,12 +195,12 @@ func fromJSON(v any) any {
 		return f
 	case []any:
 		for i, e := range x {
-			x[i] = fromJSON(e)
+			x[i] = stdFromJSON(e)
 		}
 		return x
 	case map[string]any:
 		for k, e := range x {
-			x[k] = fromJSON(e)
+			x[k] = stdFromJSON(e)
 		}
 		return x
 	default:
