@@ -45,11 +45,10 @@ type converter struct {
 	// moves: a movable userdata (a socket's handle, serving.go) moves
 	// into the value; without it, userdata cannot be sent.
 	moves bool
-	// ticker, when set (json), counts each value converted as a step of
-	// its interrupt budget (lua.LState.Tick), and size adds up about how
-	// many bytes the values take as JSON (jsonEncode).
+	// ticker, when set (json), counts each value converted, and each
+	// comparison of a table's keys, as a step of its interrupt budget
+	// (lua.LState.Tick).
 	ticker *lua.LState
-	size   int
 	// strict (a Go application's value: a command's or Go function's
 	// result) refuses integers a Lua number would round; err is the first
 	// refusal, errSteps the path to it from the value converted,
@@ -95,10 +94,6 @@ const maxNesting = 200
 func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
 	if c.ticker != nil {
 		c.ticker.Tick()
-		c.size += 8
-		if s, ok := v.(lua.LString); ok {
-			c.size += len(s)
-		}
 	}
 	switch x := v.(type) {
 	case *lua.LNilType:
@@ -204,7 +199,7 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	case allStrings:
 		m := make(map[string]any, count)
 		var buf [8]lua.LValue
-		for _, k := range sortedKeys(t, buf[:0]) {
+		for _, k := range c.sortedKeys(t, buf[:0]) {
 			s := string(k.(lua.LString))
 			v, vpath := t.RawGet(k), ""
 			if !scalar(v) {
@@ -218,7 +213,7 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	default:
 		m := make(map[any]any, count)
 		var buf [8]lua.LValue
-		for _, k := range sortedKeys(t, buf[:0]) {
+		for _, k := range c.sortedKeys(t, buf[:0]) {
 			gk, _ := c.toGo(k, path, depth+1)
 			if m[gk], err = c.toGo(t.RawGet(k), payload.JoinKey(path, gk), depth+1); err != nil {
 				return nil, err
@@ -265,10 +260,19 @@ func (s *tableStack) pop() {
 }
 
 // sortedKeys appends t's keys to keys in a stable order, so the first
-// error reported for a table is always the same one.
-func sortedKeys(t *lua.LTable, keys []lua.LValue) []lua.LValue {
+// error reported for a table is always the same one. With a ticker, each
+// comparison is a step (a million keys take a few hundred milliseconds
+// to sort: a kill must not wait for them).
+func (c *converter) sortedKeys(t *lua.LTable, keys []lua.LValue) []lua.LValue {
 	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
 		keys = append(keys, k)
+	}
+	if L := c.ticker; L != nil && len(keys) > 64 { // a small table: its values tick
+		slices.SortFunc(keys, func(a, b lua.LValue) int {
+			L.Tick()
+			return compareKeys(a, b)
+		})
+		return keys
 	}
 	slices.SortFunc(keys, compareKeys)
 	return keys

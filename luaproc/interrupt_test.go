@@ -127,9 +127,10 @@ function main() return pcall(f) end`, "main")
 }
 
 // TestJSONChecksTheInterrupt: json.encode and json.decode raise the
-// interrupt's error when the flag is up, on small input (each value is
-// a step) and large (encoding/json runs off the state's goroutine, and
-// the wait checks the flag).
+// interrupt's error when the flag is up, on small input (each value
+// converted is a step) and large (the decoder calls a stop hook that
+// checks the flag, inside one long string too). TestKillStopsBigJSON
+// stops an encode in the encoder.
 func TestJSONChecksTheInterrupt(t *testing.T) {
 	big := `[` + strings.Repeat(`{"a": [1, 2, "three"]},`, 20000) + `0]`
 	for _, c := range []struct {
@@ -139,6 +140,9 @@ func TestJSONChecksTheInterrupt(t *testing.T) {
 	}{
 		{"decode", jsonDecode, func(*lua.LState) lua.LValue { return lua.LString(`[1, 2, 3]`) }},
 		{"decode big", jsonDecode, func(*lua.LState) lua.LValue { return lua.LString(big) }},
+		{"decode string", jsonDecode, func(*lua.LState) lua.LValue {
+			return lua.LString(`"` + strings.Repeat(`x\n`, 1<<20) + `"`)
+		}},
 		{"encode", jsonEncode, func(L *lua.LState) lua.LValue {
 			t := L.NewTable()
 			for i := 1; i <= 10; i++ {

@@ -3,7 +3,7 @@ package luaproc
 import (
 	"strings"
 	"sync"
-	"time"
+	"unsafe"
 
 	lua "github.com/luarun/luarun/lua"
 
@@ -49,14 +49,9 @@ func jsonEncode(L *lua.LState) int {
 	v, err := c.toGo(L.CheckAny(1), "value", 0)
 	if err == nil {
 		var b []byte
-		encode := func() ([]byte, error) { return payload.Encode(v) }
-		if c.size > offThreadSize {
-			b, err = offThread(L, encode)
-		} else {
-			b, err = encode()
-		}
-		if err == nil {
-			L.Push(lua.LString(b))
+		if b, err = payload.EncodeStop(v, jsonStop(L)); err == nil {
+			chargeString(L, len(b))
+			L.Push(lua.LString(unsafe.String(unsafe.SliceData(b), len(b)))) // b is ours alone
 			return 1
 		}
 	}
@@ -67,14 +62,9 @@ func jsonEncode(L *lua.LState) int {
 
 func jsonDecode(L *lua.LState) int {
 	s := L.CheckString(1)
-	decode := func() (any, error) { return payload.Decode([]byte(s)) }
-	var v any
-	var err error
-	if len(s) > offThreadSize {
-		v, err = offThread(L, decode)
-	} else {
-		v, err = decode()
-	}
+	// the text is read in place: DecodeStop neither writes it nor keeps it
+	text := unsafe.Slice(unsafe.StringData(s), len(s))
+	v, err := payload.DecodeStop(text, jsonStop(L))
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString("json.decode: " + strings.TrimPrefix(err.Error(), "decode JSON: ")))
@@ -84,57 +74,17 @@ func jsonDecode(L *lua.LState) int {
 	return 1
 }
 
-// offThreadSize is the JSON text size (bytes) past which encoding or
-// decoding it runs on a goroutine of its own (offThread): encoding/json
-// takes a few milliseconds over this much, and cannot be interrupted.
-const offThreadSize = 128 << 10
-
-// offThread runs fn, which touches no Lua state, on a goroutine of its
-// own and waits for it, so that a kill, step limit or shutdown stops the
-// wait at once: the abandoned fn runs to its end and its result is
-// dropped. The wait ends when L's context is done (a kill or shutdown
-// cancels it: the cancel itself wakes the waiter) and checks L's
-// interrupt every offThreadPoll for its other reasons (the watchdog's
-// probe). It used to wait for the poll alone, and a woken timer waits
-// for a processor: with the decode and the collector busy, kills were
-// seen 20 to 250 ms late on a loaded 2-core machine (TestKillLatency).
-// A Go panic in fn is panicked again on the caller's goroutine, where it
-// would have happened.
-func offThread[T any](L *lua.LState, fn func() (T, error)) (T, error) {
-	var v T
-	var err error
-	var failed any
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { failed = recover() }()
-		v, err = fn()
-	}()
-	var cancelled <-chan struct{}
-	if ctx := L.Context(); ctx != nil {
-		cancelled = ctx.Done()
-	}
-	tick := time.NewTicker(offThreadPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-done:
-			if failed != nil {
-				panic(failed)
-			}
-			return v, err
-		case <-cancelled:
-			cancelled = nil // raised below, or once its interrupt is set
-			L.CheckInterrupt()
-		case <-tick.C:
-			L.CheckInterrupt()
-		}
+// jsonStop is the stop hook of L's JSON encoding and decoding, which run
+// on L's goroutine: it checks L's interrupt, as the VM does between two
+// instructions, and raises its error there (a kill, a step limit, a
+// shutdown), so that a long encode or decode stops within a millisecond
+// or so of work (payload.DecodeStop).
+func jsonStop(L *lua.LState) func() error {
+	return func() error {
+		L.CheckInterrupt()
+		return nil
 	}
 }
-
-// offThreadPoll is how often offThread checks L's interrupt while it
-// waits (a variable for the tests).
-var offThreadPoll = time.Millisecond
 
 // jsonObject marks t (or a new table) to encode as an object.
 func jsonObject(L *lua.LState) int {

@@ -1,8 +1,8 @@
 package luaproc
 
 // Kill latency: from Runtime.Kill to the process's Wait returning, while
-// the process is inside a long built-in (table.sort, json.decode) or a
-// plain Lua loop. The contract is 10 ms; the test's own bound only
+// the process is inside a long built-in (table.sort, json.decode,
+// json.encode) or a plain Lua loop. The contract is 10 ms; the test's own bound only
 // catches a kill that is not seen at all (a loaded 2-core machine must
 // not fail it), and the figures are logged. For the measurement that
 // BENCHMARKS.md reports, run with -kill.runs 21 -kill.big:
@@ -13,13 +13,14 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	lua "github.com/luarun/luarun/lua"
 )
 
 var (
@@ -42,6 +43,12 @@ function decode(to, n)
   ready(to)
   while true do json.decode(s) end
 end
+function encode(to, n)
+  local t = {}
+  for i = 1, n do t[i] = {a = i, b = "some text", c = {1, 2, 3}} end
+  ready(to)
+  while true do json.encode(t) end
+end
 function loop(to)
   ready(to)
   local x = 0
@@ -62,7 +69,7 @@ func TestKillLatency(t *testing.T) {
 	cases := []struct {
 		entry string
 		n     int
-	}{{"sort", sortN}, {"decode", jsonN}, {"loop", 0}}
+	}{{"sort", sortN}, {"decode", jsonN}, {"encode", jsonN}, {"loop", 0}}
 	for _, c := range cases {
 		t.Run(c.entry, func(t *testing.T) {
 			var took []time.Duration
@@ -98,34 +105,51 @@ func killOnce(t *testing.T, rt *Runtime, s *Script, entry string, n, run int) ti
 	return took
 }
 
-// TestOffThreadWakesOnCancel: a state waiting for off-thread work (a
-// big json.decode) stops when its context is cancelled, woken by the
-// cancel itself, not by its next poll: with the poll an hour away, the
-// wait still ends. (It used to end only at a poll, which a loaded
-// machine delayed by tens of milliseconds.)
-func TestOffThreadWakesOnCancel(t *testing.T) {
-	defer func(p time.Duration) { offThreadPoll = p }(offThreadPoll)
-	offThreadPoll = time.Hour
-	L := lua.NewState()
-	defer L.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	L.SetContext(ctx)
-	release := make(chan struct{})
-	defer close(release)
-	waiting := make(chan struct{})
-	wait := L.NewFunction(func(L *lua.LState) int {
-		close(waiting)
-		_, _ = offThread(L, func() (int, error) { <-release; return 0, nil })
-		return 0
-	})
-	errc := make(chan error, 1)
-	go func() { errc <- L.CallByParam(lua.P{Fn: wait, Protect: true}) }()
-	<-waiting
-	cancel()
-	select {
-	case err := <-errc:
-		require.ErrorContains(t, err, context.Canceled.Error())
-	case <-testContext(t).Done(): // only bounds a hang
-		t.Fatal("the wait did not end on the cancel")
+// bigJSONLua: 30 MB of JSON to decode and to encode, a string with
+// escapes, so that nearly all the time is the JSON code's (payload's).
+const bigJSONLua = `
+function decode(to, n)
+  local s = '"' .. ('\\n x\\u00e9'):rep(n) .. '"'
+  process.send(to, "ready")
+  while true do json.decode(s) end
+end
+function encode(to, n)
+  local s = ("é<\n"):rep(n)
+  process.send(to, "ready")
+  while true do json.encode(s) end
+end`
+
+// TestKillStopsBigJSON: a kill of a process inside json.decode or
+// json.encode of 30 MB stops the work itself: when Wait returns, no
+// goroutine is still decoding or encoding. (Big texts used to be decoded
+// on a goroutine of their own, which a kill abandoned: it ran on to its
+// end, keeping a core busy.)
+func TestKillStopsBigJSON(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 2})
+	s, err := rt.LoadString("bigjson.lua", bigJSONLua)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		entry string
+		n     int
+	}{{"decode", 3 << 20}, {"encode", 3 << 20}} {
+		t.Run(c.entry, func(t *testing.T) {
+			took := killOnce(t, rt, s, c.entry, c.n, 1)
+			t.Logf("%s of 30 MB: killed in %v", c.entry, took)
+			assert.Less(t, took, 10*time.Second, "the kill was not seen")
+			assert.Empty(t, jsonGoroutines(), "goroutines still running the JSON code")
+		})
 	}
+}
+
+// jsonGoroutines are the stacks of the goroutines running payload's or
+// encoding/json's code.
+func jsonGoroutines() []string {
+	buf := make([]byte, 4<<20)
+	var found []string
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "luarun/payload.") || strings.Contains(g, "encoding/json.") {
+			found = append(found, g)
+		}
+	}
+	return found
 }

@@ -312,3 +312,18 @@ end`)
 	assert.Contains(t, res[1], "not enough memory")
 	assert.Equal(t, int64(42), res[2])
 }
+
+// TestJSONEncodeChargesItsText: the text json.encode makes counts
+// against the process's bound (3 MB of '<' are 18 MB of JSON, each
+// escaped as \u003c), as json.decode's strings do.
+func TestJSONEncodeChargesItsText(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 2, MaxProcessMemory: 8 << 20})
+	res, err := runLua(t, rt, "encode.lua", `
+function main()
+  local ok, err = pcall(json.encode, ("<"):rep(3e6))
+  local small = json.encode(("<"):rep(1e5))
+  return ok, err, #small
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{false, "not enough memory", int64(6e5 + 2)}, res)
+}
