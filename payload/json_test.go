@@ -101,9 +101,9 @@ func stopAfter(n int) (stop func() error, calls *int) {
 var errStop = errors.New("stopped")
 
 // bigJSON are texts of each shape a decoder spends its time on, about
-// 8 MB each.
+// 4 MB each.
 func bigJSON() map[string][]byte {
-	const n = 8 << 20
+	const n = 4 << 20
 	keys := new(strings.Builder)
 	keys.WriteString("{")
 	for i := 0; keys.Len() < n; i++ {

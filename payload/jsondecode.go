@@ -84,6 +84,8 @@ type decoder struct {
 	vals []any       // the elements (or member values) read so far of each open one
 	keys []string    // the member keys read so far of each open object
 	buf  []byte      // a string with escapes, being unquoted
+
+	interned map[string]string // short keys met, each allocated once (keyStr)
 }
 
 // openValue is an array or object being read: its elements so far are
@@ -208,7 +210,7 @@ func (d *decoder) key() error {
 	if d.data[d.pos] != '"' {
 		return d.charError(d.pos, "looking for beginning of object key string")
 	}
-	k, err := d.str()
+	k, err := d.keyStr()
 	if err != nil {
 		return err
 	}
@@ -425,24 +427,61 @@ var plain = func() (t [256]bool) {
 // str reads the string whose opening quote is at d.pos.
 func (d *decoder) str() (string, error) {
 	start := d.pos + 1
-	i := start
-	for {
-		end := min(len(d.data), i+scanChunk)
-		for i < end && plain[d.data[i]] {
-			i++
-		}
-		if i < end || i == len(d.data) {
-			break
-		}
-		if err := d.work(scanChunk / 64); err != nil {
-			return "", err
-		}
+	i, err := d.scanPlain(start)
+	if err != nil {
+		return "", err
 	}
 	if i < len(d.data) && d.data[i] == '"' {
 		d.pos = i + 1
 		return string(d.data[start:i]), nil
 	}
 	return d.strSlow(start, i)
+}
+
+// maxInterned is how many distinct keys a decoder keeps (keyStr), and
+// maxInternedLen how long each may be.
+const maxInterned, maxInternedLen = 1024, 32
+
+// keyStr is str for an object key: a short plain key is interned, so
+// that the same key in a thousand objects is one string, allocated once.
+func (d *decoder) keyStr() (string, error) {
+	start := d.pos + 1
+	i, err := d.scanPlain(start)
+	if err != nil {
+		return "", err
+	}
+	if i < len(d.data) && d.data[i] == '"' && i-start <= maxInternedLen {
+		d.pos = i + 1
+		if k, ok := d.interned[string(d.data[start:i])]; ok { // no allocation
+			return k, nil
+		}
+		k := string(d.data[start:i])
+		if len(d.interned) < maxInterned {
+			if d.interned == nil {
+				d.interned = make(map[string]string)
+			}
+			d.interned[k] = k
+		}
+		return k, nil
+	}
+	return d.str()
+}
+
+// scanPlain returns the index of the first byte at or after i that is
+// not plain (or len(d.data)).
+func (d *decoder) scanPlain(i int) (int, error) {
+	for {
+		end := min(len(d.data), i+scanChunk)
+		for i < end && plain[d.data[i]] {
+			i++
+		}
+		if i < end || i == len(d.data) {
+			return i, nil
+		}
+		if err := d.work(scanChunk / 64); err != nil {
+			return 0, err
+		}
+	}
 }
 
 // strSlow reads the rest of a string with escapes, control characters
