@@ -261,8 +261,8 @@ func (s *tableStack) pop() {
 
 // sortedKeys appends t's keys to keys in a stable order, so the first
 // error reported for a table is always the same one. With a ticker, each
-// comparison is a step (a million keys take a few hundred milliseconds
-// to sort: a kill must not wait for them).
+// comparison of a big table's keys is a step (a million keys take a few
+// hundred milliseconds to sort: a kill must not wait for them).
 func (c *converter) sortedKeys(t *lua.LTable, keys []lua.LValue) []lua.LValue {
 	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
 		keys = append(keys, k)
