@@ -155,6 +155,9 @@ func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	allStrings, sequence := true, true
 	var err error
 	t.ForEach(func(k, _ lua.LValue) {
+		if c.ticker != nil { // a big table's keys take milliseconds to walk
+			c.ticker.Tick()
+		}
 		count++
 		switch kk := k.(type) {
 		case lua.LString:
@@ -265,6 +268,9 @@ func (s *tableStack) pop() {
 // hundred milliseconds to sort: a kill must not wait for them).
 func (c *converter) sortedKeys(t *lua.LTable, keys []lua.LValue) []lua.LValue {
 	for k, _ := t.Next(lua.LNil); k != lua.LNil; k, _ = t.Next(k) {
+		if c.ticker != nil {
+			c.ticker.Tick()
+		}
 		keys = append(keys, k)
 	}
 	if L := c.ticker; L != nil && len(keys) > 64 { // a small table: its values tick
