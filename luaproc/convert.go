@@ -91,6 +91,11 @@ func toPayloads(vs []lua.LValue, path func(i int) string) ([]any, error) {
 
 const maxNesting = 200
 
+// tableSteps is how many steps of the interrupt budget (lua.LState.Tick)
+// a converted table counts beside its values: making or walking one
+// costs some 100 ns, a step a few.
+const tableSteps = 16
+
 func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
 	if c.ticker != nil {
 		c.ticker.Tick()
@@ -143,6 +148,9 @@ func numberToGo(f float64) any {
 func (c *converter) table(t *lua.LTable, path string, depth int) (any, error) {
 	if depth > maxNesting {
 		return nil, fmt.Errorf("%s: nested deeper than %d tables", path, maxNesting)
+	}
+	if c.ticker != nil {
+		c.ticker.TickN(tableSteps)
 	}
 	if c.visiting.contains(t) {
 		return nil, fmt.Errorf("%s: cyclic table cannot be sent", path)
@@ -355,6 +363,9 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		chargeString(L, len(x))
 		return lua.LString(x)
 	case []any:
+		if c.ticker != nil {
+			c.ticker.TickN(tableSteps)
+		}
 		t := L.CreateTable(len(x), 0)
 		for i, e := range x {
 			lv := c.toLua(L, e)
@@ -365,6 +376,9 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		}
 		return t
 	case map[string]any:
+		if c.ticker != nil {
+			c.ticker.TickN(tableSteps)
+		}
 		t := L.CreateTable(0, len(x))
 		for k, e := range x {
 			lv := c.toLua(L, e)
