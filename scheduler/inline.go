@@ -20,10 +20,21 @@ package scheduler
 //   - An inline worker is held by one goroutine at a time (taken from
 //     free, given back after the run), so its events, StepOutput and free
 //     lists are used by one goroutine, as a worker's are.
-//   - It has no queue that anyone looks at: a send or spawn from its step
-//     (StepOutput.Send, Spawn) goes to the global queue (send and
-//     submitRelated treat an inline worker as none), and it is never a
-//     steal victim or in watchdog.active. Nothing can be stranded on it.
+//   - Its one queue is its runnext: a process that a send from its step
+//     (StepOutput.Send) makes Ready becomes the inline worker's runnext
+//     (readiedInline), and the goroutine runs it when the step has
+//     parked (runFollowUps), as a worker runs its runnext. A handler
+//     that calls a store process thus runs the store's step and then its
+//     own last step on the same goroutine: no worker is woken, and the
+//     waiting goroutine is the one that runs. At most inlineFollowUps
+//     follow-ups run per inline run; what is left goes to the global
+//     queue. The watchdog takes the runnext of an inline worker whose
+//     step runs on (runnextOverdue), as it does a worker's, so nothing
+//     is stranded behind a long step; without a watchdog the woken
+//     process goes to the global queue. A spawn from an inline step goes
+//     to the global queue (submitRelated treats an inline worker as
+//     none), and an inline worker is never a steal victim or in
+//     watchdog.active.
 //   - There are at most inlineSlots of them (twice the workers): past
 //     that, Inline is ignored and the process is queued as usual, so the
 //     steps running off the workers stay bounded.
@@ -97,12 +108,52 @@ func (s *Scheduler) runInline(w *worker, p *proc) bool {
 	}
 	s.stats.inline.Add(1)
 	w.run(p)
+	s.runFollowUps(w)
 	w.goingIdle()
 	return true
 }
 
-// homed is w if its queues may take the processes a step of it wakes or
-// spawns, or nil (no worker, or an inline one: the global queue).
+// inlineFollowUps is how many processes an inline run's steps woke that
+// the goroutine runs itself after it (runFollowUps): enough for a call
+// and its reply (the callee's step, then the caller's), bounded so that
+// the goroutine returns to its own work.
+const inlineFollowUps = 4
+
+// readiedInline places p, which a step on inline worker w has just made
+// Ready, as w's runnext (the one it displaces, if any, goes to the
+// global queue); without a watchdog to take it from a long step, on the
+// global queue.
+func (w *worker) readiedInline(p *proc) {
+	s := w.s
+	if s.watch.stop == nil {
+		s.enqueue(p)
+		return
+	}
+	if old := w.runnext.Swap(p); old != nil {
+		s.enqueue(old)
+	}
+}
+
+// runFollowUps runs, on inline worker w, the processes its steps woke
+// (its runnext), up to inlineFollowUps of them; one still waiting after
+// that goes to the global queue.
+func (s *Scheduler) runFollowUps(w *worker) {
+	for range inlineFollowUps {
+		p := w.takeRunnext()
+		if p == nil {
+			return
+		}
+		if p.state.CompareAndSwap(stateReady, stateRunning) {
+			w.run(p)
+		}
+	}
+	if p := w.takeRunnext(); p != nil {
+		s.enqueue(p)
+	}
+}
+
+// homed is w if its queues may take the processes a step of it spawns,
+// or nil (no worker, or an inline one: the global queue).
 func (w *worker) homed() *worker {
 	if w == nil || w.inline {
 		return nil
