@@ -142,7 +142,6 @@ func (s *Scheduler) homeStep(p *proc, first bool) {
 		s.stats.inline.Add(1)
 	}
 	iw.run(p)
-	s.runFollowUps(iw)
 	iw.goingIdle()
 }
 

@@ -206,6 +206,10 @@ func TestInlineRunsTheProcessesItWakes(t *testing.T) {
 	})
 	echo, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
 		for _, ev := range events {
+			if ev.Type == EventCancel { // Shutdown, at the test's end
+				out.Status = StatusDone
+				return nil
+			}
 			if ev.Type == EventMessage {
 				if err := out.Send(ev.From, ev.Data); err != nil {
 					return err
@@ -250,4 +254,58 @@ func TestInlineRunsTheProcessesItWakes(t *testing.T) {
 	after := s.Stats()
 	require.Equal(t, before.Wakeups, after.Wakeups, "workers woken")
 	require.Equal(t, before.GlobalPops+before.LocalPops, after.GlobalPops+after.LocalPops, "processes a worker took")
+}
+
+// TestInlineLeavesWhatItWokeOnceEnded: a process that an inline step
+// wakes runs on the submitting goroutine only while the submitted
+// process waits. One that sends work to a process and ends returns at
+// once; the work's step (held here until the submit has returned) runs
+// on a worker.
+func TestInlineLeavesWhatItWokeOnceEnded(t *testing.T) {
+	reg := new(Registry)
+	s := New(Options{Workers: 2, Dispatcher: reg, Slice: time.Hour})
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	worker, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+		for _, ev := range events {
+			if ev.Type == EventMessage {
+				<-release // a long step
+				out.Status = StatusDone
+				return nil
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	for deadline := time.Now().Add(10 * time.Second); worker.p.state.Load()&stateMask != stateIdle; {
+		require.True(t, time.Now().Before(deadline), "the worker process never waited")
+		time.Sleep(time.Millisecond)
+	}
+	submitted := make(chan Handle, 1)
+	go func() {
+		h, _, err := s.SubmitWith(&fnProc{step: func(_ []Event, out *StepOutput) error {
+			out.Status = StatusDone
+			return out.Send(worker.PID(), "job")
+		}}, "main", nil, SubmitOptions{Waited: true, Inline: true})
+		if err != nil {
+			t.Error(err)
+		}
+		submitted <- h
+	}()
+	select {
+	case h := <-submitted:
+		_, err := h.Result()
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the submit ran the step of the process it woke after it had ended")
+	}
+	close(release)
+	_, err = wait(t, worker)
+	require.NoError(t, err)
 }
