@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
@@ -20,9 +19,9 @@ import (
 func TestDeadlinesArmFewTimers(t *testing.T) {
 	rt, _, _ := newTestRuntime(t, Options{})
 	var sleeps atomic.Int64
-	rt.reg.Register("time.sleep", func(c scheduler.Call) error {
+	rt.reg.Register(deadlineCommand, func(c scheduler.Call) error {
 		sleeps.Add(1)
-		return commands.Sleep(c)
+		return armDeadline(c)
 	})
 	res, err := runLua(t, rt, "deadlines.lua", `
 function echo()
@@ -71,4 +70,36 @@ end`, "main")
 	n := sleeps.Load()
 	assert.GreaterOrEqual(t, n, int64(3))
 	assert.LessOrEqual(t, n, int64(5), "timers armed")
+}
+
+// TestDeadlineTimersStopAtEnd: a process that ends while a timer of its
+// call's timeout is armed stops it. Before, the timer stayed in the Go
+// runtime's heap for the whole timeout and then fired for a process that
+// was gone (a dropped completion): one per http.serve request that asked
+// a store process.
+func TestDeadlineTimersStopAtEnd(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	res, err := runLua(t, rt, "stop.lua", `
+function echo()
+  while true do
+    local m, _, kind, call = process.receive()
+    if kind == "call" then process.reply(call, m) end
+  end
+end
+function caller(s)
+  return process.call(s, "x", 0.05) -- answered at once; its timer is armed for 50 ms
+end
+function main()
+  local s = process.spawn("echo")
+  local callers = {}
+  for i = 1, 20 do callers[i] = process.spawn("caller", s) end
+  for i = 1, 20 do assert(select(2, process.wait(callers[i])) == "x") end
+  -- a sleep armed after the callers' timers fires after they would have
+  time.sleep(0.2)
+  process.kill(s)
+  return true
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{true}, res)
+	assert.Zero(t, rt.Stats().CompletionsDropped, "timers of ended processes fired")
 }

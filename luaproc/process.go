@@ -364,6 +364,7 @@ func (p *luaProcess) Close() {
 		p.runFinalizers() // first: they run with the process's accounting and files
 	}
 	p.dropMonitors()
+	p.stopTimers() // deadlines.go
 	if p.rt.cluster != nil {
 		p.rt.remoteEnds.dropWaiter(p.pid) // remotewait.go
 	}

@@ -98,6 +98,7 @@ func New(opts Options) (*Runtime, error) {
 		rt.out = os.Stdout
 	}
 	commands.Register(rt.reg)
+	rt.reg.Register(deadlineCommand, armDeadline) // deadlines.go
 	rt.io = commands.NewIO()
 	rt.io.OnPanic = rt.ioPanicked // internal.go
 	rt.io.Register(rt.reg)

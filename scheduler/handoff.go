@@ -56,6 +56,10 @@ func (w *worker) readied(p *proc) {
 		return
 	}
 	s := w.s
+	if w.inline {
+		w.readiedInline(p) // inline.go
+		return
+	}
 	if s.watch.stop == nil { // no watchdog to take runnext from a long step
 		w.local.PushBottom(p)
 		s.wakeIfNeeded() // someone may steal it

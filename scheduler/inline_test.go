@@ -63,9 +63,9 @@ func TestInlineThenWorkers(t *testing.T) {
 	require.EqualValues(t, 1, st.GlobalPops, "a worker ran its second step")
 }
 
-// TestInlineSendAndSpawnReachWorkers: a process an inline step spawns,
-// and one it wakes with a message, run on the workers (an inline worker
-// has no queue of its own that anyone looks at).
+// TestInlineSendAndSpawnReachWorkers: a process an inline step spawns
+// runs on the workers, and one it wakes with a message runs (as its
+// follow-up on the submitting goroutine, or on a worker).
 func TestInlineSendAndSpawnReachWorkers(t *testing.T) {
 	s := newSched(t, 2, nil)
 	got := make(chan any, 1)
@@ -185,4 +185,127 @@ func TestInlineMaxStep(t *testing.T) {
 	st := s.Stats()
 	require.EqualValues(t, 1, st.Inline)
 	require.EqualValues(t, 1, st.StepLimited)
+}
+
+// TestInlineRunsTheProcessesItWakes: a call and its reply run on the
+// submitting goroutine. The inline step sends to an idle echo process
+// and waits; the echo's step (the inline worker's runnext) runs when the
+// caller has parked, its reply makes the caller its runnext, and the
+// caller's last step runs too: the caller has ended when SubmitWith
+// returns, and no worker was woken or took a process. Before, the echo
+// went to the global queue and a worker ran both.
+func TestInlineRunsTheProcessesItWakes(t *testing.T) {
+	reg := new(Registry)
+	// a watchdog (it takes an inline worker's runnext from a long step)
+	// that never ticks within the test
+	s := New(Options{Workers: 2, Dispatcher: reg, Slice: time.Hour})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	echo, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+		for _, ev := range events {
+			if ev.Type == EventCancel { // Shutdown, at the test's end
+				out.Status = StatusDone
+				return nil
+			}
+			if ev.Type == EventMessage {
+				if err := out.Send(ev.From, ev.Data); err != nil {
+					return err
+				}
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	for deadline := time.Now().Add(10 * time.Second); echo.p.state.Load()&stateMask != stateIdle; {
+		require.True(t, time.Now().Before(deadline), "the echo process never waited")
+		time.Sleep(time.Millisecond)
+	}
+	before := s.Stats()
+	sent := false
+	h, _, err := s.SubmitWith(&fnProc{step: func(events []Event, out *StepOutput) error {
+		for _, ev := range events {
+			if ev.Type == EventMessage {
+				out.Status, out.Result = StatusDone, payload.Payloads{ev.Data}
+				return nil
+			}
+		}
+		if !sent {
+			sent = true
+			if err := out.Send(echo.PID(), "ping"); err != nil {
+				return err
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "main", nil, SubmitOptions{Waited: true, Inline: true})
+	require.NoError(t, err)
+	select {
+	case <-h.Done():
+	default:
+		t.Fatal("the caller had not ended when SubmitWith returned")
+	}
+	res, err := h.Result()
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{"ping"}, res)
+	after := s.Stats()
+	require.Equal(t, before.Wakeups, after.Wakeups, "workers woken")
+	require.Equal(t, before.GlobalPops+before.LocalPops, after.GlobalPops+after.LocalPops, "processes a worker took")
+}
+
+// TestInlineLeavesWhatItWokeOnceEnded: a process that an inline step
+// wakes runs on the submitting goroutine only while the submitted
+// process waits. One that sends work to a process and ends returns at
+// once; the work's step (held here until the submit has returned) runs
+// on a worker.
+func TestInlineLeavesWhatItWokeOnceEnded(t *testing.T) {
+	reg := new(Registry)
+	s := New(Options{Workers: 2, Dispatcher: reg, Slice: time.Hour})
+	release := make(chan struct{})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		s.Shutdown(ctx)
+	})
+	worker, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+		for _, ev := range events {
+			if ev.Type == EventMessage {
+				<-release // a long step
+				out.Status = StatusDone
+				return nil
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	for deadline := time.Now().Add(10 * time.Second); worker.p.state.Load()&stateMask != stateIdle; {
+		require.True(t, time.Now().Before(deadline), "the worker process never waited")
+		time.Sleep(time.Millisecond)
+	}
+	submitted := make(chan Handle, 1)
+	go func() {
+		h, _, err := s.SubmitWith(&fnProc{step: func(_ []Event, out *StepOutput) error {
+			out.Status = StatusDone
+			return out.Send(worker.PID(), "job")
+		}}, "main", nil, SubmitOptions{Waited: true, Inline: true})
+		if err != nil {
+			t.Error(err)
+		}
+		submitted <- h
+	}()
+	select {
+	case h := <-submitted:
+		_, err := h.Result()
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the submit ran the step of the process it woke after it had ended")
+	}
+	close(release)
+	_, err = wait(t, worker)
+	require.NoError(t, err)
 }

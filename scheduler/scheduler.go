@@ -381,7 +381,6 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if to&^localMask != s.nodeBits {
 		return s.forward(from, to, msg) // relay.go
 	}
-	w = w.homed()
 	p := s.table.get(to)
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)

@@ -239,6 +239,7 @@ func (s *Scheduler) watchTick(now time.Time) {
 	}
 	for _, w := range inline {
 		if p, ran := s.observe(w, now, share); p != nil {
+			s.runnextOverdue(w) // inline.go: a follow-up waits behind a long step
 			s.limitStep(w, p, ran)
 		}
 	}

@@ -53,8 +53,13 @@ type worker struct {
 	runnext atomic.Pointer[proc]
 
 	// inline: an inline worker (inline.go), run by whichever goroutine
-	// holds it; it has no queues anyone looks at.
+	// holds it; no one else looks at its runnext, its one queue.
 	inline bool
+	// followUps: an inline run of SubmitWith is under way on this inline
+	// worker, whose goroutine runs the processes its steps wake while
+	// the submitted one waits (runFollowUps). Only that goroutine reads
+	// or writes it.
+	followUps bool
 }
 
 var (

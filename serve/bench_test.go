@@ -63,7 +63,7 @@ end`
 func BenchmarkServeHello(b *testing.B) {
 	const path = "/?name=bench"
 	b.Run("luarun", func(b *testing.B) {
-		benchRequests(b, benchServer(b, "hello"), path, "hello bench")
+		benchLuarun(b, "hello", path, "hello bench")
 	})
 	b.Run("nethttp", func(b *testing.B) {
 		addr := benchGoServer(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +74,7 @@ func BenchmarkServeHello(b *testing.B) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			io.WriteString(w, "hello "+name)
 		}))
-		benchRequests(b, addr, path, "hello bench")
+		benchRequests(b, addr, path, "hello bench", nil)
 	})
 }
 
@@ -83,7 +83,7 @@ func BenchmarkServeHello(b *testing.B) {
 func BenchmarkServeKV(b *testing.B) {
 	const path = "/kv/key"
 	b.Run("luarun", func(b *testing.B) {
-		benchRequests(b, benchServer(b, "kv"), path, "value-of-key")
+		benchLuarun(b, "kv", path, "value-of-key")
 	})
 	b.Run("gomap", func(b *testing.B) {
 		var mu sync.Mutex
@@ -99,13 +99,28 @@ func BenchmarkServeKV(b *testing.B) {
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			io.WriteString(w, v)
 		}))
-		benchRequests(b, addr, path, "value-of-key")
+		benchRequests(b, addr, path, "value-of-key", nil)
+	})
+}
+
+// benchLuarun loads path from benchLua's server of entry, reporting the
+// workers woken per request beside benchRequests' figures (wakeups/op:
+// each is a hand-off from the connection's goroutine to a worker).
+func benchLuarun(b *testing.B, entry, path, want string) {
+	addr, rt := benchServer(b, entry)
+	var w0 uint64
+	benchRequests(b, addr, path, want, func(start bool) {
+		if w := rt.SchedulerStats().Wakeups; start {
+			w0 = w
+		} else {
+			b.ReportMetric(float64(w-w0)/float64(b.N), "wakeups/op")
+		}
 	})
 }
 
 // benchServer runs benchLua's main serving entry; the runtime shuts
 // down with the benchmark.
-func benchServer(b *testing.B, entry string) string {
+func benchServer(b *testing.B, entry string) (string, *luaproc.Runtime) {
 	b.Helper()
 	rt, err := luaproc.New(luaproc.Options{Workers: 2, Allow: []string{"listen"},
 		Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
@@ -134,7 +149,7 @@ func benchServer(b *testing.B, entry string) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return m.Value.(string)
+	return m.Value.(string), rt
 }
 
 // benchGoServer serves h with net/http until the benchmark ends.
@@ -158,8 +173,9 @@ func benchGoServer(b *testing.B, h http.Handler) string {
 }
 
 // benchRequests sends b.N serial GETs of path over one keep-alive
-// connection and checks each answer is 200 with body want.
-func benchRequests(b *testing.B, addr, path, want string) {
+// connection and checks each answer is 200 with body want; mark (if
+// set) is called as the timed loop starts (true) and ends (false).
+func benchRequests(b *testing.B, addr, path, want string, mark func(start bool)) {
 	c, err := net.DialTimeout("tcp", addr, hung)
 	if err != nil {
 		b.Fatal(err)
@@ -176,10 +192,16 @@ func benchRequests(b *testing.B, addr, path, want string) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0, ok := processCPU()
+	if mark != nil {
+		mark(true)
+	}
 	for range b.N {
 		if err := roundTrip(c, r, req, body, want); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if mark != nil {
+		mark(false)
 	}
 	if cpu1, ok1 := processCPU(); ok && ok1 {
 		// the whole process's CPU (server, client, runtime): on a loaded

@@ -315,7 +315,8 @@ func (srv *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, msg, status)
 		return
 	}
-	h, err := srv.start(srv.entry, req)
+	req.argv[0] = req
+	h, err := srv.start(srv.entry, req.argv[:]...)
 	if err != nil {
 		srv.log.Warn("http.serve: the request's process did not start", "addr", srv.addr, "err", err)
 		http.Error(w, "server unavailable", http.StatusServiceUnavailable)
@@ -378,6 +379,9 @@ type Request struct {
 	// fields holds Query and then Headers when they fit (a request with a
 	// query pair and three headers, curl's): one allocation, not three.
 	fields [4]Field
+	// argv is the start's argument list, the request itself: the list
+	// lives in the request's allocation, not one of its own.
+	argv [1]any
 }
 
 // Field is a name and its value.
