@@ -31,3 +31,24 @@ func (b *StringBox) Value(s string) LValue {
 	(*iface)(unsafe.Pointer(&v)).word = unsafe.Pointer(&b.block[len(b.block)-1])
 	return v
 }
+
+// eface is an empty interface's layout (as iface is a non-empty one's).
+type eface struct {
+	typ  unsafe.Pointer
+	word unsafe.Pointer
+}
+
+// StringValueOf is the Go string that v holds as an LString LValue,
+// sharing v's boxed header rather than boxing the string again (a boxed
+// value is never written, so two interfaces may point at one); ok is
+// false, and the LValue nil, if v holds no string. A message that came
+// as a Go string (from another node, from Go) reaches Lua this way
+// without an allocation.
+func StringValueOf(v any) (lv LValue, ok bool) {
+	if _, ok := v.(string); !ok {
+		return nil, false
+	}
+	lv = LString("") // LString's itab, no allocation
+	(*iface)(unsafe.Pointer(&lv)).word = (*eface)(unsafe.Pointer(&v)).word
+	return lv, true
+}
