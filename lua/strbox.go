@@ -52,3 +52,17 @@ func StringValueOf(v any) (lv LValue, ok bool) {
 	(*iface)(unsafe.Pointer(&lv)).word = (*eface)(unsafe.Pointer(&v)).word
 	return lv, true
 }
+
+// GoStringOf is the string that v holds as a Go string in an interface,
+// sharing v's boxed header, as StringValueOf does the other way; ok is
+// false, and the result nil, if v holds no LString. A Lua string sent
+// to another node becomes a payload value this way without an
+// allocation.
+func GoStringOf(v any) (s any, ok bool) {
+	if _, ok := v.(LString); !ok {
+		return nil, false
+	}
+	s = "" // string's type, no allocation
+	(*eface)(unsafe.Pointer(&s)).word = (*eface)(unsafe.Pointer(&v)).word
+	return s, true
+}

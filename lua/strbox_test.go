@@ -69,3 +69,26 @@ func TestStringValueOf(t *testing.T) {
 		}
 	}
 }
+
+// An LString in an interface becomes a Go string sharing its header:
+// the same string, no allocation; anything else is refused.
+func TestGoStringOf(t *testing.T) {
+	var v any = LString(string([]byte("built at run time")))
+	var s any
+	allocs := testing.AllocsPerRun(100, func() { s, _ = GoStringOf(v) })
+	if allocs != 0 {
+		t.Fatalf("%v allocations, want 0", allocs)
+	}
+	if s != any("built at run time") {
+		t.Fatalf("%#v", s)
+	}
+	var lv LValue = LString("x") // from an LValue too
+	if s, ok := GoStringOf(lv); !ok || s != any("x") {
+		t.Fatalf("%#v, %v", s, ok)
+	}
+	for _, v := range []any{nil, LNumber(1), "x", []byte("x")} {
+		if s, ok := GoStringOf(v); ok || s != nil {
+			t.Fatalf("%#v: %#v, %v", v, s, ok)
+		}
+	}
+}
