@@ -8,6 +8,11 @@ package lua
 // into it, as allocator.LNumber2I does for numbers: the block lives
 // while any of its values does. The block never grows (its elements
 // must not move), so past n strings Value boxes them one by one.
+//
+// StringValueOf and GoStringOf turn a Go string in an interface into an
+// LString LValue and back without boxing it again: the new interface
+// points at the header the old one boxed. Safe because Go never writes
+// a boxed value, and string and LString have one layout.
 
 import "unsafe"
 
