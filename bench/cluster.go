@@ -6,12 +6,18 @@ package main
 // same in-process NATS server, in one run. Both nodes are runtimes in
 // this process, each with its own NATS connection, as two luarun
 // binaries would have; the raw baselines use two connections too.
+// Beside the stream's throughput it reports the process's CPU time per
+// message, the same measure for both sides: the in-process server's and
+// both clients' work are in both.
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -49,11 +55,19 @@ function stream(peer, n, payload)
   for i = 1, n do assert(process.send(peer, payload)) end
 end`
 
-// clusterRounds is how many rounds each cluster figure takes: each round
+// clusterRounds is how many rounds the round trip takes: each round
 // runs luarun's and raw NATS's in turn, and the row reports the median
 // of the rounds' ratios, as the Erlang rows do (the host's speed drifts
 // within a run).
 const clusterRounds = 5
+
+// streamRounds is how many rounds the stream takes, after one of each
+// side not counted (the receiving node's heap and the batch buffers
+// grow in the first). A round is short (about 0.1 s a side), so a load
+// spike can halve one side of one round: the rounds alternate which
+// side goes first, and the row reports the median of the rounds'
+// ratios.
+const streamRounds = 11
 
 func clusterBench() []row {
 	return append(clusterRows(nil, "no cluster secret"), clusterRows([]byte("bench-secret"), "with a cluster secret: an HMAC-SHA256 on every batch")...)
@@ -71,26 +85,75 @@ func clusterRows(secret []byte, how string) []row {
 	b, sb, _, closeB := clusterNode(srv.URL(), "b", secret)
 	defer closeB()
 
-	var rtt, rawRTT, stream, rawStream rounds
+	load0 := loadAverage()
+	var rtt, rawRTT rounds
 	for range clusterRounds {
 		rtt = append(rtt, clusterRoundTrip(a, sa, b, sb, trips))
 		rawRTT = append(rawRTT, rawRequestReply(srv.URL(), trips))
 	}
 	published := nodeA.Stats().Published
-	for range clusterRounds {
-		stream = append(stream, clusterStream(a, sa, b, sb, n))
-		rawStream = append(rawStream, rawPubSub(srv.URL(), n))
-	}
+	stream, raw := streamFigures(n,
+		func() time.Duration { return clusterStream(a, sa, b, sb, n) },
+		func() time.Duration { return rawPubSub(srv.URL(), n) })
 	published = nodeA.Stats().Published - published
 	rate := func(r rounds) string { return fmt.Sprintf("%.2fM msgs/s", float64(n)/r.median().Seconds()/1e6) }
 	return []row{
 		{workload: fmt.Sprintf("cluster: round trip between processes on two nodes, %d after 1,000 (loopback, in-process NATS server; median of %d rounds, each beside raw; %s)", trips, clusterRounds, how),
 			luarun: fmtDur(rtt.median()), baseline: fmtDur(rawRTT.median()) + " (nats.go Request/Respond, the same payload)",
 			ratio: ratioOf(rtt, rawRTT) + " raw", target: "≤ 1.5× raw"},
-		{workload: fmt.Sprintf("cluster: one process streams %d messages to one on another node (median of %d rounds, each beside raw; %s)", n, clusterRounds, how),
-			luarun: fmt.Sprintf("%s, %.0f messages per NATS message", rate(stream), float64(clusterRounds*n)/float64(published)), baseline: rate(rawStream) + " (nats.go Publish to a subscription)",
-			ratio: ratioOf(rawStream, stream) + " raw", target: "≥ 0.7× raw"},
+		{workload: fmt.Sprintf("cluster: one process streams %d messages to one on another node (median of %d alternated rounds after a warm-up; %s; load %s → %s)", n, streamRounds, how, load0, loadAverage()),
+			luarun:   fmt.Sprintf("%s, CPU %s/msg, %.0f messages per NATS message", rate(stream.wall), fmtDur(stream.cpu.median()), float64((streamRounds+1)*n)/float64(published)),
+			baseline: fmt.Sprintf("%s, CPU %s/msg (nats.go Publish to a subscription)", rate(raw.wall), fmtDur(raw.cpu.median())),
+			ratio:    ratioOf(raw.wall, stream.wall) + " raw; CPU/msg: raw's ÷ luarun's " + ratioOf(raw.cpu, stream.cpu),
+			target:   "≥ 0.7× raw"},
 	}
+}
+
+// streamSide is one side's rounds of the stream: wall time of the whole
+// stream, and the process's CPU time per message.
+type streamSide struct{ wall, cpu rounds }
+
+// streamFigures runs a warm-up round of each side, then streamRounds
+// rounds of both, luarun's first in the even ones and raw's in the odd.
+func streamFigures(n int, luarun, raw func() time.Duration) (l, r streamSide) {
+	measure(n, luarun)
+	measure(n, raw)
+	for i := range streamRounds {
+		first, second, fs, ss := luarun, raw, &l, &r
+		if i%2 == 1 {
+			first, second, fs, ss = raw, luarun, &r, &l
+		}
+		fs.add(measure(n, first))
+		ss.add(measure(n, second))
+	}
+	return l, r
+}
+
+func (s *streamSide) add(wall, cpu time.Duration) {
+	s.wall, s.cpu = append(s.wall, wall), append(s.cpu, cpu)
+}
+
+// measure runs f, which streams n messages and returns its wall time,
+// and returns that with the CPU time this process spent per message,
+// from a collection before f to one after it (so each side pays for the
+// garbage it made). The process's CPU time is far steadier than the wall
+// time on a loaded machine: it counts what the work cost, not how long
+// it waited for a core.
+func measure(n int, f func() time.Duration) (wall, cpu time.Duration) {
+	runtime.GC()
+	c0 := cpuTime()
+	wall = f()
+	runtime.GC()
+	return wall, (cpuTime() - c0) / time.Duration(n)
+}
+
+// loadAverage is the 1-minute load average (Linux), or "?".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 // clusterRoundTrip is the time of one round trip between a process on

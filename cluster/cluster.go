@@ -247,7 +247,6 @@ func Join(ctx context.Context, cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n := &Node{cfg: cfg, name: cfg.Name, peers: map[int]*peer{}, spawnsSeen: map[int]*window{}, cameUp: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
-	n.in.seq, n.in.inc = map[int]uint64{}, map[int]uint64{}
 	n.incarnation = newIncarnation()
 	n.sign = signer{secret: cfg.Secret}
 	if n.sign.on() {

@@ -62,8 +62,32 @@ const tickHeartbeats = 4
 // incarnation it came from: read and written by the delivering
 // subscription's goroutine only.
 type inbound struct {
-	seq map[int]uint64
-	inc map[int]uint64
+	sources map[int]*received
+	last    *received // the last one looked up: a stream looks up no map
+}
+
+// received is what this node received from one source node.
+type received struct {
+	node int
+	seq  uint64 // the last number received (0: none yet)
+	inc  uint64 // the incarnation it came from (0: none yet)
+}
+
+// of is what was received from node source.
+func (in *inbound) of(source int) *received {
+	if r := in.last; r != nil && r.node == source {
+		return r
+	}
+	r := in.sources[source]
+	if r == nil {
+		if in.sources == nil {
+			in.sources = map[int]*received{}
+		}
+		r = &received{node: source}
+		in.sources[source] = r
+	}
+	in.last = r
+	return r
 }
 
 // batchHeader is the length of a batch's header after its MAC: the
@@ -74,15 +98,15 @@ const batchHeader = 2 + 8 + 8
 // source: false for one older than the last seen (a replay); a newer one
 // starts its numbers again.
 func (in *inbound) incarnation(source int, inc uint64) bool {
-	cur := in.inc[source]
+	r := in.of(source)
 	switch {
-	case inc < cur:
+	case inc < r.inc:
 		return false
-	case inc > cur:
-		if cur != 0 {
-			delete(in.seq, source)
+	case inc > r.inc:
+		if r.inc != 0 {
+			r.seq = 0
 		}
-		in.inc[source] = inc
+		r.inc = inc
 	}
 	return true
 }
@@ -357,7 +381,8 @@ func readCall(body []byte, reply bool) (any, error) {
 // first: numbers start at 1), counting a gap as lost, and reports whether
 // f is new (not a duplicate) and whether frames were lost before it.
 func (in *inbound) next(n *Node, f frame) (isNew, gap bool) {
-	last := in.seq[f.source]
+	r := in.of(f.source)
+	last := r.seq
 	switch {
 	case f.seq <= last:
 		n.stats.duplicates.Add(1)
@@ -367,7 +392,7 @@ func (in *inbound) next(n *Node, f frame) (isNew, gap bool) {
 		n.stats.lost.Add(f.seq - last - 1)
 		n.logf("cluster: %d messages from node %d were lost on the way", f.seq-last-1, f.source)
 	}
-	in.seq[f.source] = f.seq
+	r.seq = f.seq
 	return true, gap
 }
 
@@ -375,12 +400,13 @@ func (in *inbound) next(n *Node, f frame) (isNew, gap bool) {
 // the last received: the messages between were lost. It reports whether
 // some were.
 func (in *inbound) tick(n *Node, f frame) bool {
-	last := in.seq[f.source]
+	r := in.of(f.source)
+	last := r.seq
 	if f.seq <= last {
 		return false
 	}
 	n.stats.lost.Add(f.seq - last)
 	n.logf("cluster: the last %d messages from node %d were lost on the way", f.seq-last, f.source)
-	in.seq[f.source] = f.seq
+	r.seq = f.seq
 	return true
 }

@@ -69,7 +69,7 @@ func (n *Node) connectionLost(s *scheduler.Scheduler, source int) {
 	// NodeDown is done: one made between would be numbered after the
 	// reset (kept there) and fired here
 	n.out.resetting(source, +1)
-	n.sendReset(source, n.in.seq[source]) // first: what this node numbers after it is the new connection's
+	n.sendReset(source, n.in.of(source).seq) // first: what this node numbers after it is the new connection's
 	s.NodeDown(source)
 	n.out.resetting(source, -1)
 }
@@ -110,7 +110,7 @@ func (n *Node) handleReset(s *scheduler.Scheduler, f frame, upTo uint64) {
 	n.logf("cluster: node %d lost its connection with this node: links and monitors with it fire with noconnection", f.source)
 	s.NodeDown(f.source)
 	n.checkNames() // it may have taken over names of this node's processes meanwhile
-	if err := n.out.add(n.number, 0, scheduler.NodePID(f.source, 0), reset{ack: true, upTo: n.in.seq[f.source]}); err != nil {
+	if err := n.out.add(n.number, 0, scheduler.NodePID(f.source, 0), reset{ack: true, upTo: n.in.of(f.source).seq}); err != nil {
 		n.logf("cluster: answer the reset of node %d: %v", f.source, err)
 	}
 }

@@ -358,7 +358,8 @@ func (c *converter) toLua(L *lua.LState, v any) lua.LValue {
 		return lua.LNumber(x)
 	case string:
 		chargeString(L, len(x))
-		return lua.LString(x)
+		lv, _ := lua.StringValueOf(v) // shares v's header: lua.LString(x) would box it again
+		return lv
 	case []byte:
 		chargeString(L, len(x))
 		return lua.LString(x)

@@ -175,3 +175,33 @@ func TestConvertToLuaAllocs(t *testing.T) {
 	require.Equal(t, lua.LValue(lua.LNumber(5)), out)
 	require.Zero(t, allocs)
 }
+
+// A Go string (a message from another node, or from Go) becomes an
+// LString without an allocation: it shares the header the message
+// boxed already (boxing it again cost 16 bytes a message received).
+func TestConvertGoStringToLuaAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	var msg any = string([]byte("a string from the wire"))
+	var out lua.LValue
+	allocs := testing.AllocsPerRun(200, func() { out = toLuaValue(L, msg) })
+	require.Equal(t, lua.LValue(lua.LString("a string from the wire")), out)
+	require.Zero(t, allocs)
+}
+
+// A Lua string sent to another node (or to an Inbox) becomes a payload
+// string without an allocation: goValue shares the header the Lua value
+// has boxed already (boxing it again cost 16 bytes a message sent).
+func TestGoValueStringAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	var msg any = lua.LString(string([]byte("a string for the wire")))
+	var out any
+	allocs := testing.AllocsPerRun(200, func() { out = goValue(msg) })
+	require.Equal(t, any("a string for the wire"), out)
+	require.Zero(t, allocs)
+}

@@ -290,7 +290,8 @@ func goValue(v any) any {
 	case lua.LNumber:
 		return numberToGo(float64(x))
 	case lua.LString:
-		return string(x)
+		s, _ := lua.GoStringOf(v) // shares v's header: string(x) would box it again
+		return s
 	case lua.LBool:
 		return bool(x)
 	}

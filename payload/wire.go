@@ -184,7 +184,7 @@ func (r *wireReader) value(depth int) any {
 		r.data = r.data[8:]
 		return x
 	case tagString:
-		return string(r.bytes())
+		return boxString(r.bytes())
 	case tagBytes:
 		return append([]byte{}, r.bytes()...)
 	case tagList:
