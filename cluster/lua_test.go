@@ -28,7 +28,9 @@ func joinNode(t *testing.T, url, name string) (*luaproc.Runtime, *cluster.Node) 
 	// a context that ends when Join returns, as the command's does:
 	// nothing the node keeps may live under it
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	n, err := cluster.Join(ctx, cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond})
+	// a node silent for 10 beats (1 s) is down: at 4 (0.4 s) a stall of a
+	// loaded machine took a live node down mid-test
+	n, err := cluster.Join(ctx, cluster.Config{URL: url, Name: name, Heartbeat: 100 * time.Millisecond, DownAfter: 10})
 	cancel()
 	require.NoError(t, err)
 	rt, err := luaproc.New(luaproc.Options{Workers: 2, Cluster: n, Logger: slog.New(slog.DiscardHandler), Stdout: io.Discard})
