@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -273,4 +274,21 @@ func TestCallConcurrent(t *testing.T) {
 	assert.EqualValues(t, 800, st.Returned)
 	assert.EqualValues(t, 800, st.Started)
 	assert.Zero(t, st.Live)
+}
+
+// TestEntryValueMadeOnce: a script's first entry point is boxed as a Lua
+// string once, not at every start; another entry is boxed each time, and
+// each is its own name.
+func TestEntryValueMadeOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s, err := Compile("entries.lua", "function handle() end function other() end")
+	require.NoError(t, err)
+	require.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
+	var v lua.LValue
+	assert.Zero(t, testing.AllocsPerRun(100, func() { v = s.entryValue("handle") }))
+	assert.Equal(t, lua.LValue(lua.LString("handle")), v)
+	assert.Equal(t, lua.LValue(lua.LString("other")), s.entryValue("other"))
+	assert.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
 }

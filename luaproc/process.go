@@ -266,7 +266,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
 		args = p.own.args[:0]
-		args = append(args, chunk, lua.LString(method))
+		args = append(args, chunk, p.script.entryValue(method))
 		for _, v := range input {
 			args = append(args, toLuaValue(p.L, v))
 		}
