@@ -469,8 +469,10 @@ end`
 // calling a Go command that a goroutine answers. call: Runtime.Call;
 // start: Start and Wait; pool: the baseline, a channel of LStates with
 // the script loaded once and db.get a direct LGFunction, as gopher-lua is
-// embedded without luarun (bench/embed.go's pool). Run in parallel (one
-// caller per P), as a server's connections are.
+// embedded without luarun (bench/embed.go's pool); call-sync: Call with
+// db.get answered in its handler, as the pool answers it (what the
+// goroutine's hand-off costs). Run in parallel (one caller per P), as a
+// server's connections are.
 func BenchmarkEmbedRequest(b *testing.B) {
 	rt, _, _ := newTestRuntime(b, Options{})
 	require.NoError(b, rt.Register("db.get", func(c Call) error {
@@ -479,10 +481,20 @@ func BenchmarkEmbedRequest(b *testing.B) {
 	}))
 	s, err := rt.LoadString("handler.lua", embedHandlerLua)
 	require.NoError(b, err)
+	syncRT, _, _ := newTestRuntime(b, Options{})
+	require.NoError(b, syncRT.Register("db.get", func(c Call) error {
+		c.Complete("value-" + c.Args[0].(string))
+		return nil
+	}))
+	syncS, err := syncRT.LoadString("handler.lua", embedHandlerLua)
+	require.NoError(b, err)
 	pool := newEmbedPool(b)
 	run := map[string]func(ctx context.Context) ([]any, error){
 		"pool": pool.call,
 		"call": func(ctx context.Context) ([]any, error) { return rt.Call(ctx, s, "handle", "GET", "k42") },
+		"call-sync": func(ctx context.Context) ([]any, error) {
+			return syncRT.Call(ctx, syncS, "handle", "GET", "k42")
+		},
 		"start": func(ctx context.Context) ([]any, error) {
 			h, err := rt.Start(ctx, s, "handle", "GET", "k42")
 			if err != nil {
@@ -491,7 +503,7 @@ func BenchmarkEmbedRequest(b *testing.B) {
 			return h.Wait(ctx)
 		},
 	}
-	for _, name := range []string{"pool", "call", "start"} {
+	for _, name := range []string{"pool", "call", "call-sync", "start"} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			defer reportCPU(b)()
