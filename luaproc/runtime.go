@@ -217,9 +217,10 @@ func (rt *Runtime) start(ctx context.Context, p *luaProcess, entry string, args 
 //
 // ctx is the process's parent, as Start's: its values reach the
 // commands' calls, and when it is done the process is killed (a
-// *KilledError whose Cause is context.Cause(ctx)) — Call returns once
-// the process has ended, whatever ends it (Kill, Shutdown, its
-// deadline, Options.MaxStep). Past the runtime's bound on processes
+// *KilledError whose Cause is context.Cause(ctx)) — at once if it
+// waits, within two of the watchdog's ticks (about 10 ms) if its Lua
+// code is running — and Call returns once the process has ended,
+// whatever ends it (Kill, Shutdown, its deadline, Options.MaxStep). Past the runtime's bound on processes
 // running on callers' goroutines at once (twice the workers), the steps
 // of a Call run on the workers instead, and Call waits for them.
 //
