@@ -60,8 +60,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/scheduler"
 )
+
+// A Node is what a runtime needs of its node (luaproc.New asserts it).
+var _ nodelink.Node = (*Node)(nil)
 
 // Config says how a node joins a cluster.
 type Config struct {
@@ -112,7 +116,9 @@ const (
 const nameTTL = 6 * time.Second
 
 // Node is this runtime's place in a cluster. Join makes one; the runtime
-// attaches its scheduler; Close leaves.
+// attaches its scheduler; Close leaves. It is a luaproc.ClusterNode
+// (Options.Cluster), and the rest of what a runtime needs of its node:
+// nodelink.Node, the contract internal to luarun.
 type Node struct {
 	cfg    Config
 	nc     *nats.Conn

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/luarun/luarun/luaproc"
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/scheduler"
 )
 
@@ -41,7 +41,7 @@ func rawFrame(t *testing.T, f frame, v any) []byte {
 // spawnCounter is a node's spawn function that counts the requests it
 // was asked to run.
 func spawnCounter(calls *atomic.Int64) SpawnFunc {
-	return func(luaproc.SpawnRequest) (scheduler.PID, error) {
+	return func(nodelink.SpawnRequest) (scheduler.PID, error) {
 		calls.Add(1)
 		return scheduler.NodePID(1, 1), nil
 	}
@@ -162,7 +162,7 @@ func TestSpawnReplayIsRefused(t *testing.T) {
 	sub, err := raw.Subscribe(b.node.spawnSubject(b.node.number), func(m *nats.Msg) { captured <- m.Data })
 	require.NoError(t, err)
 	require.NoError(t, raw.Flush())
-	_, err = a.node.SpawnOn(t.Context(), "b", luaproc.SpawnRequest{Name: "w.lua", Source: []byte("x"), Entry: "main"})
+	_, err = a.node.SpawnOn(t.Context(), "b", nodelink.SpawnRequest{Name: "w.lua", Source: []byte("x"), Entry: "main"})
 	require.NoError(t, err)
 	// Unsubscribe only once the request is here: b's answer does not
 	// wait for raw's copy, and nats.go drops what a subscription had not
@@ -179,7 +179,7 @@ func TestSpawnReplayIsRefused(t *testing.T) {
 	assert.ErrorIs(t, err, nats.ErrTimeout)
 	waitFor(t, "the replay is counted", time.Minute, func() bool { return b.node.Stats().Stale == 1 })
 	assert.Equal(t, int64(1), calls.Load())
-	_, err = a.node.SpawnOn(t.Context(), "b", luaproc.SpawnRequest{Name: "w.lua", Source: []byte("x"), Entry: "main"})
+	_, err = a.node.SpawnOn(t.Context(), "b", nodelink.SpawnRequest{Name: "w.lua", Source: []byte("x"), Entry: "main"})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2), calls.Load())
 }

@@ -42,16 +42,16 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/luarun/luarun/luaproc"
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
 // SpawnFunc starts a process of the request's script on this node: the
-// runtime's side of a spawn request (luaproc.SpawnRequest says what it
+// runtime's side of a spawn request (nodelink.SpawnRequest says what it
 // carries). req.From, the requesting process on the other node, may wait
 // for the new process's end (its results are sent to it when it ends).
-type SpawnFunc = func(req luaproc.SpawnRequest) (luaproc.PID, error)
+type SpawnFunc = func(req nodelink.SpawnRequest) (scheduler.PID, error)
 
 // spawnHeader is the length of a spawn request's header after its MAC.
 const spawnHeader = 2 + 8 + 8 + 8
@@ -73,7 +73,7 @@ func (n *Node) spawnSubject(number int) string {
 // node, at its entry with its arguments (payload values), for its From,
 // a process of this node, and returns its PID; sr.Allowed are the
 // permissions of this node's runtime (the receiver weighs them).
-func (n *Node) SpawnOn(ctx context.Context, node string, sr luaproc.SpawnRequest) (scheduler.PID, error) {
+func (n *Node) SpawnOn(ctx context.Context, node string, sr nodelink.SpawnRequest) (scheduler.PID, error) {
 	number, inc, ok := n.numberOf(node)
 	if !ok {
 		return 0, fmt.Errorf("spawn on %q: no such node is up", node)
@@ -247,5 +247,5 @@ func (n *Node) startRequested(data []byte) (scheduler.PID, error) {
 			allowed = append(allowed, s)
 		}
 	}
-	return spawn(luaproc.SpawnRequest{Name: name, Source: []byte(source), Entry: entry, Args: args, Allowed: allowed, From: scheduler.PID(from)})
+	return spawn(nodelink.SpawnRequest{Name: name, Source: []byte(source), Entry: entry, Args: args, Allowed: allowed, From: scheduler.PID(from)})
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/luaproc"
 	"github.com/luarun/luarun/scheduler"
 )
@@ -28,7 +29,7 @@ func TestSpawnWaitsForItsRequesterToBeUp(t *testing.T) {
 	b, g := join(t, srv, "beta"), joinWith(t, srv, Config{Name: "gamma", DownAfter: 600})
 	upAtSpawn := make(chan bool, 2)
 	for _, r := range []joined{b, g} {
-		r.node.ServeSpawns(func(req luaproc.SpawnRequest) (luaproc.PID, error) {
+		r.node.ServeSpawns(func(req nodelink.SpawnRequest) (luaproc.PID, error) {
 			upAtSpawn <- r.node.up(req.From.Node())
 			return 7, nil
 		})

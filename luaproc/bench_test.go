@@ -456,10 +456,22 @@ func BenchmarkLines(b *testing.B) {
 	}
 }
 
+// embedHandlerLua is bench -only embed's handler.
+const embedHandlerLua = `
+function handle(method, key)
+  local v = db.get(key)
+  if v == nil then return 404, "no item " .. key .. "\n" end
+  return 200, string.format("%s %s: %s\n", method, key, v)
+end`
+
 // BenchmarkEmbedRequest is bench -only embed's request without HTTP: a
 // process per request, with a cancellable context as net/http gives,
 // calling a Go command that a goroutine answers. call: Runtime.Call;
-// start: Start and Wait. Run in parallel (one caller per P), as a
+// start: Start and Wait; pool: the baseline, a channel of LStates with
+// the script loaded once and db.get a direct LGFunction, as gopher-lua is
+// embedded without luarun (bench/embed.go's pool); call-sync: Call with
+// db.get answered in its handler, as the pool answers it (what the
+// goroutine's hand-off costs). Run in parallel (one caller per P), as a
 // server's connections are.
 func BenchmarkEmbedRequest(b *testing.B) {
 	rt, _, _ := newTestRuntime(b, Options{})
@@ -467,15 +479,22 @@ func BenchmarkEmbedRequest(b *testing.B) {
 		go c.Complete("value-" + c.Args[0].(string))
 		return nil
 	}))
-	s, err := rt.LoadString("handler.lua", `
-function handle(method, key)
-  local v = db.get(key)
-  if v == nil then return 404, "no item " .. key .. "\n" end
-  return 200, string.format("%s %s: %s\n", method, key, v)
-end`)
+	s, err := rt.LoadString("handler.lua", embedHandlerLua)
 	require.NoError(b, err)
+	syncRT, _, _ := newTestRuntime(b, Options{})
+	require.NoError(b, syncRT.Register("db.get", func(c Call) error {
+		c.Complete("value-" + c.Args[0].(string))
+		return nil
+	}))
+	syncS, err := syncRT.LoadString("handler.lua", embedHandlerLua)
+	require.NoError(b, err)
+	pool := newEmbedPool(b)
 	run := map[string]func(ctx context.Context) ([]any, error){
+		"pool": pool.call,
 		"call": func(ctx context.Context) ([]any, error) { return rt.Call(ctx, s, "handle", "GET", "k42") },
+		"call-sync": func(ctx context.Context) ([]any, error) {
+			return syncRT.Call(ctx, syncS, "handle", "GET", "k42")
+		},
 		"start": func(ctx context.Context) ([]any, error) {
 			h, err := rt.Start(ctx, s, "handle", "GET", "k42")
 			if err != nil {
@@ -484,9 +503,10 @@ end`)
 			return h.Wait(ctx)
 		},
 	}
-	for _, name := range []string{"call", "start"} {
+	for _, name := range []string{"pool", "call", "call-sync", "start"} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
+			defer reportCPU(b)()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					ctx, cancel := context.WithCancel(context.Background())
@@ -499,5 +519,56 @@ end`)
 				}
 			})
 		})
+	}
+}
+
+// embedPool is BenchmarkEmbedRequest's baseline: LStates in a channel.
+type embedPool chan *lua.LState
+
+func newEmbedPool(b *testing.B) embedPool {
+	pool := make(embedPool, 64)
+	for range cap(pool) {
+		L := lua.NewState()
+		db := L.NewTable()
+		L.SetField(db, "get", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LString("value-" + L.CheckString(1)))
+			return 1
+		}))
+		L.SetGlobal("db", db)
+		require.NoError(b, L.DoString(embedHandlerLua))
+		pool <- L
+	}
+	b.Cleanup(func() {
+		for range cap(pool) {
+			(<-pool).Close()
+		}
+	})
+	return pool
+}
+
+// call runs handle in a pooled state and converts its results as Call
+// returns them.
+func (pool embedPool) call(ctx context.Context) ([]any, error) {
+	L := <-pool
+	defer func() { pool <- L }()
+	err := L.CallByParam(lua.P{Fn: L.GetGlobal("handle"), NRet: 2, Protect: true},
+		lua.LString("GET"), lua.LString("k42"))
+	if err != nil {
+		return nil, err
+	}
+	res := []any{int64(lua.LVAsNumber(L.Get(-2))), lua.LVAsString(L.Get(-1))}
+	L.Pop(2)
+	return res, nil
+}
+
+// reportCPU reports the process's CPU time per operation (cpu-ns/op)
+// from now to the call of the function it returns: a load-independent
+// figure where wall time (ns/op) counts the waits of a busy host.
+func reportCPU(b *testing.B) func() {
+	start, ok := processCPU()
+	return func() {
+		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
+		}
 	}
 }

@@ -12,7 +12,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
+	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -273,4 +275,30 @@ func TestCallConcurrent(t *testing.T) {
 	assert.EqualValues(t, 800, st.Returned)
 	assert.EqualValues(t, 800, st.Started)
 	assert.Zero(t, st.Live)
+}
+
+// TestEntryValueMadeOnce: a script's first entry point is boxed as a Lua
+// string once, not at every start; another entry is boxed each time, and
+// each is its own name.
+func TestEntryValueMadeOnce(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	s, err := Compile("entries.lua", "function handle() end function other() end")
+	require.NoError(t, err)
+	require.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
+	var v lua.LValue
+	assert.Zero(t, testing.AllocsPerRun(100, func() { v = s.entryValue("handle") }))
+	assert.Equal(t, lua.LValue(lua.LString("handle")), v)
+	assert.Equal(t, lua.LValue(lua.LString("other")), s.entryValue("other"))
+	assert.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
+}
+
+// TestProcessSizeClass: a luaProcess, the one allocation of every
+// process's own (its context, root task and first slices inside), with
+// the 8-byte header Go gives a large object with pointers, fills its
+// allocator size class (1,152 bytes) and no more: the next class is
+// 1,280, 128 bytes more for every process a request starts.
+func TestProcessSizeClass(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(luaProcess{})+8, uintptr(1152))
 }

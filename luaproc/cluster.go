@@ -19,53 +19,32 @@ import (
 
 	lua "github.com/luarun/luarun/lua"
 
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
 
-// ClusterNode is a runtime's place in a cluster: cluster.Join makes one,
-// and an application passes it as Options.Cluster and calls none of its
-// methods itself (Name and Nodes excepted). The interface is the contract
-// between the runtime and the node, which lies below luaproc: the node
-// relays the scheduler's messages and signals to the other nodes
-// (scheduler.Relay, Attach), keeps the cluster's registry of names, and
-// carries spawn requests.
+// ClusterNode is a runtime's place in a cluster: cluster.Join makes one
+// (a *cluster.Node), and an application passes it as Options.Cluster.
+// Name and Nodes are all an application calls: the node's name (what
+// process.node() answers) and those of the nodes that are up, this one's
+// included. What else the runtime needs of the node (relaying messages,
+// the cluster's names, spawn requests) is a contract between luaproc and
+// the cluster package that an application never sees, so New takes only
+// a ClusterNode that the cluster package made, and refuses any other.
 type ClusterNode interface {
-	scheduler.Relay
-	// Attach starts delivering the messages for this node's processes to
-	// s; New calls it once, before any process starts.
-	Attach(s *scheduler.Scheduler) error
-	// Name is this node's name; Nodes the names of the nodes that are up,
-	// this one's included.
 	Name() string
 	Nodes() []string
-	// Register gives process pid of this node the name in the whole
-	// cluster (it was registered in the node's scheduler first); it may
-	// take round trips, and runs in a command. Whereis finds a name's
-	// holder on any node, from this node's copy of the registry.
-	Register(ctx context.Context, name string, pid PID) error
-	Whereis(name string) (PID, bool)
-	// SpawnOn carries req to the node called node and returns the PID of
-	// the process it started; ServeSpawns gives the node this runtime's
-	// side of the requests of others (New calls it before Attach).
-	SpawnOn(ctx context.Context, node string, req SpawnRequest) (PID, error)
-	ServeSpawns(spawn func(req SpawnRequest) (PID, error))
 }
 
-// SpawnRequest is process.spawn_on's request to another node: the script
-// travels with it, so that nodes need not share files.
-type SpawnRequest struct {
-	Name   string // the script's name (as errors and tracebacks show it)
-	Source []byte // the script's source, compiled on arrival
-	Entry  string // the entry point ("" as Start's)
-	Args   []any  // payload values
-	// Allowed are the permissions of the requesting runtime: a node
-	// refuses a request from one with fewer than its own, so a
-	// sandbox holds across nodes.
-	Allowed []string
-	// From is the requesting process, on the requesting node: it may
-	// wait for the new process's end (remotewait.go).
-	From PID
+// clusterLink is Options.Cluster's side of that contract, or an error
+// for a ClusterNode that is not a node of the cluster package.
+func clusterLink(c ClusterNode) (nodelink.Node, error) {
+	link, ok := c.(nodelink.Node)
+	if !ok {
+		return nil, fmt.Errorf("Options.Cluster: %T is not a node of a cluster (make one with cluster.Join)", c)
+	}
+	return link, nil
 }
 
 // spawnCommand is the command of process.spawn_on to another node.
@@ -109,7 +88,7 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 		defer cancel()
 		request := rt.remoteEnds.begin()
 		defer rt.remoteEnds.finish(request) // after the claim (remoteends.go)
-		pid, err := rt.cluster.SpawnOn(ctx, node, SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: rt.permissions(), From: rt.remoteEnds.collector})
+		pid, err := rt.cluster.SpawnOn(ctx, node, nodelink.SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: rt.permissions(), From: rt.remoteEnds.collector})
 		if err != nil {
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
@@ -144,7 +123,7 @@ func (rt *Runtime) permissions() []string {
 // content (by its SHA-256) and kept for the runtime's life. An entry the
 // script does not have is an error (remotewait.go); from, the
 // requesting process, hears of the new one's end.
-func (rt *Runtime) spawnRequested(req SpawnRequest) (PID, error) {
+func (rt *Runtime) spawnRequested(req nodelink.SpawnRequest) (PID, error) {
 	name, source, entry, args := req.Name, req.Source, req.Entry, req.Args
 	if err := rt.coveredBy(req.Allowed); err != nil {
 		return 0, err

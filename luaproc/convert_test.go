@@ -205,3 +205,20 @@ func TestGoValueStringAllocs(t *testing.T) {
 	require.Equal(t, any("a string for the wire"), out)
 	require.Zero(t, allocs)
 }
+
+// A command's arguments cost their list and their values, not a name for
+// each: the names ("arg1") are only for errors (argPath).
+func TestConvertArgsAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	L.Push(lua.LNumber(1))
+	L.Push(lua.LNumber(2))
+	var out []any
+	allocs := testing.AllocsPerRun(200, func() { out = argPayloads(L, 1, "app.cmd") })
+	require.Equal(t, []any{int64(1), int64(2)}, out)
+	require.LessOrEqual(t, allocs, 1.0, "the list alone (small numbers box for free)")
+	assert.Equal(t, []string{"arg1", "arg8", "arg9", "arg12"}, []string{argPath(0), argPath(7), argPath(8), argPath(11)})
+}

@@ -72,10 +72,10 @@ func TestEmbeddingImportsOnlyLuaproc(t *testing.T) {
 
 // belowAllowed are the exported declarations of luaproc whose signatures
 // may name the scheduler's or payload's types: the doors to the layer
-// below, and the contract with the cluster package.
+// below. The contract with the cluster package is not one: it lies in
+// internal/nodelink, out of ClusterNode's method set.
 var belowAllowed = map[string]bool{
 	"Runtime.SchedulerStats": true, // the scheduler's own counters, on purpose
-	"ClusterNode":            true, // implemented by cluster.Node, never by an application
 }
 
 // TestAPINamesOnlyLuaprocTypes: no exported function, method, field or
@@ -162,12 +162,17 @@ func exportedParts(e ast.Expr) ast.Node {
 	return fields
 }
 
-// belowSelectors lists scheduler.X and payload.X in n.
+// belowPackages are the packages under luaproc whose names its API must
+// not show (an internal one's least of all: an application cannot even
+// import it).
+var belowPackages = map[string]bool{"scheduler": true, "payload": true, "nodelink": true}
+
+// belowSelectors lists scheduler.X, payload.X and nodelink.X in n.
 func belowSelectors(n ast.Node) []string {
 	var out []string
 	ast.Inspect(n, func(n ast.Node) bool {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && (id.Name == "scheduler" || id.Name == "payload") {
+			if id, ok := sel.X.(*ast.Ident); ok && belowPackages[id.Name] {
 				out = append(out, id.Name+"."+sel.Sel.Name)
 			}
 		}

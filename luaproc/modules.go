@@ -112,6 +112,18 @@ func spawnArgs(L *lua.LState, first int, fn string) payload.Payloads {
 	return convertArgs(L, first, fn, toMoved)
 }
 
+// argPaths are the first arguments' names in conversion errors, made
+// once: a command's call would otherwise make one per argument.
+var argPaths = [...]string{"arg1", "arg2", "arg3", "arg4", "arg5", "arg6", "arg7", "arg8"}
+
+// argPath names argument i (from 0) in a conversion error.
+func argPath(i int) string {
+	if i < len(argPaths) {
+		return argPaths[i]
+	}
+	return "arg" + strconv.Itoa(i+1)
+}
+
 func convertArgs(L *lua.LState, first int, fn string, conv func(lua.LValue, string) (any, error)) payload.Payloads {
 	n := L.GetTop() - first + 1
 	if n <= 0 {
@@ -119,7 +131,7 @@ func convertArgs(L *lua.LState, first int, fn string, conv func(lua.LValue, stri
 	}
 	out := make(payload.Payloads, n)
 	for i := range n {
-		v, err := conv(L.Get(first+i), "arg"+strconv.Itoa(i+1))
+		v, err := conv(L.Get(first+i), argPath(i))
 		if err != nil {
 			L.RaiseError("%s: %v", fn, err)
 		}

@@ -103,7 +103,8 @@ type Options struct {
 	// Cluster, when set, runs the runtime as a node of a cluster
 	// (cluster.Join): its PIDs name the node, and process.send reaches
 	// processes on the other nodes (cluster.go). The runtime attaches
-	// its scheduler to it; closing it after Shutdown is the caller's.
+	// to it; closing it after Shutdown is the caller's. A ClusterNode
+	// that package cluster did not make is an error.
 	Cluster ClusterNode
 }
 
@@ -140,6 +141,11 @@ func (o *Options) check() error {
 	}
 	if o.MailboxWarning < 0 {
 		return errors.New("MailboxWarning must not be negative (0: 100,000)")
+	}
+	if o.Cluster != nil {
+		if _, err := clusterLink(o.Cluster); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		{Options{MaxStep: -time.Second}, "MaxStep must not be negative"},
 		{Options{MaxProcessMemory: -1}, "MaxProcessMemory must not be negative"},
 		{Options{MailboxWarning: -5}, "MailboxWarning must not be negative"},
+		{Options{Cluster: madeUpNode{}}, "Options.Cluster: luaproc.madeUpNode is not a node of a cluster (make one with cluster.Join)"},
 	} {
 		rt, err := New(c.opts)
 		assert.Nil(t, rt)
@@ -45,6 +46,13 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		require.NoError(t, rt.Shutdown(context.Background()))
 	}
 }
+
+// madeUpNode is a ClusterNode that package cluster did not make: it has
+// the names an application sees, and nothing a runtime needs of a node.
+type madeUpNode struct{}
+
+func (madeUpNode) Name() string    { return "mine" }
+func (madeUpNode) Nodes() []string { return []string{"mine"} }
 
 // TestRegisterTwiceIsAnError: a command, a Go function or a Lua module
 // registered again is refused, and the first registration stays in

@@ -79,9 +79,8 @@ type luaProcess struct {
 	mailbox   mailbox
 
 	// req is the request of the blocking call now yielding (set by the Go
-	// function, taken by run).
-	req    request
-	hasReq bool
+	// function, taken by run; hasReq, below, says it is there).
+	req request
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
 
@@ -108,18 +107,25 @@ type luaProcess struct {
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
+	// hasReq: req holds a request (here, in the padding beside the flags
+	// above).
+	hasReq bool
 	// memBaseKB: what the last walk found it holding; memEndKB: the count
 	// at which its state's grant runs out (memory.go). In KB, in 32 bits
 	// each, so that they fill the padding beside the flags around them:
-	// a luaProcess is 752 bytes, which with Go's 8-byte header for a
-	// large object is all of its size class (768).
+	// a luaProcess (its ownAllocs included) is 1,144 bytes, which with
+	// Go's 8-byte header for a large object is all of its size class
+	// (1,152); one word more costs every process 128 bytes
+	// (TestProcessSizeClass).
 	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
-	// (runaway.go). stoppedAt: where the code was when a cancelled
-	// context stopped it (checkInterrupt).
-	depth     int
-	stoppedAt string
+	// (runaway.go).
+	depth int
+	// failure: where its code last failed, or was stopped; nil until
+	// then (most processes never fail: they keep the two strings out of
+	// their own allocation).
+	failure *failureNote
 
 	// callMons: its monitors of the processes it calls (calls.go);
 	// monitors: its script's monitors, reference → target (relations.go);
@@ -142,7 +148,6 @@ type luaProcess struct {
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
 
-	trace     string       // traceback of the last error raised in the root task
 	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
 	xpRunning int          // xpcall handlers running where their error was raised
 	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
@@ -151,14 +156,47 @@ type luaProcess struct {
 	// it left open; lineBufs: the lines read ahead for each handle's
 	// lines iterator (fsfile.go).
 	openedFiles bool
+	chunkRun    bool // the chunk is the program (no entry); beside the flags around it, in one word
+	done        bool
 	lineBufs    map[int64]*readAhead
 	linesTaken  int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr    *EntryError // set when the entry point did not resolve
-	chunkRun    bool        // the chunk is the program (no entry)
 
-	done   bool
 	result payload.Payloads
 	err    error
+}
+
+// failureNote is where a process's code failed or was stopped.
+type failureNote struct {
+	trace     string // traceback of the last error raised in the root task
+	stoppedAt string // where the code was when a cancelled context stopped it (checkInterrupt)
+}
+
+// note is p's failureNote, made on first use.
+func (p *luaProcess) note() *failureNote {
+	if p.failure == nil {
+		p.failure = &failureNote{}
+	}
+	return p.failure
+}
+
+// takeTrace returns the traceback of the root task's last error and
+// forgets it.
+func (p *luaProcess) takeTrace() string {
+	if p.failure == nil {
+		return ""
+	}
+	tr := p.failure.trace
+	p.failure.trace = ""
+	return tr
+}
+
+// stoppedWhere is where a cancelled context stopped p's code, or "".
+func (p *luaProcess) stoppedWhere() string {
+	if p.failure == nil {
+		return ""
+	}
+	return p.failure.stoppedAt
 }
 
 type task struct {
@@ -266,7 +304,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
 		args = p.own.args[:0]
-		args = append(args, chunk, lua.LString(method))
+		args = append(args, chunk, p.script.entryValue(method))
 		for _, v := range input {
 			args = append(args, toLuaValue(p.L, v))
 		}
@@ -604,7 +642,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 		se.Value, _ = toPayload(obj, "error")
 	}
 	if t == p.root {
-		se.Traceback, p.trace = p.trace, ""
+		se.Traceback = p.takeTrace()
 		if overflowed { // a Go panic: the traceback hook did not run
 			se.Traceback = traceback(t.co, p.entryName())
 		}

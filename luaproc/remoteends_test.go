@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 )
@@ -83,17 +84,17 @@ type beta struct {
 	answer func(ctx context.Context, n int, pid scheduler.PID) (scheduler.PID, error)
 }
 
-func (b *beta) Node() int                                   { return 1 }
-func (b *beta) Forward(_, to scheduler.PID, _ any) error    { return fmt.Errorf("beta has no %d", to) }
-func (b *beta) Signal(scheduler.Signal) error               { return nil }
-func (b *beta) Attach(s *scheduler.Scheduler) error         { b.sched = s; return nil }
-func (b *beta) Name() string                                { return "alpha" }
-func (b *beta) Nodes() []string                             { return []string{"alpha", "beta"} }
-func (b *beta) Register(context.Context, string, PID) error { return nil }
-func (b *beta) Whereis(string) (scheduler.PID, bool)        { return 0, false }
-func (b *beta) ServeSpawns(func(SpawnRequest) (PID, error)) {}
+func (b *beta) Node() int                                            { return 1 }
+func (b *beta) Forward(_, to scheduler.PID, _ any) error             { return fmt.Errorf("beta has no %d", to) }
+func (b *beta) Signal(scheduler.Signal) error                        { return nil }
+func (b *beta) Attach(s *scheduler.Scheduler) error                  { b.sched = s; return nil }
+func (b *beta) Name() string                                         { return "alpha" }
+func (b *beta) Nodes() []string                                      { return []string{"alpha", "beta"} }
+func (b *beta) Register(context.Context, string, PID) error          { return nil }
+func (b *beta) Whereis(string) (scheduler.PID, bool)                 { return 0, false }
+func (b *beta) ServeSpawns(func(nodelink.SpawnRequest) (PID, error)) {}
 
-func (b *beta) SpawnOn(ctx context.Context, _ string, req SpawnRequest) (PID, error) {
+func (b *beta) SpawnOn(ctx context.Context, _ string, req nodelink.SpawnRequest) (PID, error) {
 	from := req.From
 	b.mu.Lock()
 	b.n++

@@ -79,14 +79,14 @@ func (p *luaProcess) answerProbe() {
 func (p *luaProcess) stepLimitError(t *task, sle *scheduler.StepLimitError, rerr error) error {
 	where := ""
 	switch msg := errorText(rerr); {
-	case p.stoppedAt != "": // the innermost coroutine's line (checkInterrupt)
-		where = " " + p.stoppedAt
+	case p.stoppedWhere() != "": // the innermost coroutine's line (checkInterrupt)
+		where = " " + p.stoppedWhere()
 	case strings.HasSuffix(msg, ": "+context.Canceled.Error()):
 		where = " " + strings.TrimSuffix(msg, " "+context.Canceled.Error())
 	}
 	se := &ScriptError{Message: fmt.Sprintf("pid %d%s ran %v without blocking", p.pid, where, sle.Limit), cause: sle}
 	if t == p.root {
-		se.Traceback, p.trace = p.trace, ""
+		se.Traceback = p.takeTrace()
 	}
 	return se
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/luarun/luarun/commands"
+	"github.com/luarun/luarun/internal/nodelink"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 	"github.com/luarun/luarun/serve"
@@ -51,7 +52,7 @@ type Runtime struct {
 	exit exitRequest // the first os.exit (runaway.go)
 	mem  *memBounds  // Options.MaxMemory and MaxProcessMemory (memory.go)
 
-	cluster ClusterNode    // Options.Cluster (cluster.go); nil: alone
+	cluster nodelink.Node  // Options.Cluster (cluster.go); nil: alone
 	shipped shippedScripts // the scripts other nodes sent (cluster.go)
 	// remoteEnds: the ends of processes started on other nodes, for
 	// process.wait (remotewait.go)
@@ -118,11 +119,12 @@ func New(opts Options) (*Runtime, error) {
 		so.Slice = -1
 	}
 	if opts.Cluster != nil {
-		so.Relay, rt.cluster, rt.node = opts.Cluster, opts.Cluster, opts.Cluster.Node()
+		link, _ := clusterLink(opts.Cluster) // a node: opts.check
+		so.Relay, rt.cluster, rt.node = link, link, link.Node()
 		rt.reg.Register(registerCommand, rt.registerInCluster)
 		rt.reg.Register(spawnCommand, rt.spawnInCluster)
 		rt.reg.Register(waitCommand, rt.waitInCluster)
-		opts.Cluster.ServeSpawns(rt.spawnRequested)
+		link.ServeSpawns(rt.spawnRequested)
 	}
 	rt.sched = scheduler.New(so)
 	if rt.cluster != nil {
@@ -216,9 +218,10 @@ func (rt *Runtime) start(ctx context.Context, p *luaProcess, entry string, args 
 //
 // ctx is the process's parent, as Start's: its values reach the
 // commands' calls, and when it is done the process is killed (a
-// *KilledError whose Cause is context.Cause(ctx)) — Call returns once
-// the process has ended, whatever ends it (Kill, Shutdown, its
-// deadline, Options.MaxStep). Past the runtime's bound on processes
+// *KilledError whose Cause is context.Cause(ctx)) — at once if it
+// waits, within two of the watchdog's ticks (about 10 ms) if its Lua
+// code is running — and Call returns once the process has ended,
+// whatever ends it (Kill, Shutdown, its deadline, Options.MaxStep). Past the runtime's bound on processes
 // running on callers' goroutines at once (twice the workers), the steps
 // of a Call run on the workers instead, and Call waits for them.
 //

@@ -23,6 +23,27 @@ type Script struct {
 	// entries: the entry points, sorted, once the chunk has run to its
 	// end in some process (resolve); nil until then. Written once.
 	entries atomic.Pointer[[]string]
+	// entry: the first entry point a process was started at, as the Lua
+	// value Init passes the boot function (entryValue); nil until then.
+	entry atomic.Pointer[entryName]
+}
+
+// entryName is an entry point's name and its Lua value.
+type entryName struct {
+	name  string
+	value lua.LValue
+}
+
+// entryValue is name as a Lua string: made once for the first entry a
+// process of s was started at (a Call per request starts one entry each
+// time), so that a start does not box the name again.
+func (s *Script) entryValue(name string) lua.LValue {
+	if e := s.entry.Load(); e != nil && e.name == name {
+		return e.value
+	}
+	v := lua.LValue(lua.LString(name))
+	s.entry.CompareAndSwap(nil, &entryName{name: name, value: v})
+	return v
 }
 
 // Name returns the script's file path or given name.

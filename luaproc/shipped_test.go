@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/internal/nodelink"
 )
 
 // TestShippedScriptsCompiledOnce: a script another node sends is
@@ -79,5 +81,5 @@ func TestARefusedSpawnRequestIsNoCrash(t *testing.T) {
 
 // spawnRequest is rt's side of a spawn request with these fields.
 func spawnRequest(rt *Runtime, name string, source []byte, entry string, args []any, allowed []string, from PID) (PID, error) {
-	return rt.spawnRequested(SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: allowed, From: from})
+	return rt.spawnRequested(nodelink.SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: allowed, From: from})
 }

@@ -596,7 +596,7 @@ func (p *luaProcess) arm(L *lua.LState) int {
 // recycled coroutine keeps no process).
 func armedPanic(L *lua.LState) {
 	if c, ok := L.Context().(*luaCtx); ok {
-		c.p.trace = traceback(L, c.p.entryName())
+		c.p.note().trace = traceback(L, c.p.entryName())
 	}
 	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 }

@@ -113,6 +113,10 @@ func (h *home) recycle() {
 // runHome runs p, homed here and just submitted (Ready, in no queue),
 // until it has ended.
 func (s *Scheduler) runHome(p *proc) {
+	var parentDone <-chan struct{} // p's parent context, if the home watches it
+	if p.parentHomed {
+		parentDone = p.ctx.values.Done()
+	}
 	first := true
 	for {
 		if c := p.done.Load(); c == closedDone {
@@ -122,7 +126,12 @@ func (s *Scheduler) runHome(p *proc) {
 			s.homeStep(p, first)
 			first = false
 		}
-		<-p.home.ready
+		select {
+		case <-p.home.ready:
+		case <-parentDone:
+			s.parentDone(p) // then wait for its end
+			parentDone = nil
+		}
 	}
 }
 

@@ -391,4 +391,43 @@ func TestRunAllocations(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 2.0)
+	// a parent context that may be done costs nothing more: the home
+	// and the watchdog watch it (watchParent), no context.AfterFunc
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	allocs = testing.AllocsPerRun(1000, func() {
+		if _, err := s.Run(p, "main", nil, SubmitOptions{Context: ctx}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 2.0, "with a parent context")
+}
+
+// TestRunParentKillsSpinningStep: the end of the parent context kills a
+// homed process whose step spins on Run's goroutine — found by the
+// watchdog (the home runs the step), or, with the watchdog off, by the
+// context.AfterFunc registered instead.
+func TestRunParentKillsSpinningStep(t *testing.T) {
+	for name, slice := range map[string]time.Duration{"watchdog": 0, "no watchdog": -1} {
+		t.Run(name, func(t *testing.T) {
+			s := New(Options{Workers: 1, Slice: slice})
+			defer s.Shutdown(context.Background())
+			ctx, cancel := context.WithCancelCause(context.Background())
+			spin := newSpinner()
+			ch := goRun(s, spin, SubmitOptions{Context: ctx})
+			<-spin.started
+			cancel(errors.New("client went away"))
+			select {
+			case r := <-ch:
+				require.NoError(t, r.err)
+				_, err := r.h.Result()
+				require.EqualError(t, err, "client went away")
+			case <-time.After(10 * time.Second):
+				close(spin.stop) // let the step end, then fail
+				<-ch
+				t.Fatal("a homed step spinning past its parent's end was not killed")
+			}
+			require.EqualValues(t, 1, s.Stats().Killed)
+		})
+	}
 }

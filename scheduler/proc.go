@@ -92,6 +92,10 @@ type proc struct {
 	// (killWhenDone); set before the process is in the table, called by
 	// closeProcess.
 	stopParent func() bool
+	// parentReason: SubmitOptions.KillReason, for a process whose home
+	// and the watchdog watch its parent context instead (parentHomed,
+	// watchParent). Set before the process is in the table.
+	parentReason func(error) error
 
 	// Owned by the worker running the process (handed over by the state
 	// CAS): the yields awaiting completion, and the messages the process
@@ -106,6 +110,8 @@ type proc struct {
 	// Running, before making it Ready.
 	handedEv Event
 	handed   bool
+	// parentHomed: see parentReason (in handed's padding).
+	parentHomed bool
 
 	// done: nil until someone asks for the channel (Handle.Done, Wait),
 	// then that channel; closedDone once the process has ended. Most

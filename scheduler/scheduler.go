@@ -283,7 +283,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		pr.ctx.interrupter = in
 	}
 	if opts != nil && opts.Context != nil {
-		pr.stopParent = s.killWhenDone(pr, opts.Context, opts.KillReason)
+		s.watchParent(pr, opts.Context, opts.KillReason)
 	}
 	s.live.Add(1)
 	s.table.put(pr)

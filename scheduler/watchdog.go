@@ -236,11 +236,13 @@ func (s *Scheduler) watchTick(now time.Time) {
 			s.handOff(w)
 		}
 		s.limitStep(w, p, ran)
+		s.stepParentDone(p)
 	}
 	for _, w := range inline {
 		if p, ran := s.observe(w, now, share); p != nil {
 			s.runnextOverdue(w) // inline.go: a follow-up waits behind a long step
 			s.limitStep(w, p, ran)
+			s.stepParentDone(p)
 		}
 	}
 	wd.stuck.Store(int32(stuck))
@@ -478,4 +480,13 @@ func (s *Scheduler) allWorkers() []*worker {
 	defer s.watch.mu.Unlock()
 	all := append(append([]*worker(nil), s.workers...), s.watch.helpers...)
 	return append(all, s.inlineWorkers()...)
+}
+
+// stepParentDone kills p, whose step has run since the last tick, if it
+// is homed and its parent context is done (watchParent): its home, which
+// runs the step, cannot look.
+func (s *Scheduler) stepParentDone(p *proc) {
+	if p.parentHomed {
+		s.parentDone(p)
+	}
 }
