@@ -79,13 +79,13 @@ func (p *luaProcess) answerProbe() {
 func (p *luaProcess) stepLimitError(t *task, sle *scheduler.StepLimitError, rerr error) error {
 	where := ""
 	switch msg := errorText(rerr); {
-	case p.stoppedAt != "": // the innermost coroutine's line (checkInterrupt)
+	case p.procMore != nil && p.stoppedAt != "": // the innermost coroutine's line (checkInterrupt)
 		where = " " + p.stoppedAt
 	case strings.HasSuffix(msg, ": "+context.Canceled.Error()):
 		where = " " + strings.TrimSuffix(msg, " "+context.Canceled.Error())
 	}
 	se := &ScriptError{Message: fmt.Sprintf("pid %d%s ran %v without blocking", p.pid, where, sle.Limit), cause: sle}
-	if t == p.root {
+	if t == p.root && p.procMore != nil {
 		se.Traceback, p.trace = p.trace, ""
 	}
 	return se

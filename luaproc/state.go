@@ -596,7 +596,7 @@ func (p *luaProcess) arm(L *lua.LState) int {
 // recycled coroutine keeps no process).
 func armedPanic(L *lua.LState) {
 	if c, ok := L.Context().(*luaCtx); ok {
-		c.p.trace = traceback(L, c.p.entryName())
+		c.p.more().trace = traceback(L, c.p.entryName())
 	}
 	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 }
@@ -639,14 +639,14 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	}
 	if entry == "" {
 		if typo := p.misspeltMain(L, module); typo != "" {
-			p.entryErr = &EntryError{Script: p.script.name, Entry: "main", Entries: p.entryNames(L, module), Misspelt: typo}
+			p.more().entryErr = &EntryError{Script: p.script.name, Entry: "main", Entries: p.entryNames(L, module), Misspelt: typo}
 			L.RaiseError("%s", p.entryErr.Error())
 		}
 		p.chunkRun = true
 		L.Push(lua.LNil)
 		return 1
 	}
-	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
+	p.more().entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
 	L.RaiseError("%s", p.entryErr.Error())
 	return 0
 }

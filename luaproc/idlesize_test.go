@@ -1,0 +1,48 @@
+package luaproc
+
+// What an idle process is made of stays within its size classes: these
+// are the largest objects each process allocates (BENCHMARKS.md, issue
+// 32: heap per idle process).
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/luarun/luarun/payload"
+	"github.com/stretchr/testify/require"
+)
+
+// TestIdleProcessFits: a luaProcess fits the 1,024-byte size class (it
+// was 1,184 bytes, in the 1,280 class, before the fields few processes
+// use moved to procMore and the root task's first arguments into its
+// argBuf).
+func TestIdleProcessFits(t *testing.T) {
+	if n := unsafe.Sizeof(luaProcess{}); n > 1024 {
+		t.Fatalf("a luaProcess is %d bytes: more than the 1,024-byte size class (move what few processes use to procMore)", n)
+	}
+}
+
+// TestProcMoreUnmade: a process that never made a call, a monitor, a
+// timer or a child (its procMore not made) answers the functions that
+// look them up as one that has none: nothing to cancel, demonitor or
+// wait for, and a down or a stray remote reply is dropped.
+func TestProcMoreUnmade(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	const src = `
+function idle() process.receive() end
+function main()
+  local other = process.spawn("idle")
+  return process.cancel_timer(7), process.demonitor(3), process.wait(other, 0), other
+end
+function fresh()
+  local ok, err = process.wait(999999, 0)
+  return process.cancel_timer(7), process.demonitor(3), ok
+end`
+	res, err := runLua(t, rt, "unmade.lua", src, "fresh")
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{false, false, false}, res)
+	res, err = runLua(t, rt, "unmade.lua", src, "main")
+	require.NoError(t, err)
+	require.Len(t, res, 4)
+	require.Equal(t, []any{false, false}, []any(res[:2]))
+}
