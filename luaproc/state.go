@@ -50,11 +50,13 @@ import (
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
 // resumes coroutines and holds globals; the coroutines run the code. Both
-// grow on demand, doubling (lua/FORK.md). A process
-// waiting in receive uses 16 slots, 20 if it was spawned with an
-// argument: it starts with 20.
+// grow on demand, doubling (lua/FORK.md). A process's main state holds
+// at most 2 values (the luaproc tests grow none past 2; the template's
+// state, built once a runtime, grows its own): 2 slots are 32 bytes,
+// where 8 were 128. A process waiting in receive uses 16 slots, 20 if
+// it was spawned with an argument: its coroutine starts with 20.
 const (
-	mainRegistrySize = 8
+	mainRegistrySize = 2
 	coRegistrySize   = 20
 )
 
