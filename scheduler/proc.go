@@ -99,13 +99,16 @@ type proc struct {
 	outstanding []*yieldRec
 	firstRecs   [1]*yieldRec // outstanding's first array (arm)
 	backlog     int
-	// handedEv: a message handed straight to the process (handed true)
-	// by a sender that found it waiting for messages (worker.handOff),
-	// taken by drain before the queued events. Owned like the fields
-	// above: the sender writes it while it holds the process in
-	// Running, before making it Ready.
-	handedEv Event
-	handed   bool
+	// handedFrom, handedMsg: a message handed straight to the process
+	// (handed true) by a sender that found it waiting for messages
+	// (worker.handOff), taken by drain before the queued events. Owned
+	// like the fields above: the sender writes it while it holds the
+	// process in Running, before making it Ready. Its sender and value
+	// only, not a whole Event (64 bytes), so that a proc stays in the
+	// 416-byte size class (TestProcFits).
+	handedFrom PID
+	handedMsg  any
+	handed     bool
 
 	// done: nil until someone asks for the channel (Handle.Done, Wait),
 	// then that channel; closedDone once the process has ended. Most
