@@ -79,9 +79,8 @@ type luaProcess struct {
 	mailbox   mailbox
 
 	// req is the request of the blocking call now yielding (set by the Go
-	// function, taken by run).
-	req    request
-	hasReq bool
+	// function, taken by run; hasReq, with the flags below, says it is).
+	req request
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
 
@@ -111,8 +110,8 @@ type luaProcess struct {
 	// memBaseKB: what the last walk found it holding; memEndKB: the count
 	// at which its state's grant runs out (memory.go). In KB, in 32 bits
 	// each, so that they fill the padding beside the flags around them
-	// (a luaProcess must stay within the 1,024-byte size class:
-	// TestIdleProcessFits).
+	// (a luaProcess and its 8-byte malloc header must stay within the
+	// 1,024-byte size class: TestIdleProcessFits).
 	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
@@ -130,15 +129,16 @@ type luaProcess struct {
 	*procMore
 
 	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
-	xpRunning int          // xpcall handlers running where their error was raised
-	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
+	xpRunning int32        // xpcall handlers running where their error was raised
+	inMatch   int32        // receive{match=} functions running (receive.go: notInMatch)
 	xpBlocked bool         // one of them tried to block
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool
 	chunkRun    bool // the chunk is the program (no entry)
+	hasReq      bool // req is set
+	done        bool // (the flags together: no padding after each)
 
-	done   bool
 	result payload.Payloads
 	err    error
 }
