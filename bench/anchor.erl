@@ -6,6 +6,10 @@
 %%   spawn N      N processes, each until it waits in receive:
 %%                {ns per spawn, bytes per process of erlang:memory(processes)}
 %%   idle N       N processes waiting in receive: the VM's VmRSS in KB
+%%   million N    bench/million.lua: N processes started until each waits
+%%                in receive, then each messaged once and heard back from:
+%%                {start ns, start CPU ns, message ns, message CPU ns,
+%%                 VmHWM KB}; CPU is user + system of the OS process
 -module(anchor).
 -export([main/1]).
 
@@ -37,6 +41,16 @@ run(spawn, [N]) ->
     Mem = (erlang:memory(processes) - Before) / N,
     [P ! stop || P <- Ps],
     {T, Mem};
+run(million, [N]) ->
+    Me = self(),
+    T0 = erlang:monotonic_time(nanosecond), C0 = cpu_ns(),
+    Ps = [spawn(fun() -> Me ! true, receive M -> Me ! M end end) || _ <- lists:seq(1, N)],
+    hear(true, N),
+    T1 = erlang:monotonic_time(nanosecond), C1 = cpu_ns(),
+    [P ! hello || P <- Ps],
+    hear(hello, N),
+    T2 = erlang:monotonic_time(nanosecond), C2 = cpu_ns(),
+    {T1 - T0, C1 - C0, T2 - T1, C2 - C1, status_kb("VmHWM")};
 run(idle, [N]) ->
     idle(N),
     {ok, Status} = file:read_file("/proc/self/status"),
@@ -74,3 +88,19 @@ wait_waiting(P) ->
         {status, waiting} -> ok;
         _ -> erlang:yield(), wait_waiting(P)
     end.
+
+hear(_, 0) -> ok;
+hear(M, K) -> receive M -> hear(M, K - 1) end.
+
+%% cpu_ns is the OS process's user + system time (/proc/self/stat, in
+%% clock ticks of 10 ms), as the luarun side reads it.
+cpu_ns() ->
+    {ok, Stat} = file:read_file("/proc/self/stat"),
+    [_, Rest] = binary:split(Stat, <<") ">>),
+    Fields = binary:split(Rest, <<" ">>, [global]),
+    (binary_to_integer(lists:nth(12, Fields)) + binary_to_integer(lists:nth(13, Fields))) * 10000000.
+
+status_kb(Name) ->
+    {ok, Status} = file:read_file("/proc/self/status"),
+    {match, [Kb]} = re:run(Status, Name ++ ":\\s*(\\d+)", [{capture, all_but_first, list}]),
+    list_to_integer(Kb).

@@ -323,6 +323,9 @@ func (a *erlAnchor) close() {
 // command is erl running anchor:main with kind and args.
 func (a *erlAnchor) command(kind string, args ...int) *exec.Cmd {
 	argv := []string{"-noshell", "-pa", a.dir, "-run", "anchor", "main", kind}
+	if kind == "million" { // more than the default limit of 262,144 processes
+		argv = append([]string{"+P", "2000000"}, argv...)
+	}
 	for _, x := range args {
 		argv = append(argv, strconv.Itoa(x))
 	}

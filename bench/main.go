@@ -98,6 +98,7 @@ func workloads() []workload {
 		{"logagg", logagg},
 		{"vm", vmBench},
 		{"erlang", erlang},
+		{"million", million},
 		{"cluster", clusterBench},
 		{"scaling", scaling},
 		{"serve http", serveBench},

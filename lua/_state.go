@@ -224,8 +224,13 @@ func (cs *fixedCallFrameStack) Extend(n int) func() { return func() {} }
 
 // FramesPerSegment should be a power of 2 constant for performance reasons. It will allow the go compiler to change
 // the divs and mods into bitshifts. Max is 256 due to current use of uint8 to count how many frames in a segment are
-// used.
-const FramesPerSegment = 8
+// used. luarun: 4, not 8: a segment of 8 frames was 704 bytes (its 640
+// in the 704-byte size class), the largest allocation of an idle process
+// (its coroutine waits 3 frames deep); 4 frames are 320 bytes, a size
+// class of their own. Pop keeps one emptied segment as a spare, so a call
+// depth that moves back and forth across a segment boundary does not
+// take and give back a segment each time.
+const FramesPerSegment = 4
 
 type callFrameStackSegment struct {
 	array [FramesPerSegment]callFrame
@@ -292,6 +297,7 @@ func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
 	cs.maxSegs += extra
 	return func() {
 		cs.maxSegs -= extra
+		cs.freeSpare()
 		for int(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
 			freeCallFrameStackSegment(cs.segments[cs.segIdx])
 			cs.segments[cs.segIdx] = nil
@@ -301,7 +307,17 @@ func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
 	}
 }
 
+// freeSpare frees the spare segment above the current one, if any
+// (luarun: Pop keeps one).
+func (cs *autoGrowingCallFrameStack) freeSpare() {
+	if next := int(cs.segIdx) + 1; next < len(cs.segments) && cs.segments[next] != nil {
+		freeCallFrameStackSegment(cs.segments[next])
+		cs.segments[next] = nil
+	}
+}
+
 func (cs *autoGrowingCallFrameStack) Clear() {
+	cs.freeSpare()
 	for i := segIdx(1); i <= cs.segIdx; i++ {
 		freeCallFrameStackSegment(cs.segments[i])
 		cs.segments[i] = nil
@@ -311,6 +327,7 @@ func (cs *autoGrowingCallFrameStack) Clear() {
 }
 
 func (cs *autoGrowingCallFrameStack) FreeAll() {
+	cs.freeSpare()
 	for i := segIdx(0); i <= cs.segIdx; i++ {
 		freeCallFrameStackSegment(cs.segments[i])
 		cs.segments[i] = nil
@@ -333,9 +350,11 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 				copy(grown, cs.segments)
 				cs.segments = grown
 			}
-			curSeg = newCallFrameStackSegment()
 			cs.segIdx++
-			cs.segments[cs.segIdx] = curSeg
+			if curSeg = cs.segments[cs.segIdx]; curSeg == nil { // luarun: else the spare Pop kept
+				curSeg = newCallFrameStackSegment()
+				cs.segments[cs.segIdx] = curSeg
+			}
 			cs.segSp = 0
 		} else {
 			// luarun: a Lua error (it was a Go panic), which pcall catches
@@ -358,6 +377,14 @@ func (cs *autoGrowingCallFrameStack) Sp() int {
 func (cs *autoGrowingCallFrameStack) SetSp(sp int) {
 	desiredSegIdx := segIdx(sp / FramesPerSegment)
 	desiredFramesInLastSeg := uint8(sp % FramesPerSegment)
+	if cs.segIdx < desiredSegIdx {
+		// luarun: sp is the depth now, with the last segment full (a
+		// depth that is a multiple of FramesPerSegment may be that or an
+		// empty segment above it); setting segSp to 0 here dropped a
+		// whole segment of live frames.
+		return
+	}
+	cs.freeSpare()
 	for {
 		if cs.segIdx <= desiredSegIdx {
 			break
@@ -396,8 +423,9 @@ func (cs *autoGrowingCallFrameStack) Pop() *callFrame {
 			// stack empty
 			return nil
 		}
-		freeCallFrameStackSegment(curSeg)
-		cs.segments[cs.segIdx] = nil
+		// luarun: the emptied segment stays as the spare (Push takes it
+		// again); the one above it, if any, is freed.
+		cs.freeSpare()
 		cs.segIdx--
 		cs.segSp = FramesPerSegment
 		curSeg = cs.segments[cs.segIdx]

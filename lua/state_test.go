@@ -805,3 +805,61 @@ func TestSetTopClearsWhatItDrops(t *testing.T) {
 		L.SetTop(base)
 	}
 }
+
+// TestAutoGrowSetSpAtFullSegment: SetSp to the depth the stack is at,
+// when that depth fills its last segment exactly, leaves every frame (it
+// dropped a whole segment: the depth a multiple of FramesPerSegment is
+// both "segment k full" and "segment k+1 empty").
+func TestAutoGrowSetSpAtFullSegment(t *testing.T) {
+	for _, depth := range []int{FramesPerSegment, 2 * FramesPerSegment, 3*FramesPerSegment + 1} {
+		cs := newAutoGrowingCallFrameStack(100)
+		for i := 0; i < depth; i++ {
+			cs.Push(callFrame{Pc: i})
+		}
+		cs.SetSp(depth)
+		if cs.Sp() != depth {
+			t.Fatalf("depth %d: Sp() = %d after SetSp(%d)", depth, cs.Sp(), depth)
+		}
+		if last := cs.Last(); last == nil || last.Pc != depth-1 {
+			t.Fatalf("depth %d: Last() = %+v, want the frame with Pc %d", depth, last, depth-1)
+		}
+	}
+}
+
+// TestAutoGrowSpareSegment: a call depth moving back and forth across a
+// segment boundary reuses one segment (Pop keeps the emptied one as a
+// spare), and no more than one spare is kept above the top.
+func TestAutoGrowSpareSegment(t *testing.T) {
+	cs := newAutoGrowingCallFrameStack(100).(*autoGrowingCallFrameStack)
+	for i := 0; i < FramesPerSegment+1; i++ {
+		cs.Push(callFrame{})
+	}
+	second := cs.segments[1]
+	cs.Pop()
+	cs.Pop() // down into the first segment: the second stays, as the spare
+	if cs.segments[1] != second {
+		t.Fatalf("the emptied segment was not kept as the spare")
+	}
+	cs.Push(callFrame{})
+	cs.Push(callFrame{})
+	if cs.segments[1] != second {
+		t.Fatalf("the push across the boundary took a new segment, not the spare")
+	}
+	for i := 0; i < 3*FramesPerSegment; i++ {
+		cs.Push(callFrame{})
+	}
+	for cs.Sp() > 1 {
+		cs.Pop()
+	}
+	for i := int(cs.segIdx) + 2; i < len(cs.segments); i++ {
+		if cs.segments[i] != nil {
+			t.Fatalf("segment %d kept above the top segment %d and its spare", i, cs.segIdx)
+		}
+	}
+	cs.SetSp(0)
+	for i := 1; i < len(cs.segments); i++ {
+		if cs.segments[i] != nil {
+			t.Fatalf("segment %d kept after SetSp(0)", i)
+		}
+	}
+}

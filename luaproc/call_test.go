@@ -12,7 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
 	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
@@ -292,13 +291,4 @@ func TestEntryValueMadeOnce(t *testing.T) {
 	assert.Equal(t, lua.LValue(lua.LString("handle")), v)
 	assert.Equal(t, lua.LValue(lua.LString("other")), s.entryValue("other"))
 	assert.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
-}
-
-// TestProcessSizeClass: a luaProcess, the one allocation of every
-// process's own (its context, root task and first slices inside), with
-// the 8-byte header Go gives a large object with pointers, fills its
-// allocator size class (1,152 bytes) and no more: the next class is
-// 1,280, 128 bytes more for every process a request starts.
-func TestProcessSizeClass(t *testing.T) {
-	assert.LessOrEqual(t, unsafe.Sizeof(luaProcess{})+8, uintptr(1152))
 }

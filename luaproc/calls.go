@@ -148,6 +148,7 @@ func (p *luaProcess) call(L *lua.LState) int {
 // callMonitor returns this process's monitor of to, monitoring it now if
 // it has none.
 func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
+	p.more() // the caller uses p.callSeq and the rest after this
 	if cm := p.callMons[to]; cm != nil {
 		return cm
 	}
@@ -215,7 +216,10 @@ func (p *luaProcess) remoteCall(from scheduler.PID, rc scheduler.RemoteCall) {
 		p.mailbox.push(message{from: from, value: c.msg, kind: kindCall, call: c})
 		return
 	}
-	c := p.remoteCalls[rc.ID]
+	var c *callRequest
+	if p.procMore != nil {
+		c = p.remoteCalls[rc.ID]
+	}
 	if c == nil {
 		p.rt.droppedReplies.Add(1) // its call ended
 		return
@@ -227,6 +231,9 @@ func (p *luaProcess) remoteCall(from scheduler.PID, rc scheduler.RemoteCall) {
 // dropMonitors removes every monitor this process holds, its script's
 // and its calls', as it ends: a long-lived target must not keep them.
 func (p *luaProcess) dropMonitors() {
+	if p.procMore == nil {
+		return
+	}
 	for ref, target := range p.monitors {
 		p.rt.sched.Demonitor(target, ref)
 	}
@@ -241,6 +248,9 @@ func (p *luaProcess) dropMonitors() {
 
 // down files a down event: the end of a call, or of a monitored process.
 func (p *luaProcess) down(ev *scheduler.Event) {
+	if p.procMore == nil {
+		return // no calls, no monitors: nothing waits for it
+	}
 	if cm := p.callMons[ev.From]; cm != nil && cm.ref == ev.Tag {
 		delete(p.callMons, ev.From) // first: endCall finds no entry to update
 		if len(cm.waiting) == 0 {

@@ -84,8 +84,8 @@ func checkInterrupt(L *lua.LState) error {
 	}
 	if f&cancelFlag != 0 {
 		if err := c.Context.Err(); err != nil {
-			if n := c.p.note(); n.stoppedAt == "" {
-				n.stoppedAt = scriptWhere(L)
+			if more := c.p.more(); more.stoppedAt == "" {
+				more.stoppedAt = scriptWhere(L)
 			}
 			return err
 		}

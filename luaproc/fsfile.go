@@ -95,9 +95,10 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 	id, closeAtEnd := L.CheckInt64(1), L.ToBool(2)
 	args := []any{id, int64(0), closeAtEnd} // no read-ahead: this iterator has handed it all out
 	var ra *readAhead                       // p.lineBufs[id] as last looked up (dropLines empties it)
+	more := p.more()
 	L.Push(L.NewFunction(func(L *lua.LState) int {
 		if ra == nil || len(ra.lines) == 0 {
-			ra = p.lineBufs[id]
+			ra = more.lineBufs[id]
 		}
 		if ra != nil && len(ra.lines) > 0 {
 			L.Push(lua.LString(ra.lines[0]))
@@ -105,14 +106,14 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 			return 1
 		}
 		f := p.blockable(L, "file:lines") // wherever it could not block, it fails alike
-		if p.linesTaken < maxLinesTaken {
+		if more.linesTaken < maxLinesTaken {
 			if b, ok := p.rt.io.TakeLines(p.pid, id); ok { // prefetched: no yield
-				p.linesTaken++
+				more.linesTaken++
 				L.Push(p.keepLines(b))
 				return 1
 			}
 		}
-		p.linesTaken = 0 // this yield ends the step
+		more.linesTaken = 0 // this yield ends the step
 		return p.park(L, f, request{kind: reqCommand, command: "file:lines", args: args})
 	}))
 	return 1
@@ -138,21 +139,30 @@ func (p *luaProcess) firstLine(t *task, b commands.Lines) lua.LValue {
 // keepLines keeps batch b (of at least one line) but its first line for
 // the handle's iterator, and returns the first.
 func (p *luaProcess) keepLines(b commands.Lines) lua.LValue {
-	if p.lineBufs == nil {
-		p.lineBufs = map[int64]*readAhead{}
+	more := p.more()
+	if more.lineBufs == nil {
+		more.lineBufs = map[int64]*readAhead{}
 	}
 	p.dropLines(b.Handle)
-	p.lineBufs[b.Handle] = &readAhead{lines: b.Lines[1:], noEnd: b.NoEnd}
+	more.lineBufs[b.Handle] = &readAhead{lines: b.Lines[1:], noEnd: b.NoEnd}
 	return lua.LString(b.Lines[0])
 }
 
 // dropLines forgets the lines read ahead for handle id, also in an
 // iterator holding them.
 func (p *luaProcess) dropLines(id int64) {
-	if ra := p.lineBufs[id]; ra != nil {
+	if ra := p.readAheadOf(id); ra != nil {
 		ra.lines = nil
 		delete(p.lineBufs, id)
 	}
+}
+
+// readAheadOf is the lines read ahead for handle id; nil if none.
+func (p *luaProcess) readAheadOf(id int64) *readAhead {
+	if p.procMore == nil {
+		return nil
+	}
+	return p.lineBufs[id]
 }
 
 // readAheadBytes returns how many bytes of the file the lines handle
@@ -164,7 +174,7 @@ func (p *luaProcess) dropLines(id int64) {
 func (p *luaProcess) readAheadBytes(L *lua.LState) int {
 	id := L.CheckInt64(1)
 	n := 0
-	if ra := p.lineBufs[id]; ra != nil {
+	if ra := p.readAheadOf(id); ra != nil {
 		for _, line := range ra.lines {
 			n += len(line) + 1
 		}

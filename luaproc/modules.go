@@ -207,7 +207,7 @@ func (p *luaProcess) startWith(L *lua.LState, s *Script, entry string, args payl
 		}
 		L.RaiseError("process.spawn: %v", err)
 	}
-	if p.children == nil {
+	if p.more().children == nil {
 		p.children = map[scheduler.PID]scheduler.Handle{}
 	}
 	p.children[h.PID()] = h
@@ -358,7 +358,11 @@ func (p *luaProcess) wait(L *lua.LState) int {
 	if p.rt.remote(pid) {
 		return p.waitRemote(L, pid, timeout)
 	}
-	h, child := p.children[pid]
+	var h scheduler.Handle
+	child := false
+	if p.procMore != nil {
+		h, child = p.children[pid]
+	}
 	if !child {
 		var ok bool
 		if h, ok = p.rt.sched.Lookup(pid); !ok {
@@ -369,7 +373,9 @@ func (p *luaProcess) wait(L *lua.LState) int {
 	}
 	select {
 	case <-h.Done(): // ended: no need to block
-		delete(p.children, pid) // its result is handed over now
+		if child {
+			delete(p.children, pid) // its result is handed over now
+		}
 		vals := p.resultValues(commands.WaitResult(h))
 		for _, v := range vals {
 			L.Push(v)

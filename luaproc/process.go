@@ -79,7 +79,7 @@ type luaProcess struct {
 	mailbox   mailbox
 
 	// req is the request of the blocking call now yielding (set by the Go
-	// function, taken by run; hasReq, below, says it is there).
+	// function, taken by run; hasReq, with the flags below, says it is).
 	req request
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
@@ -107,30 +107,55 @@ type luaProcess struct {
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
-	// hasReq: req holds a request (here, in the padding beside the flags
-	// above).
-	hasReq bool
 	// memBaseKB: what the last walk found it holding; memEndKB: the count
 	// at which its state's grant runs out (memory.go). In KB, in 32 bits
-	// each, so that they fill the padding beside the flags around them:
-	// a luaProcess (its ownAllocs included) is 1,144 bytes, which with
-	// Go's 8-byte header for a large object is all of its size class
-	// (1,152); one word more costs every process 128 bytes
-	// (TestProcessSizeClass).
+	// each, so that they fill the padding beside the flags around them
+	// (a luaProcess and its 8-byte malloc header must stay within the
+	// 1,024-byte size class: TestIdleProcessFits).
 	memBaseKB uint32
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go).
 	depth int
-	// failure: where its code last failed, or was stopped; nil until
-	// then (most processes never fail: they keep the two strings out of
-	// their own allocation).
-	failure *failureNote
+
+	// trapping: it traps exits (read by Shutdown's goroutine:
+	// TrapsShutdown).
+	trapping atomic.Bool
+	memEndKB uint32 // beside trapping, in its padding (memory.go)
+
+	// procMore: what few processes use, nil until first used (more).
+	// Its fields are promoted: code that may run before more was called
+	// checks p.procMore != nil first.
+	*procMore
+
+	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
+	xpRunning int32        // xpcall handlers running where their error was raised
+	inMatch   int32        // receive{match=} functions running (receive.go: notInMatch)
+	xpBlocked bool         // one of them tried to block
+	// openedFiles: it made a handle of fs.open, so its end closes what
+	// it left open (fsfile.go).
+	openedFiles bool
+	chunkRun    bool // the chunk is the program (no entry)
+	hasReq      bool // req is set
+	done        bool // (the flags together: no padding after each)
+
+	result payload.Payloads
+	err    error
+}
+
+// procMore is the part of a process that few processes use: the calls
+// it makes, its monitors and timers, the children it spawned, line
+// readers, and how an error ended it. It is made on first use (more), so
+// that a process that only sends and receives stays in a smaller size
+// class (a luaProcess of 1,024 bytes, not 1,280).
+type procMore struct {
+	// stoppedAt: where the code was when a cancelled context stopped it
+	// (checkInterrupt).
+	stoppedAt string
 
 	// callMons: its monitors of the processes it calls (calls.go);
 	// monitors: its script's monitors, reference → target (relations.go);
-	// trapping: it traps exits (read by Shutdown's goroutine:
-	// TrapsShutdown); timers: send_after's, by id.
+	// timers: send_after's, by id.
 	callMons     map[scheduler.PID]*callMonitor
 	callsWaiting int // tasks blocked in a call
 	// remoteCalls: its calls waiting on processes of other nodes, by
@@ -138,8 +163,6 @@ type luaProcess struct {
 	remoteCalls map[uint64]*callRequest
 	callSeq     uint64
 	monitors    map[uint64]scheduler.PID
-	trapping    atomic.Bool
-	memEndKB    uint32 // beside trapping, in its padding (memory.go)
 	timers      map[int64]*sendTimer
 	timerID     int64
 	timersKept  int
@@ -148,55 +171,39 @@ type luaProcess struct {
 	// on them after they ended.
 	children map[scheduler.PID]scheduler.Handle
 
-	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
-	xpRunning int          // xpcall handlers running where their error was raised
-	inMatch   int          // receive{match=} functions running (receive.go: notInMatch)
-	xpBlocked bool         // one of them tried to block
-	// openedFiles: it made a handle of fs.open, so its end closes what
-	// it left open; lineBufs: the lines read ahead for each handle's
-	// lines iterator (fsfile.go).
-	openedFiles bool
-	chunkRun    bool // the chunk is the program (no entry); beside the flags around it, in one word
-	done        bool
-	lineBufs    map[int64]*readAhead
-	linesTaken  int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
-	entryErr    *EntryError // set when the entry point did not resolve
-
-	result payload.Payloads
-	err    error
+	trace string // traceback of the last error raised in the root task
+	// lineBufs: the lines read ahead for each handle's lines iterator
+	// (fsfile.go).
+	lineBufs   map[int64]*readAhead
+	linesTaken int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
+	entryErr   *EntryError // set when the entry point did not resolve
 }
 
-// failureNote is where a process's code failed or was stopped.
-type failureNote struct {
-	trace     string // traceback of the last error raised in the root task
-	stoppedAt string // where the code was when a cancelled context stopped it (checkInterrupt)
-}
-
-// note is p's failureNote, made on first use.
-func (p *luaProcess) note() *failureNote {
-	if p.failure == nil {
-		p.failure = &failureNote{}
+// more returns p's procMore, made on first use.
+func (p *luaProcess) more() *procMore {
+	if p.procMore == nil {
+		p.procMore = &procMore{}
 	}
-	return p.failure
+	return p.procMore
 }
 
 // takeTrace returns the traceback of the root task's last error and
 // forgets it.
 func (p *luaProcess) takeTrace() string {
-	if p.failure == nil {
+	if p.procMore == nil {
 		return ""
 	}
-	tr := p.failure.trace
-	p.failure.trace = ""
+	tr := p.trace
+	p.trace = ""
 	return tr
 }
 
 // stoppedWhere is where a cancelled context stopped p's code, or "".
 func (p *luaProcess) stoppedWhere() string {
-	if p.failure == nil {
+	if p.procMore == nil {
 		return ""
 	}
-	return p.failure.stoppedAt
+	return p.stoppedAt
 }
 
 type task struct {
@@ -303,7 +310,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	if p.main != nil && len(p.main.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
-		args = p.own.args[:0]
+		args = p.own.root.argBuf[:0] // free until the first resume has taken them
 		args = append(args, chunk, p.script.entryValue(method))
 		for _, v := range input {
 			args = append(args, toLuaValue(p.L, v))
@@ -315,13 +322,13 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 }
 
 // ownAllocs is what every process makes at its start, in the process's
-// own allocation rather than one each: its context, root task, the root
-// task's first arguments (the chunk, the entry's name and one argument,
-// a request's table, fit) and the first ready list.
+// own allocation rather than one each: its context, root task and the
+// first ready list. The root task's first arguments (the chunk, the
+// entry's name and up to two arguments) are in its argBuf, which later
+// resumes reuse.
 type ownAllocs struct {
 	ctx   luaCtx
 	root  task
-	args  [3]lua.LValue
 	ready [1]*task
 }
 
@@ -330,7 +337,7 @@ type ownAllocs struct {
 // which must not keep its memory (Close). The context stays: commands
 // still running may ask it.
 func (o *ownAllocs) drop() {
-	o.root, o.args, o.ready = task{}, [3]lua.LValue{}, [1]*task{}
+	o.root, o.ready = task{}, [1]*task{}
 }
 
 // newTask makes a coroutine of p's state that checks p's context (or
@@ -385,7 +392,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
 		return p.err
-	case len(p.receivers) > 0 || p.callsWaiting > 0:
+	case len(p.receivers) > 0 || p.procMore != nil && p.callsWaiting > 0:
 		// a receive, or a call whose reply or down is a message
 		out.Status = scheduler.StatusReceive
 	default:
@@ -625,7 +632,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 		}
 		return cancelError(cause)
 	}
-	if t == p.root && p.entryErr != nil {
+	if t == p.root && p.procMore != nil && p.entryErr != nil {
 		return p.entryErr
 	}
 	var obj lua.LValue = lua.LString(rerr.Error())

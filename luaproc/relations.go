@@ -47,7 +47,7 @@ func (p *luaProcess) monitor(L *lua.LState) int {
 		to = 0 // no such process: the down says noproc
 	}
 	ref := p.rt.sched.Monitor(p.pid, to)
-	if p.monitors == nil {
+	if p.more().monitors == nil {
 		p.monitors = map[uint64]scheduler.PID{}
 	}
 	p.monitors[ref] = to
@@ -62,7 +62,11 @@ func (p *luaProcess) monitor(L *lua.LState) int {
 // whose down it took out of the mailbox.
 func (p *luaProcess) demonitor(L *lua.LState) int {
 	ref := uint64(L.CheckNumber(1))
-	to, ok := p.monitors[ref]
+	var to scheduler.PID
+	ok := false
+	if p.procMore != nil {
+		to, ok = p.monitors[ref]
+	}
 	if ok {
 		delete(p.monitors, ref)
 		p.rt.sched.Demonitor(to, ref)
@@ -134,7 +138,7 @@ func (p *luaProcess) spawnRelated(L *lua.LState, fn string, opts scheduler.Submi
 	args := spawnArgs(L, 2, fn)
 	n, ref := p.startWith(L, p.script, entry, args, opts)
 	if n == 1 && opts.Monitor != 0 {
-		if p.monitors == nil {
+		if p.more().monitors == nil {
 			p.monitors = map[uint64]scheduler.PID{}
 		}
 		p.monitors[ref] = scheduler.PID(L.Get(-1).(lua.LNumber))
@@ -228,7 +232,7 @@ func (p *luaProcess) sendAfter(L *lua.LState) int {
 			sched.Send(from, to, msg)
 		}
 	})
-	p.timerID++
+	p.more().timerID++
 	if p.timers == nil {
 		p.timers = map[int64]*sendTimer{}
 	}
@@ -256,7 +260,11 @@ func (p *luaProcess) pruneTimers() {
 // cancelled before it fired.
 func (p *luaProcess) cancelTimer(L *lua.LState) int {
 	id := int64(L.CheckNumber(1))
-	st, ok := p.timers[id]
+	var st *sendTimer
+	ok := false
+	if p.procMore != nil {
+		st, ok = p.timers[id]
+	}
 	if ok {
 		delete(p.timers, id)
 		ok = st.t.Stop()

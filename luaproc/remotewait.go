@@ -250,7 +250,7 @@ func (p *luaProcess) announceEntry() {
 		return
 	}
 	a := v.(*spawnAnswer)
-	if p.entryErr != nil {
+	if p.procMore != nil && p.entryErr != nil {
 		p.entryErr.answered = a.announce(p.entryErr)
 		return
 	}

@@ -50,11 +50,13 @@ import (
 
 // Registry (value stack) sizes, in slots of 16 bytes: the main state only
 // resumes coroutines and holds globals; the coroutines run the code. Both
-// grow on demand, doubling (lua/FORK.md). A process
-// waiting in receive uses 16 slots, 20 if it was spawned with an
-// argument: it starts with 20.
+// grow on demand, doubling (lua/FORK.md). A process's main state holds
+// at most 2 values (the luaproc tests grow none past 2; the template's
+// state, built once a runtime, grows its own): 2 slots are 32 bytes,
+// where 8 were 128. A process waiting in receive uses 16 slots, 20 if
+// it was spawned with an argument: its coroutine starts with 20.
 const (
-	mainRegistrySize = 8
+	mainRegistrySize = 2
 	coRegistrySize   = 20
 )
 
@@ -596,7 +598,7 @@ func (p *luaProcess) arm(L *lua.LState) int {
 // recycled coroutine keeps no process).
 func armedPanic(L *lua.LState) {
 	if c, ok := L.Context().(*luaCtx); ok {
-		c.p.note().trace = traceback(L, c.p.entryName())
+		c.p.more().trace = traceback(L, c.p.entryName())
 	}
 	panic(&lua.ApiError{Type: lua.ApiErrorRun, Object: L.Get(-1)})
 }
@@ -639,14 +641,14 @@ func (p *luaProcess) resolve(L *lua.LState) int {
 	}
 	if entry == "" {
 		if typo := p.misspeltMain(L, module); typo != "" {
-			p.entryErr = &EntryError{Script: p.script.name, Entry: "main", Entries: p.entryNames(L, module), Misspelt: typo}
+			p.more().entryErr = &EntryError{Script: p.script.name, Entry: "main", Entries: p.entryNames(L, module), Misspelt: typo}
 			L.RaiseError("%s", p.entryErr.Error())
 		}
 		p.chunkRun = true
 		L.Push(lua.LNil)
 		return 1
 	}
-	p.entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
+	p.more().entryErr = &EntryError{Script: p.script.name, Entry: entry, Entries: p.entryNames(L, module)}
 	L.RaiseError("%s", p.entryErr.Error())
 	return 0
 }

@@ -35,7 +35,7 @@ func (w *worker) handOff(p *proc, from PID, msg any) bool {
 	if !p.state.CompareAndSwap(stateIdle, stateRunning) {
 		return false
 	}
-	p.handedEv = Event{Type: EventMessage, From: from, Data: msg}
+	p.handedFrom, p.handedMsg = from, msg
 	p.handed = true
 	for { // wakers may have flagged it meanwhile
 		st := p.state.Load()

@@ -103,15 +103,16 @@ type proc struct {
 	outstanding []*yieldRec
 	firstRecs   [1]*yieldRec // outstanding's first array (arm)
 	backlog     int
-	// handedEv: a message handed straight to the process (handed true)
-	// by a sender that found it waiting for messages (worker.handOff),
-	// taken by drain before the queued events. Owned like the fields
-	// above: the sender writes it while it holds the process in
-	// Running, before making it Ready.
-	handedEv Event
-	handed   bool
-	// parentHomed: see parentReason (in handed's padding).
-	parentHomed bool
+	// handedFrom, handedMsg: a message handed straight to the process
+	// (handed true) by a sender that found it waiting for messages
+	// (worker.handOff), taken by drain before the queued events. Owned
+	// like the fields above: the sender writes it while it holds the
+	// process in Running, before making it Ready. Its sender and value
+	// only, not a whole Event (64 bytes), so that a proc stays in the
+	// 416-byte size class (TestProcFits); handed sits in waited's
+	// padding, below.
+	handedFrom PID
+	handedMsg  any
 
 	// done: nil until someone asks for the channel (Handle.Done, Wait),
 	// then that channel; closedDone once the process has ended. Most
@@ -121,6 +122,11 @@ type proc struct {
 	// waited: submitted with SubmitOptions.Waited (a handle's holder
 	// will look), so watched() without a done channel made for it.
 	waited atomic.Bool
+	// handed (above) and parentHomed (see parentReason) fill the padding
+	// after waited: a word of their own would put a proc in the next
+	// size class.
+	handed      bool
+	parentHomed bool
 	// home: the goroutine that runs p from start to end (Run, home.go),
 	// nil for a process the workers run. Set before p is in the table.
 	home *home

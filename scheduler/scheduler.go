@@ -540,7 +540,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	}
 	dropped := p.backlog
 	if p.handed {
-		p.handedEv, p.handed = Event{}, false
+		p.handedMsg, p.handed = nil, false
 		dropped++
 	}
 	for {

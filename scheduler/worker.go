@@ -218,8 +218,8 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 	clear(w.events)
 	w.events = w.events[:0]
 	if p.handed { // first: it came before anything queued (handoff.go)
-		w.events = append(w.events, p.handedEv)
-		p.handedEv, p.handed = Event{}, false
+		w.events = append(w.events, Event{Type: EventMessage, From: p.handedFrom, Data: p.handedMsg})
+		p.handedMsg, p.handed = nil, false
 		messages++
 	}
 	for {
