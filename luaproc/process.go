@@ -316,6 +316,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
 	defer p.recoverStep(out, &err) // internal.go; it also unsets p.out
+	last := len(events) - 1
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -328,7 +329,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		case scheduler.EventYieldComplete:
 			p.completed(ev)
 		default:
-			p.intake(ev)
+			p.intake(ev, i == last)
 		}
 	}
 	for !p.done {

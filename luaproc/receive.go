@@ -31,8 +31,9 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// intake files an event that is not a completion or a cancel.
-func (p *luaProcess) intake(ev *scheduler.Event) {
+// intake files an event that is not a completion or a cancel. last: it
+// is the step's last event (handDirect).
+func (p *luaProcess) intake(ev *scheduler.Event, last bool) {
 	switch ev.Type {
 	case scheduler.EventMessage:
 		switch d := ev.Data.(type) {
@@ -45,7 +46,10 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 		case scheduler.RemoteCall:
 			p.remoteCall(ev.From, d)
 		default:
-			p.mailbox.push(message{from: ev.From, value: ev.Data})
+			m := message{from: ev.From, value: ev.Data}
+			if !last || !p.handDirect(&m) {
+				p.mailbox.push(m)
+			}
 		}
 	case scheduler.EventDown:
 		p.down(ev)
@@ -216,6 +220,24 @@ func (p *luaProcess) pushMessage(L *lua.LState, m *message) int {
 		return 4
 	}
 	return 3
+}
+
+// handDirect gives m to the first receiver if deliverMessages would
+// (the mailbox is empty and that receiver takes any entry), without the
+// mailbox's push and take; it reports whether it did. Only for the
+// step's last event: an event after it (a cancel) could end the process
+// before the receiver runs, and the message would then not be counted
+// as dropped (StepOutput.Backlog counts the mailbox).
+func (p *luaProcess) handDirect(m *message) bool {
+	if p.mailbox.len() > 0 || len(p.receivers) == 0 || p.receivers[0].match != nil || p.done {
+		return false
+	}
+	t := p.receivers[0]
+	p.receivers = append(p.receivers[:0], p.receivers[1:]...)
+	p.clearDeadline(t)
+	t.args = p.messageArgs(t, m)
+	p.ready = append(p.ready, t)
+	return true
 }
 
 // deliverMessages hands queued entries to waiting receivers.
