@@ -121,6 +121,30 @@ func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
 	return ls.GetTop() - top
 }
 
+// ResumeSuspendedFor is ResumeSuspended for a caller that mostly
+// expects th to yield marker (luarun: a task's blocking call yields the
+// process layer's command marker): when th yielded marker first, it
+// leaves nothing on ls's stack and reports true (n 0); otherwise it
+// leaves what ResumeSuspended does and answers how many as n. The
+// marker's yield then costs no stack traffic on ls: its slots are
+// cleared in place.
+func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker LValue) (n int, yielded bool) {
+	n = ls.ResumeSuspended(th, args)
+	rg := ls.reg
+	if th.Dead || n < 2 {
+		return n, false
+	}
+	first := rg.top - n
+	if b, ok := rg.array[first].(LBool); !ok || !bool(b) || rg.array[first+1] != marker {
+		return n, false
+	}
+	for i := first; i < rg.top; i++ { // not clear: its bulk write barrier costs more
+		rg.array[i] = nil // values above top must not keep anything alive
+	}
+	rg.top = first
+	return 0, true
+}
+
 // pushResumeRefusal pushes what coroutine.resume answers for a
 // coroutine it cannot resume.
 func (ls *LState) pushResumeRefusal(msg string) int {

@@ -73,3 +73,59 @@ func TestResumeSuspendedRefusesUnstartedAndRunning(t *testing.T) {
 	L.G.MainThread, L.G.CurrentThread = L, L
 	wantValues(t, resumeSuspended(t, L, L), LFalse, LString("can not resume a running thread"))
 }
+
+// ResumeSuspendedFor takes a yield of the marker off the resumer's
+// stack (clearing the slots it used), and leaves anything else there as
+// ResumeSuspended does.
+func TestResumeSuspendedForTakesTheMarker(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	marker := &LUserData{}
+	L.SetGlobal("marker", marker)
+	runOK(t, L, `
+		function body()
+			local a = coroutine.yield(marker)
+			local b = coroutine.yield(marker, a)
+			coroutine.yield(a .. b)
+			coroutine.yield(false, marker)
+			return "end"
+		end`)
+	th, _ := L.NewThread()
+	if st, err, _ := L.Resume(th, L.GetGlobal("body").(*LFunction)); st != ResumeYield || err != nil {
+		t.Fatalf("first resume: %v %v", st, err)
+	}
+	resumeFor := func(args ...LValue) (int, bool, []LValue) {
+		t.Helper()
+		n, marked := L.ResumeSuspendedFor(th, args, marker)
+		if L.GetTop() != n {
+			t.Fatalf("answered %d values, left %d", n, L.GetTop())
+		}
+		vs := make([]LValue, n)
+		for i := range vs {
+			vs[i] = L.Get(1 + i)
+		}
+		if marked && len(L.reg.array) > 2 && (L.reg.array[0] != nil || L.reg.array[1] != nil) {
+			t.Fatalf("slots above the top still hold %v %v", L.reg.array[0], L.reg.array[1])
+		}
+		L.SetTop(0)
+		return n, marked, vs
+	}
+	if n, marked, _ := resumeFor(LString("x")); !marked || n != 0 {
+		t.Fatalf("a yield of the marker with a value: n %d, marked %v", n, marked)
+	}
+	if _, marked, vs := resumeFor(LString("y")); marked {
+		t.Fatal("a yield of something else was taken for the marker")
+	} else {
+		wantValues(t, vs, LTrue, LString("xy"))
+	}
+	if _, marked, vs := resumeFor(); marked {
+		t.Fatal("a yield of false, marker was taken for the marker")
+	} else {
+		wantValues(t, vs, LTrue, LFalse, marker)
+	}
+	if _, marked, vs := resumeFor(); marked || !th.Dead {
+		t.Fatal("the coroutine's return was taken for the marker, or it is not dead")
+	} else {
+		wantValues(t, vs, LTrue, LString("end"))
+	}
+}

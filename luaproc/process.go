@@ -534,18 +534,19 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 // costs no allocation (lua.LState.Resume copies the values out).
 func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState, []lua.LValue, error) {
 	L := p.L
-	L.SetTop(0)
-	n := L.ResumeSuspended(t.co, args)
+	if L.GetTop() != 0 {
+		L.SetTop(0)
+	}
+	n, marked := L.ResumeSuspendedFor(t.co, args, cmdMarker)
+	if marked {
+		return lua.ResumeYield, yieldedMarker, nil
+	}
 	top := L.GetTop()
 	first := top - n + 1
-	if L.Get(first) != lua.LTrue {
+	if b, ok := L.Get(first).(lua.LBool); !ok || !bool(b) {
 		obj := unwhere(L.Get(first + 1))
 		L.SetTop(0)
 		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
-	}
-	if !t.co.Dead && n >= 2 && L.Get(first+1) == cmdMarker {
-		L.SetTop(0)
-		return lua.ResumeYield, yieldedMarker, nil
 	}
 	vals := make([]lua.LValue, 0, n-1)
 	for i := first + 1; i <= top; i++ {
