@@ -128,14 +128,18 @@ func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
 // leaves what ResumeSuspended does and answers how many as n. The
 // marker's yield then costs no stack traffic on ls: its slots are
 // cleared in place.
-func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker LValue) (n int, yielded bool) {
+func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker *LUserData) (n int, yielded bool) {
 	n = ls.ResumeSuspended(th, args)
 	rg := ls.reg
 	if th.Dead || n < 2 {
 		return n, false
 	}
 	first := rg.top - n
-	if b, ok := rg.array[first].(LBool); !ok || !bool(b) || rg.array[first+1] != marker {
+	// type assertions, not interface comparisons: those call ifaceeq
+	if b, ok := rg.array[first].(LBool); !ok || !bool(b) {
+		return n, false
+	}
+	if u, ok := rg.array[first+1].(*LUserData); !ok || u != marker {
 		return n, false
 	}
 	for i := first; i < rg.top; i++ { // not clear: its bulk write barrier costs more

@@ -320,7 +320,7 @@ func spawnError(err error) (string, bool) {
 
 // optTimeout reads an optional timeout in seconds at n: -1 when absent.
 func optTimeout(L *lua.LState, n int) float64 {
-	if L.Get(n) == lua.LNil {
+	if _, none := L.Get(n).(*lua.LNilType); none { // not == LNil: that calls ifaceeq
 		return -1
 	}
 	d := float64(L.CheckNumber(n))

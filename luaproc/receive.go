@@ -125,10 +125,13 @@ func linkedError(pid scheduler.PID, reason error) error {
 // timeout=}: msg, from, kind, and the call handle for a call.
 func (p *luaProcess) receive(L *lua.LState) int {
 	p.notInMatch(L, "process.receive")
-	if opts, ok := L.Get(1).(*lua.LTable); ok {
-		return p.receiveMatch(L, opts)
+	timeout := -1.0
+	if L.GetTop() > 0 { // process.receive(): no argument to look at
+		if opts, ok := L.Get(1).(*lua.LTable); ok {
+			return p.receiveMatch(L, opts)
+		}
+		timeout = optTimeout(L, 1)
 	}
-	timeout := optTimeout(L, 1)
 	if m, ok := p.mailbox.pop(); ok {
 		return p.pushMessage(L, &m)
 	}
@@ -233,7 +236,12 @@ func (p *luaProcess) handDirect(m *message) bool {
 		return false
 	}
 	t := p.receivers[0]
-	p.receivers = append(p.receivers[:0], p.receivers[1:]...)
+	if len(p.receivers) == 1 { // the common case, without the copy's write barriers
+		p.receivers[0] = nil
+		p.receivers = p.receivers[:0]
+	} else {
+		p.receivers = append(p.receivers[:0], p.receivers[1:]...)
+	}
 	p.clearDeadline(t)
 	t.args = p.messageArgs(t, m)
 	p.ready = append(p.ready, t)
