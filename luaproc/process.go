@@ -337,11 +337,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		if len(p.ready) == 0 {
 			break
 		}
-		t := p.ready[0]
-		n := copy(p.ready, p.ready[1:])
-		p.ready[n] = nil
-		p.ready = p.ready[:n]
-		p.run(t)
+		p.run(p.nextReady())
 	}
 	out.Backlog = p.mailbox.sent // messages no receive has taken yet
 	switch {
@@ -355,6 +351,21 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		out.Status = scheduler.StatusYield
 	}
 	return nil
+}
+
+// nextReady takes the first ready task (most steps have one: then
+// without the copy's write barriers).
+func (p *luaProcess) nextReady() *task {
+	t := p.ready[0]
+	if len(p.ready) == 1 {
+		p.ready[0] = nil
+		p.ready = p.ready[:0]
+		return t
+	}
+	n := copy(p.ready, p.ready[1:])
+	p.ready[n] = nil
+	p.ready = p.ready[:n]
+	return t
 }
 
 // Close implements scheduler.Process: it removes the process's monitors
@@ -497,7 +508,7 @@ func (p *luaProcess) run(t *task) {
 		p.taskEnded(t, vals, nil)
 	case len(vals) > 0 && vals[0] == cmdMarker && p.hasReq:
 		p.hasReq = false
-		p.request(t, p.req)
+		p.request(t, &p.req) // not copied: a request is a dozen words
 		p.req = request{}
 	default:
 		p.taskEnded(t, nil, &ScriptError{Message: "attempt to yield from outside a coroutine"})
@@ -614,7 +625,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 }
 
 // request turns t's blocking call into what it waits for.
-func (p *luaProcess) request(t *task, r request) {
+func (p *luaProcess) request(t *task, r *request) {
 	switch r.kind {
 	case reqCommand:
 		tag := p.newTag()
@@ -644,7 +655,7 @@ func (p *luaProcess) request(t *task, r request) {
 	case reqModule:
 		p.waitForLoad(t, r.module)
 	case reqCall:
-		p.waitForReply(t, r)
+		p.waitForReply(t, *r)
 	}
 }
 
