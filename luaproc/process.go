@@ -742,7 +742,7 @@ func (p *luaProcess) end(res payload.Payloads, err error) {
 // block is how a Go function makes a blocking call: it yields the
 // request out of the process's coroutine. The function must return its
 // result directly.
-func (p *luaProcess) block(L *lua.LState, name string, r request) int {
+func (p *luaProcess) block(L *lua.LState, name string, r *request) int {
 	return p.park(L, p.blockable(L, name), r)
 }
 
@@ -772,7 +772,7 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 
 // park suspends the current task in the blocking call whose frame is f
 // (blockable), with request r.
-func (p *luaProcess) park(L *lua.LState, f *callFrame, r request) int {
+func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	// The values the resume brings are fitted to what this call wants
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,
@@ -781,7 +781,7 @@ func (p *luaProcess) park(L *lua.LState, f *callFrame, r request) int {
 	if L == p.current.co {
 		p.current.wants = callerWants(f)
 	}
-	p.req, p.hasReq = r, true
+	p.req, p.hasReq = *r, true
 	p.current.blockedIn = L
 	return L.Yield(cmdMarker)
 }
