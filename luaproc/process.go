@@ -333,7 +333,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		}
 	}
 	for !p.done {
-		p.deliverMessages()
+		if len(p.receivers) > 0 && p.mailbox.len() > 0 { // its own test, without the call
+			p.deliverMessages()
+		}
 		if len(p.ready) == 0 {
 			break
 		}
