@@ -129,8 +129,17 @@ func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
 // marker's yield then costs no stack traffic on ls: its slots are
 // cleared in place.
 func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker *LUserData) (n int, yielded bool) {
+	th.markedYield = false
 	n = ls.ResumeSuspended(th, args)
 	rg := ls.reg
+	if th.markedYield { // YieldMarked's: true alone on ls's stack
+		th.markedYield = false
+		if n == 1 && !th.Dead {
+			rg.top--
+			rg.array[rg.top] = nil
+			return 0, true
+		}
+	}
 	if th.Dead || n < 2 {
 		return n, false
 	}
@@ -147,6 +156,30 @@ func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker *LUserDat
 	}
 	rg.top = first
 	return 0, true
+}
+
+// YieldMarked is a Go function's yield of the marker to a resumer that
+// called ResumeSuspendedFor (luarun: a task's blocking call made in the
+// task's own coroutine): it yields no values, and ResumeSuspendedFor
+// reports the marker's yield from a flag, so the marker is neither
+// pushed nor moved. Only for a coroutine that can yield (CanYield) and
+// that ResumeSuspendedFor resumes directly: a Lua resumer would see a
+// yield of nothing.
+func (ls *LState) YieldMarked() int {
+	if ls.GetTop() != 0 {
+		ls.SetTop(0)
+	}
+	ls.markedYield = true
+	return -1
+}
+
+// TakeMarkedYield reports whether ls's last yield was YieldMarked's,
+// and forgets it: for a resume of ls by other means than
+// ResumeSuspendedFor (LState.Resume of its first run).
+func (ls *LState) TakeMarkedYield() bool {
+	m := ls.markedYield
+	ls.markedYield = false
+	return m
 }
 
 // pushResumeRefusal pushes what coroutine.resume answers for a

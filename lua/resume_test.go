@@ -129,3 +129,55 @@ func TestResumeSuspendedForTakesTheMarker(t *testing.T) {
 		wantValues(t, vs, LTrue, LString("end"))
 	}
 }
+
+// A Go function's YieldMarked yields nothing; ResumeSuspendedFor reports
+// it as the marker's yield and leaves nothing on the resumer's stack,
+// and LState.Resume's resumer finds it with TakeMarkedYield. A plain
+// yield of nothing afterwards is not taken for it.
+func TestYieldMarked(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	marker := &LUserData{}
+	L.SetGlobal("block", L.NewFunction(func(L *LState) int { return L.YieldMarked() }))
+	runOK(t, L, `
+		function body()
+			local a, b = block("ignored")
+			local c = coroutine.yield()
+			return a .. b .. c
+		end`)
+	th, _ := L.NewThread()
+	st, err, _ := L.Resume(th, L.GetGlobal("body").(*LFunction))
+	if st != ResumeYield || err != nil || !th.TakeMarkedYield() {
+		t.Fatalf("first resume: %v %v, or the marked yield was not reported", st, err)
+	}
+	if th.TakeMarkedYield() {
+		t.Fatal("TakeMarkedYield did not forget the yield")
+	}
+	if n, marked := L.ResumeSuspendedFor(th, []LValue{LString("x"), LString("y")}, marker); marked || n != 1 {
+		t.Fatalf("a plain yield of nothing: n %d, marked %v", n, marked)
+	}
+	wantValues(t, []LValue{L.Get(1)}, LTrue)
+	L.SetTop(0)
+	th3, _ := L.NewThread()
+	L.Resume(th3, L.GetGlobal("body").(*LFunction)) // suspended in block
+	th3.TakeMarkedYield()
+	if n, marked := L.ResumeSuspendedFor(th3, []LValue{LString("p"), LString("q")}, marker); marked || n != 1 {
+		t.Fatalf("resumed out of block into a plain yield: n %d, marked %v", n, marked)
+	}
+	L.SetTop(0)
+	if n, marked := L.ResumeSuspendedFor(th3, []LValue{LString("r")}, marker); marked || n != 2 || L.Get(2) != LString("pqr") {
+		t.Fatalf("the return: n %d, marked %v, %v", n, marked, L.Get(2))
+	}
+	L.SetTop(0)
+	// a marked yield met by ResumeSuspendedFor
+	co, _ := L.NewThread()
+	runOK(t, L, `function twice() block() block() return "done" end`)
+	L.Resume(co, L.GetGlobal("twice").(*LFunction))
+	co.TakeMarkedYield()
+	if n, marked := L.ResumeSuspendedFor(co, nil, marker); !marked || n != 0 || L.GetTop() != 0 {
+		t.Fatalf("a marked yield: n %d, marked %v, top %d", n, marked, L.GetTop())
+	}
+	if n, marked := L.ResumeSuspendedFor(co, nil, marker); marked || n != 2 || L.Get(2) != LString("done") {
+		t.Fatalf("the return after it: n %d, marked %v", n, marked)
+	}
+}

@@ -278,7 +278,10 @@ type LState struct {
 	// process) stays 192 bytes
 	wrapped      bool
 	hasErrorFunc bool
-	stop         int32
+	// markedYield: the state's last yield was YieldMarked's (read and
+	// cleared by ResumeSuspendedFor)
+	markedYield bool
+	stop        int32
 
 	Options Options
 

@@ -530,10 +530,13 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	if !t.started {
 		t.started = true
 		var rerr error
+		t.co.TakeMarkedYield() // a recycled coroutine's flag from its last process
 		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
 		t.fn = nil
-		if rerr != nil {
+		if marked := t.co.TakeMarkedYield(); rerr != nil {
 			return lua.ResumeError, nil, p.scriptError(t, rerr)
+		} else if marked && st == lua.ResumeYield {
+			return st, yieldedMarker, nil // park's YieldMarked
 		}
 		return st, vals, nil
 	}
@@ -779,11 +782,12 @@ func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,
 	// which fits them itself.
-	p.current.wants = -1
-	if L == p.current.co {
-		p.current.wants = callerWants(f)
-	}
 	p.req, p.hasReq = *r, true
 	p.current.blockedIn = L
+	if L == p.current.co { // resumed by resumeStarted: no marker to move
+		p.current.wants = callerWants(f)
+		return L.YieldMarked()
+	}
+	p.current.wants = -1
 	return L.Yield(cmdMarker)
 }
