@@ -121,6 +121,67 @@ func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
 	return ls.GetTop() - top
 }
 
+// ResumeSuspendedFor is ResumeSuspended for a caller that mostly
+// expects th to yield marker (luarun: a task's blocking call yields the
+// process layer's command marker): when th yielded marker first, it
+// leaves nothing on ls's stack and reports true (n 0); otherwise it
+// leaves what ResumeSuspended does and answers how many as n. The
+// marker's yield then costs no stack traffic on ls: its slots are
+// cleared in place.
+func (ls *LState) ResumeSuspendedFor(th *LState, args []LValue, marker *LUserData) (n int, yielded bool) {
+	th.markedYield = false
+	n = ls.ResumeSuspended(th, args)
+	rg := ls.reg
+	if th.markedYield { // YieldMarked's: true alone on ls's stack
+		th.markedYield = false
+		if n == 1 && !th.Dead {
+			rg.top--
+			rg.array[rg.top] = nil
+			return 0, true
+		}
+	}
+	if th.Dead || n < 2 {
+		return n, false
+	}
+	first := rg.top - n
+	// type assertions, not interface comparisons: those call ifaceeq
+	if b, ok := rg.array[first].(LBool); !ok || !bool(b) {
+		return n, false
+	}
+	if u, ok := rg.array[first+1].(*LUserData); !ok || u != marker {
+		return n, false
+	}
+	for i := first; i < rg.top; i++ { // not clear: its bulk write barrier costs more
+		rg.array[i] = nil // values above top must not keep anything alive
+	}
+	rg.top = first
+	return 0, true
+}
+
+// YieldMarked is a Go function's yield of the marker to a resumer that
+// called ResumeSuspendedFor (luarun: a task's blocking call made in the
+// task's own coroutine): it yields no values, and ResumeSuspendedFor
+// reports the marker's yield from a flag, so the marker is neither
+// pushed nor moved. Only for a coroutine that can yield (CanYield) and
+// that ResumeSuspendedFor resumes directly: a Lua resumer would see a
+// yield of nothing.
+func (ls *LState) YieldMarked() int {
+	if ls.GetTop() != 0 {
+		ls.SetTop(0)
+	}
+	ls.markedYield = true
+	return -1
+}
+
+// TakeMarkedYield reports whether ls's last yield was YieldMarked's,
+// and forgets it: for a resume of ls by other means than
+// ResumeSuspendedFor (LState.Resume of its first run).
+func (ls *LState) TakeMarkedYield() bool {
+	m := ls.markedYield
+	ls.markedYield = false
+	return m
+}
+
 // pushResumeRefusal pushes what coroutine.resume answers for a
 // coroutine it cannot resume.
 func (ls *LState) pushResumeRefusal(msg string) int {

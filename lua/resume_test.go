@@ -73,3 +73,111 @@ func TestResumeSuspendedRefusesUnstartedAndRunning(t *testing.T) {
 	L.G.MainThread, L.G.CurrentThread = L, L
 	wantValues(t, resumeSuspended(t, L, L), LFalse, LString("can not resume a running thread"))
 }
+
+// ResumeSuspendedFor takes a yield of the marker off the resumer's
+// stack (clearing the slots it used), and leaves anything else there as
+// ResumeSuspended does.
+func TestResumeSuspendedForTakesTheMarker(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	marker := &LUserData{}
+	L.SetGlobal("marker", marker)
+	runOK(t, L, `
+		function body()
+			local a = coroutine.yield(marker)
+			local b = coroutine.yield(marker, a)
+			coroutine.yield(a .. b)
+			coroutine.yield(false, marker)
+			return "end"
+		end`)
+	th, _ := L.NewThread()
+	if st, err, _ := L.Resume(th, L.GetGlobal("body").(*LFunction)); st != ResumeYield || err != nil {
+		t.Fatalf("first resume: %v %v", st, err)
+	}
+	resumeFor := func(args ...LValue) (int, bool, []LValue) {
+		t.Helper()
+		n, marked := L.ResumeSuspendedFor(th, args, marker)
+		if L.GetTop() != n {
+			t.Fatalf("answered %d values, left %d", n, L.GetTop())
+		}
+		vs := make([]LValue, n)
+		for i := range vs {
+			vs[i] = L.Get(1 + i)
+		}
+		if marked && len(L.reg.array) > 2 && (L.reg.array[0] != nil || L.reg.array[1] != nil) {
+			t.Fatalf("slots above the top still hold %v %v", L.reg.array[0], L.reg.array[1])
+		}
+		L.SetTop(0)
+		return n, marked, vs
+	}
+	if n, marked, _ := resumeFor(LString("x")); !marked || n != 0 {
+		t.Fatalf("a yield of the marker with a value: n %d, marked %v", n, marked)
+	}
+	if _, marked, vs := resumeFor(LString("y")); marked {
+		t.Fatal("a yield of something else was taken for the marker")
+	} else {
+		wantValues(t, vs, LTrue, LString("xy"))
+	}
+	if _, marked, vs := resumeFor(); marked {
+		t.Fatal("a yield of false, marker was taken for the marker")
+	} else {
+		wantValues(t, vs, LTrue, LFalse, marker)
+	}
+	if _, marked, vs := resumeFor(); marked || !th.Dead {
+		t.Fatal("the coroutine's return was taken for the marker, or it is not dead")
+	} else {
+		wantValues(t, vs, LTrue, LString("end"))
+	}
+}
+
+// A Go function's YieldMarked yields nothing; ResumeSuspendedFor reports
+// it as the marker's yield and leaves nothing on the resumer's stack,
+// and LState.Resume's resumer finds it with TakeMarkedYield. A plain
+// yield of nothing afterwards is not taken for it.
+func TestYieldMarked(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	marker := &LUserData{}
+	L.SetGlobal("block", L.NewFunction(func(L *LState) int { return L.YieldMarked() }))
+	runOK(t, L, `
+		function body()
+			local a, b = block("ignored")
+			local c = coroutine.yield()
+			return a .. b .. c
+		end`)
+	th, _ := L.NewThread()
+	st, err, _ := L.Resume(th, L.GetGlobal("body").(*LFunction))
+	if st != ResumeYield || err != nil || !th.TakeMarkedYield() {
+		t.Fatalf("first resume: %v %v, or the marked yield was not reported", st, err)
+	}
+	if th.TakeMarkedYield() {
+		t.Fatal("TakeMarkedYield did not forget the yield")
+	}
+	if n, marked := L.ResumeSuspendedFor(th, []LValue{LString("x"), LString("y")}, marker); marked || n != 1 {
+		t.Fatalf("a plain yield of nothing: n %d, marked %v", n, marked)
+	}
+	wantValues(t, []LValue{L.Get(1)}, LTrue)
+	L.SetTop(0)
+	th3, _ := L.NewThread()
+	L.Resume(th3, L.GetGlobal("body").(*LFunction)) // suspended in block
+	th3.TakeMarkedYield()
+	if n, marked := L.ResumeSuspendedFor(th3, []LValue{LString("p"), LString("q")}, marker); marked || n != 1 {
+		t.Fatalf("resumed out of block into a plain yield: n %d, marked %v", n, marked)
+	}
+	L.SetTop(0)
+	if n, marked := L.ResumeSuspendedFor(th3, []LValue{LString("r")}, marker); marked || n != 2 || L.Get(2) != LString("pqr") {
+		t.Fatalf("the return: n %d, marked %v, %v", n, marked, L.Get(2))
+	}
+	L.SetTop(0)
+	// a marked yield met by ResumeSuspendedFor
+	co, _ := L.NewThread()
+	runOK(t, L, `function twice() block() block() return "done" end`)
+	L.Resume(co, L.GetGlobal("twice").(*LFunction))
+	co.TakeMarkedYield()
+	if n, marked := L.ResumeSuspendedFor(co, nil, marker); !marked || n != 0 || L.GetTop() != 0 {
+		t.Fatalf("a marked yield: n %d, marked %v, top %d", n, marked, L.GetTop())
+	}
+	if n, marked := L.ResumeSuspendedFor(co, nil, marker); marked || n != 2 || L.Get(2) != LString("done") {
+		t.Fatalf("the return after it: n %d, marked %v", n, marked)
+	}
+}

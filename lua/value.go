@@ -305,6 +305,10 @@ type LState struct {
 	// coroutine.yield raises instead (luarun). Restored by PCall, reset
 	// when the thread is resumed.
 	nCcalls int32
+	// markedYield: the state's last yield was YieldMarked's (read and
+	// cleared by ResumeSuspendedFor, TakeMarkedYield); in nCcalls's
+	// padding, so that a state stays 200 bytes
+	markedYield bool
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

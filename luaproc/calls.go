@@ -142,7 +142,7 @@ func (p *luaProcess) call(L *lua.LState) int {
 	p.current.call = c
 	cm.waiting = append(cm.waiting, p.current)
 	p.callsWaiting++
-	return p.park(L, f, request{kind: reqCall, timeout: timeout})
+	return p.park(L, f, &request{kind: reqCall, timeout: timeout})
 }
 
 // callMonitor returns this process's monitor of to, monitoring it now if

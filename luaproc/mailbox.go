@@ -43,6 +43,12 @@ func (m *message) luaValue(L *lua.LState) lua.LValue {
 	if m.lv != nil {
 		return m.lv
 	}
+	switch v := m.value.(type) {
+	case lua.LNumber, lua.LBool: // as toLuaValue: nothing to convert or charge
+		if m.kind == kindMessage || m.kind == kindCall {
+			return v.(lua.LValue)
+		}
+	}
 	if p, ok := L.G.Views.Maker.(*luaProcess); ok && !p.taking {
 		// taken in whole: a refused charge would lose the message
 		// (memory.go)

@@ -361,6 +361,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
 	defer p.recoverStep(out, &err) // internal.go; it also unsets p.out
+	last := len(events) - 1
 	for i := range events {
 		ev := &events[i]
 		switch ev.Type {
@@ -373,19 +374,17 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		case scheduler.EventYieldComplete:
 			p.completed(ev)
 		default:
-			p.intake(ev)
+			p.intake(ev, i == last)
 		}
 	}
 	for !p.done {
-		p.deliverMessages()
+		if len(p.receivers) > 0 && p.mailbox.len() > 0 { // its own test, without the call
+			p.deliverMessages()
+		}
 		if len(p.ready) == 0 {
 			break
 		}
-		t := p.ready[0]
-		n := copy(p.ready, p.ready[1:])
-		p.ready[n] = nil
-		p.ready = p.ready[:n]
-		p.run(t)
+		p.run(p.nextReady())
 	}
 	out.Backlog = p.mailbox.sent // messages no receive has taken yet
 	switch {
@@ -399,6 +398,21 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		out.Status = scheduler.StatusYield
 	}
 	return nil
+}
+
+// nextReady takes the first ready task (most steps have one: then
+// without the copy's write barriers).
+func (p *luaProcess) nextReady() *task {
+	t := p.ready[0]
+	if len(p.ready) == 1 {
+		p.ready[0] = nil
+		p.ready = p.ready[:0]
+		return t
+	}
+	n := copy(p.ready, p.ready[1:])
+	p.ready[n] = nil
+	p.ready = p.ready[:n]
+	return t
 }
 
 // Close implements scheduler.Process: it removes the process's monitors
@@ -542,7 +556,7 @@ func (p *luaProcess) run(t *task) {
 		p.taskEnded(t, vals, nil)
 	case len(vals) > 0 && vals[0] == cmdMarker && p.hasReq:
 		p.hasReq = false
-		p.request(t, p.req)
+		p.request(t, &p.req) // not copied: a request is a dozen words
 		p.req = request{}
 	default:
 		p.taskEnded(t, nil, &ScriptError{Message: "attempt to yield from outside a coroutine"})
@@ -562,10 +576,13 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 	if !t.started {
 		t.started = true
 		var rerr error
+		t.co.TakeMarkedYield() // a recycled coroutine's flag from its last process
 		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
 		t.fn = nil
-		if rerr != nil {
+		if marked := t.co.TakeMarkedYield(); rerr != nil {
 			return lua.ResumeError, nil, p.scriptError(t, rerr)
+		} else if marked && st == lua.ResumeYield {
+			return st, yieldedMarker, nil // park's YieldMarked
 		}
 		return st, vals, nil
 	}
@@ -579,18 +596,19 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 // costs no allocation (lua.LState.Resume copies the values out).
 func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState, []lua.LValue, error) {
 	L := p.L
-	L.SetTop(0)
-	n := L.ResumeSuspended(t.co, args)
+	if L.GetTop() != 0 {
+		L.SetTop(0)
+	}
+	n, marked := L.ResumeSuspendedFor(t.co, args, cmdMarker)
+	if marked {
+		return lua.ResumeYield, yieldedMarker, nil
+	}
 	top := L.GetTop()
 	first := top - n + 1
-	if L.Get(first) != lua.LTrue {
+	if b, ok := L.Get(first).(lua.LBool); !ok || !bool(b) {
 		obj := unwhere(L.Get(first + 1))
 		L.SetTop(0)
 		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
-	}
-	if !t.co.Dead && n >= 2 && L.Get(first+1) == cmdMarker {
-		L.SetTop(0)
-		return lua.ResumeYield, yieldedMarker, nil
 	}
 	vals := make([]lua.LValue, 0, n-1)
 	for i := first + 1; i <= top; i++ {
@@ -658,7 +676,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 }
 
 // request turns t's blocking call into what it waits for.
-func (p *luaProcess) request(t *task, r request) {
+func (p *luaProcess) request(t *task, r *request) {
 	switch r.kind {
 	case reqCommand:
 		tag := p.newTag()
@@ -688,7 +706,7 @@ func (p *luaProcess) request(t *task, r request) {
 	case reqModule:
 		p.waitForLoad(t, r.module)
 	case reqCall:
-		p.waitForReply(t, r)
+		p.waitForReply(t, *r)
 	}
 }
 
@@ -775,7 +793,7 @@ func (p *luaProcess) end(res payload.Payloads, err error) {
 // block is how a Go function makes a blocking call: it yields the
 // request out of the process's coroutine. The function must return its
 // result directly.
-func (p *luaProcess) block(L *lua.LState, name string, r request) int {
+func (p *luaProcess) block(L *lua.LState, name string, r *request) int {
 	return p.park(L, p.blockable(L, name), r)
 }
 
@@ -805,16 +823,17 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 
 // park suspends the current task in the blocking call whose frame is f
 // (blockable), with request r.
-func (p *luaProcess) park(L *lua.LState, f *callFrame, r request) int {
+func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	// The values the resume brings are fitted to what this call wants
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,
 	// which fits them itself.
-	p.current.wants = -1
-	if L == p.current.co {
-		p.current.wants = callerWants(f)
-	}
-	p.req, p.hasReq = r, true
+	p.req, p.hasReq = *r, true
 	p.current.blockedIn = L
+	if L == p.current.co { // resumed by resumeStarted: no marker to move
+		p.current.wants = callerWants(f)
+		return L.YieldMarked()
+	}
+	p.current.wants = -1
 	return L.Yield(cmdMarker)
 }

@@ -31,8 +31,9 @@ import (
 	"github.com/luarun/luarun/scheduler"
 )
 
-// intake files an event that is not a completion or a cancel.
-func (p *luaProcess) intake(ev *scheduler.Event) {
+// intake files an event that is not a completion or a cancel. last: it
+// is the step's last event (handDirect).
+func (p *luaProcess) intake(ev *scheduler.Event, last bool) {
 	switch ev.Type {
 	case scheduler.EventMessage:
 		switch d := ev.Data.(type) {
@@ -45,7 +46,10 @@ func (p *luaProcess) intake(ev *scheduler.Event) {
 		case scheduler.RemoteCall:
 			p.remoteCall(ev.From, d)
 		default:
-			p.mailbox.push(message{from: ev.From, value: ev.Data})
+			m := message{from: ev.From, value: ev.Data}
+			if !last || !p.handDirect(&m) {
+				p.mailbox.push(m)
+			}
 		}
 	case scheduler.EventDown:
 		p.down(ev)
@@ -121,17 +125,20 @@ func linkedError(pid scheduler.PID, reason error) error {
 // timeout=}: msg, from, kind, and the call handle for a call.
 func (p *luaProcess) receive(L *lua.LState) int {
 	p.notInMatch(L, "process.receive")
-	if opts, ok := L.Get(1).(*lua.LTable); ok {
-		return p.receiveMatch(L, opts)
+	timeout := -1.0
+	if L.GetTop() > 0 { // process.receive(): no argument to look at
+		if opts, ok := L.Get(1).(*lua.LTable); ok {
+			return p.receiveMatch(L, opts)
+		}
+		timeout = optTimeout(L, 1)
 	}
-	timeout := optTimeout(L, 1)
 	if m, ok := p.mailbox.pop(); ok {
 		return p.pushMessage(L, &m)
 	}
 	if timeout == 0 {
 		return pushTimeout(L)
 	}
-	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout})
+	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout})
 }
 
 func pushTimeout(L *lua.LState) int {
@@ -163,7 +170,7 @@ func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
 	if timeout == 0 {
 		return pushTimeout(L)
 	}
-	return p.block(L, "process.receive", request{kind: reqReceive, timeout: timeout, match: f, scanned: p.mailbox.len()})
+	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout, match: f, scanned: p.mailbox.len()})
 }
 
 // notInMatch raises the error of name (process.receive, wait, call,
@@ -216,6 +223,29 @@ func (p *luaProcess) pushMessage(L *lua.LState, m *message) int {
 		return 4
 	}
 	return 3
+}
+
+// handDirect gives m to the first receiver if deliverMessages would
+// (the mailbox is empty and that receiver takes any entry), without the
+// mailbox's push and take; it reports whether it did. Only for the
+// step's last event: an event after it (a cancel) could end the process
+// before the receiver runs, and the message would then not be counted
+// as dropped (StepOutput.Backlog counts the mailbox).
+func (p *luaProcess) handDirect(m *message) bool {
+	if p.mailbox.len() > 0 || len(p.receivers) == 0 || p.receivers[0].match != nil || p.done {
+		return false
+	}
+	t := p.receivers[0]
+	if len(p.receivers) == 1 { // the common case, without the copy's write barriers
+		p.receivers[0] = nil
+		p.receivers = p.receivers[:0]
+	} else {
+		p.receivers = append(p.receivers[:0], p.receivers[1:]...)
+	}
+	p.clearDeadline(t)
+	t.args = p.messageArgs(t, m)
+	p.ready = append(p.ready, t)
+	return true
 }
 
 // deliverMessages hands queued entries to waiting receivers.

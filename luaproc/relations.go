@@ -19,11 +19,16 @@ import (
 // target reads argument n as a process: a PID, or a registered name
 // (false when no process holds it: like an ended PID).
 func (p *luaProcess) target(L *lua.LState, n int) (scheduler.PID, bool) {
-	if name, ok := L.Get(n).(lua.LString); ok {
-		if name == "" {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber: // checkPID's test, without reading the argument again
+		if f := float64(v); f >= 1 && f == float64(int64(f)) {
+			return scheduler.PID(f), true
+		}
+	case lua.LString:
+		if v == "" {
 			L.ArgError(n, "a PID or a name expected, got an empty name")
 		}
-		return p.rt.whereis(string(name))
+		return p.rt.whereis(string(v))
 	}
 	return checkPID(L, n), true
 }
@@ -164,7 +169,7 @@ func (p *luaProcess) register(L *lua.LState) int {
 		return 2
 	}
 	if p.rt.cluster != nil { // and in the whole cluster: a round trip (cluster.go)
-		return p.block(L, "process.register", request{kind: reqCommand, command: registerCommand, args: []any{name, pid}})
+		return p.block(L, "process.register", &request{kind: reqCommand, command: registerCommand, args: []any{name, pid}})
 	}
 	L.Push(lua.LTrue)
 	return 1

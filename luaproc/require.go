@@ -270,7 +270,7 @@ func (p *luaProcess) requireCheck(L *lua.LState) int {
 			L.Push(lua.LString("require cycle: " + p.taskCycle(ld)))
 			return 1
 		}
-		return p.block(L, "require", request{kind: reqModule, module: name})
+		return p.block(L, "require", &request{kind: reqModule, module: name})
 	default:
 		L.Push(lua.LString("module '" + name + "' is being loaded by a coroutine that is suspended"))
 	}

@@ -215,7 +215,9 @@ const maxDrain = 4096
 // already consumed, so p must not park waiting for them (park queues it
 // again).
 func (w *worker) drain(p *proc) (broken bool, messages int) {
-	clear(w.events)
+	for i := range len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
+		w.events[i] = Event{}
+	}
 	w.events = w.events[:0]
 	if p.handed { // first: it came before anything queued (handoff.go)
 		w.events = append(w.events, Event{Type: EventMessage, From: p.handedFrom, Data: p.handedMsg})
@@ -250,14 +252,14 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 
 // step calls p.impl.Step, turning a panic into the process's error.
 func (w *worker) step(p *proc) (err error) {
-	defer func() {
+	w.out.reset()
+	w.out.w, w.out.self = w, p.pid
+	defer func() { // one deferred call for both: each costs its closure's call
+		w.out.w = nil
 		if v := recover(); v != nil {
 			err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
 		}
 	}()
-	w.out.reset()
-	w.out.w, w.out.self = w, p.pid
-	defer func() { w.out.w = nil }()
 	return p.impl.Step(w.events, &w.out)
 }
 
