@@ -23,10 +23,10 @@ import (
 	"runtime/pprof"
 	"slices"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/luarun/luarun/commands"
+	"github.com/luarun/luarun/internal/cputime"
 	"github.com/luarun/luarun/luaproc"
 )
 
@@ -173,9 +173,6 @@ func median(ds []time.Duration) time.Duration {
 
 // cpuTime is the CPU time (user + system) this process has used.
 func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu, _ := cputime.Process()
+	return cpu
 }

@@ -19,13 +19,13 @@ import (
 	"log/slog"
 	"runtime"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/luarun/luarun/cluster"
+	"github.com/luarun/luarun/internal/cputime"
 	"github.com/luarun/luarun/luaproc"
 )
 
@@ -64,10 +64,10 @@ func timeStream(b *testing.B, stream func()) {
 	runtime.GC()
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := processCPU(b)
+	cpu0 := cpuNow(b)
 	stream()
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(b.N), "cpu-ns/msg")
+	b.ReportMetric(float64(cpuNow(b)-cpu0)/float64(b.N), "cpu-ns/msg")
 }
 
 // luarunStream starts two nodes with a runtime each and returns a
@@ -185,11 +185,11 @@ func rawConn(b *testing.B, url string) *nats.Conn {
 	return nc
 }
 
-// processCPU is the CPU time (user + system) the process has used.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
+// cpuNow is the CPU time the process has used.
+func cpuNow(b *testing.B) time.Duration {
+	cpu, ok := cputime.Process()
+	if !ok {
+		b.Skip("no CPU time on this system")
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return cpu
 }

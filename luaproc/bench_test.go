@@ -28,8 +28,10 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/internal/cputime"
+	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/payload"
 )
@@ -595,9 +597,9 @@ func (pool embedPool) call(ctx context.Context) ([]any, error) {
 // from now to the call of the function it returns: a load-independent
 // figure where wall time (ns/op) counts the waits of a busy host.
 func reportCPU(b *testing.B) func() {
-	start, ok := processCPU()
+	start, ok := cputime.Process()
 	return func() {
-		if end, ok2 := processCPU(); ok && ok2 && b.N > 0 {
+		if end, ok2 := cputime.Process(); ok && ok2 && b.N > 0 {
 			b.ReportMetric(float64(end-start)/float64(b.N), "cpu-ns/op")
 		}
 	}

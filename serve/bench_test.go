@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/luarun/luarun/internal/cputime"
 	"github.com/luarun/luarun/luaproc"
 )
 
@@ -191,7 +192,7 @@ func benchRequests(b *testing.B, addr, path, want string, mark func(start bool))
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0, ok := processCPU()
+	cpu0, ok := cputime.Process()
 	if mark != nil {
 		mark(true)
 	}
@@ -203,7 +204,7 @@ func benchRequests(b *testing.B, addr, path, want string, mark func(start bool))
 	if mark != nil {
 		mark(false)
 	}
-	if cpu1, ok1 := processCPU(); ok && ok1 {
+	if cpu1, ok1 := cputime.Process(); ok && ok1 {
 		// the whole process's CPU (server, client, runtime): on a loaded
 		// machine a steadier figure than ns/op, which waits its turn
 		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N), "cpu-ns/op")

@@ -1,15 +1,13 @@
 //go:build unix
 
-package serve_test
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the CPU time (user and system) the test process has used
-// so far; ok false if the system does not say.
-func processCPU() (time.Duration, bool) {
+func read() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, false
