@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/luarun/luarun/bench/idioms"
 	lua "github.com/luarun/luarun/lua"
 )
 
@@ -144,7 +145,7 @@ func messageFigures(erl *erlAnchor, n, m int) (ring, ping messageFigure) {
 	rt := newRuntime(*workers)
 	defer shutdown(rt)
 	for range messageRounds {
-		ring.luarun = append(ring.luarun, time.Duration(runMain(rt, "ring.lua", ringLua, int64(n), int64(m))[0].(float64)*float64(time.Second)/float64(m)))
+		ring.luarun = append(ring.luarun, time.Duration(runMain(rt, "ring.lua", idioms.Ring, int64(n), int64(m))[0].(float64)*float64(time.Second)/float64(m)))
 		ping.luarun = append(ping.luarun, time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64)*float64(time.Second)/float64(2*m)))
 		ping.floor = append(ping.floor, barePingPong(m))
 		if erl.ok() {

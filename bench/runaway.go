@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/luarun/luarun/bench/idioms"
 	"github.com/luarun/luarun/luaproc"
 )
 
@@ -37,7 +38,7 @@ func guards() []row {
 	n, m := 1000, size(300000, 30000)
 	msgs := size(1000000, 100000)
 	ring := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {
-		res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
+		res := runMain(rt, "ring.lua", idioms.Ring, int64(n), int64(m))
 		return time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
 	})
 	stream := onOff(rounds, func(rt *luaproc.Runtime) time.Duration {

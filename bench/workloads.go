@@ -10,31 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/luarun/luarun/bench/idioms"
 	lua "github.com/luarun/luarun/lua"
 
 	"github.com/luarun/luarun/luaproc"
 )
-
-const ringLua = `
-function node(main_pid)
-  local next_pid = process.receive()
-  while true do
-    local token = process.receive()
-    if token == 0 then process.send(main_pid, "done") return end
-    process.send(next_pid, token - 1)
-  end
-end
-function main(n, m)
-  local me, nodes = process.self(), {}
-  for i = 1, n do nodes[i] = process.spawn("node", me) end
-  for i = 1, n do process.send(nodes[i], nodes[i % n + 1]) end
-  local t0 = time.monotonic()
-  process.send(nodes[1], m)
-  assert(process.receive() == "done")
-  local dt = time.monotonic() - t0
-  for i = 1, n do process.kill(nodes[i]) end
-  return dt
-end`
 
 const ringBaselineLua = `
 function node(next_i)
@@ -50,7 +30,7 @@ func ring() []row {
 	floor := floorRoundTrip(size(2000000, 200000))
 
 	rt := newRuntime(*workers)
-	res := runMain(rt, "ring.lua", ringLua, int64(n), int64(m))
+	res := runMain(rt, "ring.lua", idioms.Ring, int64(n), int64(m))
 	shutdown(rt)
 	luarun := time.Duration(res[0].(float64) * float64(time.Second) / float64(m))
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/luarun/luarun/bench/idioms"
 	"github.com/luarun/luarun/internal/cputime"
 	lua "github.com/luarun/luarun/lua"
 
@@ -168,26 +169,6 @@ func BenchmarkMessageHop(b *testing.B) {
 	})
 }
 
-// ringLua is bench/workloads.go's ring (the harness's ring row): n
-// processes pass a token m hops around.
-const ringLua = `
-function node(main_pid)
-  local next_pid = process.receive()
-  while true do
-    local token = process.receive()
-    if token == 0 then process.send(main_pid, "done") return end
-    process.send(next_pid, token - 1)
-  end
-end
-function main(n, m)
-  local me, nodes = process.self(), {}
-  for i = 1, n do nodes[i] = process.spawn("node", me) end
-  for i = 1, n do process.send(nodes[i], nodes[i % n + 1]) end
-  process.send(nodes[1], m)
-  assert(process.receive() == "done")
-  for i = 1, n do process.kill(nodes[i]) end
-end`
-
 // BenchmarkRing reports per hop of a token around a ring of 1,000
 // processes (the harness's ring row, as a go benchmark: countable by
 // bench/instrcount.sh).
@@ -195,7 +176,7 @@ func BenchmarkRing(b *testing.B) {
 	rt := benchRuntime(b)
 	b.ReportAllocs()
 	b.ResetTimer()
-	runBench(b, rt, ringLua, "main", int64(1000), int64(b.N))
+	runBench(b, rt, idioms.Ring, "main", int64(1000), int64(b.N))
 }
 
 // benchBarePingPong runs m round trips of the bare ping-pong floor.

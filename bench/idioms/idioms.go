@@ -1,7 +1,34 @@
-// Package idioms holds the Lua library idioms the benchmark harness times
-// (bench/stdlib.go: luarun beside lua5.4) and luaproc's BenchmarkStdlib
-// counts (instructions per op), so that both measure the same code.
+// Package idioms holds the Lua programs the benchmark harness times and
+// luaproc's benchmarks count (instructions per op, bench/instrcount.sh),
+// so that both measure the same code: the library idioms (bench/stdlib.go,
+// luaproc's BenchmarkStdlib) and the ring (bench/workloads.go, luaproc's
+// BenchmarkRing).
 package idioms
+
+// Ring: main(n, m) spawns n processes in a ring and passes a token m
+// hops around it; it returns the seconds the hops took (after the ring
+// is wired).
+const Ring = `
+function node(main_pid)
+  local next_pid = process.receive()
+  while true do
+    local token = process.receive()
+    if token == 0 then process.send(main_pid, "done") return end
+    process.send(next_pid, token - 1)
+  end
+end
+function main(n, m)
+  local me, nodes = process.self(), {}
+  for i = 1, n do nodes[i] = process.spawn("node", me) end
+  for i = 1, n do process.send(nodes[i], nodes[i % n + 1]) end
+  local t0 = time.monotonic()
+  process.send(nodes[1], m)
+  assert(process.receive() == "done")
+  local dt = time.monotonic() - t0
+  for i = 1, n do process.kill(nodes[i]) end
+  return dt
+end`
+
 
 // Lua defines text(n) (n log-like lines of about 50 bytes, and the list
 // of them) and a local table idioms: idioms[name](n) makes the inputs of
