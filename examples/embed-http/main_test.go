@@ -5,7 +5,7 @@ package main
 // on its output, a response, its exit), bounded generously.
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -25,22 +25,31 @@ import (
 type lines struct {
 	mu      sync.Mutex
 	all     []string
+	partial []byte        // the last line, until its newline comes
 	changed chan struct{} // closed and replaced at each new line
 }
 
-func collect(r io.Reader) *lines {
-	l := &lines{changed: make(chan struct{})}
-	go func() {
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			l.mu.Lock()
-			l.all = append(l.all, sc.Text())
-			close(l.changed)
-			l.changed = make(chan struct{})
-			l.mu.Unlock()
+// newLines is a writer for a command's output (cmd.Stdout, cmd.Stderr)
+// that keeps its lines. A writer, not a pipe read by a goroutine of the
+// test: cmd.Wait closes its pipes when the command exits, and a reader
+// still behind lost the last lines ("drained", written just before the
+// exit); with a writer, Wait returns once exec's copy has written all.
+func newLines() *lines { return &lines{changed: make(chan struct{})} }
+
+func (l *lines) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.partial = append(l.partial, b...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(b), nil
 		}
-	}()
-	return l
+		l.all = append(l.all, string(l.partial[:i]))
+		l.partial = l.partial[i+1:]
+		close(l.changed)
+		l.changed = make(chan struct{})
+	}
 }
 
 // waitFor waits until a line contains each of subs, and returns it.
@@ -109,17 +118,14 @@ func TestServiceDrainsOnSIGINT(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-db-latency", "300ms", "-v")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
+	outLines, errLines := newLines(), newLines()
+	cmd.Stdout, cmd.Stderr = outLines, errLines
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)
 	t.Cleanup(func() {
 		cmd.Process.Kill() // if the test failed before the program ended
 		<-exited
 	})
-	outLines, errLines := collect(stdout), collect(stderr)
 	go func() { exited <- cmd.Wait() }()
 	base := "http://" + strings.TrimPrefix(outLines.waitFor(t, "listening on "), "listening on ")
 
