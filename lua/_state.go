@@ -2240,6 +2240,15 @@ func (ls *LState) Status(th *LState) string {
 }
 
 func (ls *LState) Resume(th *LState, fn *LFunction, args ...LValue) (ResumeState, error, []LValue) {
+	return ls.ResumeAppend(nil, th, fn, args...)
+}
+
+// ResumeAppend is Resume, appending the values it returns to dst
+// (luarun: a caller with a buffer of its own, whose values it is done
+// with once they are handed over, starts a coroutine without allocating
+// the list of its results). dst may share its backing array with args:
+// the arguments are pushed before any result is written.
+func (ls *LState) ResumeAppend(dst []LValue, th *LState, fn *LFunction, args ...LValue) (ResumeState, error, []LValue) {
 	if ls.G.MainThread == nil {
 		// luarun: a state whose first call is a Resume from Go is the main
 		// thread. Left unset, the coroutine's first call from Go (a
@@ -2289,7 +2298,10 @@ func (ls *LState) Resume(th *LState, fn *LFunction, args ...LValue) (ResumeState
 	top := ls.GetTop()
 	threadRun(th)
 	haserror := LVIsFalse(ls.Get(top + 1))
-	ret := make([]LValue, 0, ls.GetTop())
+	ret := dst[:0]
+	if ret == nil {
+		ret = make([]LValue, 0, ls.GetTop())
+	}
 	for idx := top + 2; idx <= ls.GetTop(); idx++ {
 		ret = append(ret, ls.Get(idx))
 	}

@@ -175,14 +175,14 @@ func (tb *LTable) chargeGrowth(n int) {
 }
 
 // tableCharge is what newLTable(acap, hcap) allocates itself: the header,
-// the array part, and a hash part of up to 4 nodes made in the header's
+// the array part, and a hash part of up to 8 nodes made in the header's
 // allocation (a larger one is setNodeVector's, which charges it).
 func tableCharge(acap, hcap int) int {
 	if !memAccounting {
 		return 0 // compiled out with charge (accounting_off.go)
 	}
 	n := tableBytes + chargeSize(acap, valueBytes)
-	if acap <= 0 && hcap > 0 && hcap <= 4 {
+	if acap <= 0 && hcap > 0 && hcap <= 8 {
 		n += chargeSize(1<<ceilLog2(hcap), nodeBytes)
 	}
 	return n

@@ -181,3 +181,27 @@ func TestYieldMarked(t *testing.T) {
 		t.Fatalf("the return after it: n %d, marked %v", n, marked)
 	}
 }
+
+// ResumeAppend puts a coroutine's first results in the caller's buffer,
+// even the one its arguments came in (they are pushed first), and
+// grows it only for more values than it holds.
+func TestResumeAppendIntoArgs(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	runOK(t, L, `function swap(a, b) return b, a, "x" end`)
+	fn := L.GetGlobal("swap").(*LFunction)
+	var buf [4]LValue
+	args := append(buf[:0], LString("a"), LString("b"))
+	co, _ := L.NewThread()
+	st, err, vals := L.ResumeAppend(buf[:0], co, fn, args...)
+	if err != nil || st != ResumeOK {
+		t.Fatalf("state %v, err %v", st, err)
+	}
+	wantValues(t, vals, LString("b"), LString("a"), LString("x"))
+	if &vals[0] != &buf[0] {
+		t.Error("the results are not in the buffer given")
+	}
+	co2, _ := L.NewThread()
+	_, _, vals = L.ResumeAppend(buf[:0:1], co2, fn, LNumber(1), LNumber(2))
+	wantValues(t, vals, LNumber(2), LNumber(1), LString("x"))
+}

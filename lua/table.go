@@ -141,6 +141,10 @@ func newTableIn(h *tableHome, acap int, hcap int) *LTable {
 		t := &tableNodes4{}
 		tb = &t.LTable
 		tb.node = t.nodes[:]
+	case hcap <= 8:
+		t := &tableNodes8{}
+		tb = &t.LTable
+		tb.node = t.nodes[:]
 	default:
 		tb = &LTable{}
 	}
@@ -160,9 +164,10 @@ func newTableIn(h *tableHome, acap int, hcap int) *LTable {
 	return tb
 }
 
-// A table made for up to 4 keys (a record: {x = 1, y = 2}) has its hash
-// part in the same allocation (the header and 1, 2 or 4 nodes: 120, 160,
-// 240 bytes).
+// A table made for up to 8 keys (a record: {x = 1, y = 2}) has its hash
+// part in the same allocation (the header and 1, 2, 4 or 8 nodes: 120,
+// 160, 240, 400 bytes; luarun: 8 for records such as http.serve's
+// request table, 7 keys, which took two allocations).
 type tableNodes1 struct {
 	LTable
 	nodes [1]tnode
@@ -176,6 +181,11 @@ type tableNodes2 struct {
 type tableNodes4 struct {
 	LTable
 	nodes [4]tnode
+}
+
+type tableNodes8 struct {
+	LTable
+	nodes [8]tnode
 }
 
 // newTableFb is OP_NEWTABLE's table: B and C are the constructor's counts

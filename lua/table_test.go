@@ -338,3 +338,25 @@ func TestBoxKey(t *testing.T) {
 		t.Fatal("long key")
 	}
 }
+
+// A record of up to 8 keys (http.serve's request table has 7) is made
+// in one allocation, hash part included, and filling it allocates
+// nothing more.
+func TestRecordOfEightInOneAllocation(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	keys := []string{"method", "path", "url", "query", "headers", "body", "remote", "eighth"}
+	make8 := func() {
+		tb := L.CreateTable(0, 8)
+		for _, k := range keys {
+			tb.RawSetString(k, LTrue)
+		}
+	}
+	if n := testing.AllocsPerRun(100, make8); n != 1 {
+		t.Fatalf("a record of 8 keys took %v allocations, want 1", n)
+	}
+	tb := L.CreateTable(0, 7)
+	if len(tb.node) != 8 || memAccounting && tableCharge(0, 7) != tableBytes+8*nodeBytes {
+		t.Fatalf("%d nodes, charged %d", len(tb.node), tableCharge(0, 7))
+	}
+}

@@ -276,9 +276,9 @@ func TestCallConcurrent(t *testing.T) {
 	assert.Zero(t, st.Live)
 }
 
-// TestEntryValueMadeOnce: a script's first entry point is boxed as a Lua
-// string once, not at every start; another entry is boxed each time, and
-// each is its own name.
+// TestEntryValueMadeOnce: a script's entry points are boxed as Lua
+// strings once each, not at every start (a server's handler is the
+// second entry, main the first), and each is its own name.
 func TestEntryValueMadeOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -291,4 +291,7 @@ func TestEntryValueMadeOnce(t *testing.T) {
 	assert.Equal(t, lua.LValue(lua.LString("handle")), v)
 	assert.Equal(t, lua.LValue(lua.LString("other")), s.entryValue("other"))
 	assert.Equal(t, lua.LValue(lua.LString("handle")), s.entryValue("handle"))
+	// the second entry (a server's handler, main the first) is kept too
+	assert.Zero(t, testing.AllocsPerRun(100, func() { v = s.entryValue("other") }))
+	assert.Equal(t, lua.LValue(lua.LString("other")), v)
 }

@@ -244,7 +244,7 @@ type task struct {
 	// back (-1: all of them).
 	wants int
 	// argBuf backs args for the common resumes (a message, its sender,
-	// its kind, a call's handle).
+	// its kind, a call's handle), and the values of its first resume.
 	argBuf [4]lua.LValue
 }
 
@@ -577,7 +577,9 @@ func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err
 		t.started = true
 		var rerr error
 		t.co.TakeMarkedYield() // a recycled coroutine's flag from its last process
-		st, rerr, vals = p.L.Resume(t.co, t.fn, args...)
+		// Its results go to t.argBuf (free once the arguments are pushed):
+		// no caller keeps them past this step (run, taskEnded).
+		st, rerr, vals = p.L.ResumeAppend(t.argBuf[:0], t.co, t.fn, args...)
 		t.fn = nil
 		if marked := t.co.TakeMarkedYield(); rerr != nil {
 			return lua.ResumeError, nil, p.scriptError(t, rerr)

@@ -23,10 +23,15 @@ type Script struct {
 	// entries: the entry points, sorted, once the chunk has run to its
 	// end in some process (resolve); nil until then. Written once.
 	entries atomic.Pointer[[]string]
-	// entry: the first entry point a process was started at, as the Lua
-	// value Init passes the boot function (entryValue); nil until then.
-	entry atomic.Pointer[entryName]
+	// entryNames: the entry points processes were started at (the first
+	// maxEntryNames of them), as the Lua values Init passes the boot
+	// function (entryValue); copied on write, nil until the first start.
+	entryNames atomic.Pointer[[]entryName]
 }
+
+// maxEntryNames bounds Script.entryNames: a script's entry points are
+// few, but the names a start asks for need not be (they come from Lua).
+const maxEntryNames = 8
 
 // entryName is an entry point's name and its Lua value.
 type entryName struct {
@@ -34,16 +39,31 @@ type entryName struct {
 	value lua.LValue
 }
 
-// entryValue is name as a Lua string: made once for the first entry a
-// process of s was started at (a Call per request starts one entry each
-// time), so that a start does not box the name again.
+// entryValue is name as a Lua string: made once for each of the first
+// few entries processes of s were started at (a server started by main
+// starts its handler's entry at every request), so that a start does
+// not box the name again.
 func (s *Script) entryValue(name string) lua.LValue {
-	if e := s.entry.Load(); e != nil && e.name == name {
-		return e.value
+	for {
+		old := s.entryNames.Load()
+		var names []entryName
+		if old != nil {
+			names = *old
+		}
+		for _, e := range names {
+			if e.name == name {
+				return e.value
+			}
+		}
+		v := lua.LValue(lua.LString(name))
+		if len(names) >= maxEntryNames {
+			return v
+		}
+		grown := append(names[:len(names):len(names)], entryName{name: name, value: v})
+		if s.entryNames.CompareAndSwap(old, &grown) {
+			return v
+		}
 	}
-	v := lua.LValue(lua.LString(name))
-	s.entry.CompareAndSwap(nil, &entryName{name: name, value: v})
-	return v
 }
 
 // Name returns the script's file path or given name.
