@@ -442,17 +442,21 @@ type registryHandler interface {
 	registryOverflow()
 	charge(n int) // luarun: count n bytes about to be allocated (memory.go)
 }
+
+// registry is a state's value stack. luarun: growBy and maxSize are
+// int32, so that a registry is 64 bytes, not 72 (the 80-byte size
+// class), two per luarun process (TestStateSizes).
 type registry struct {
 	array   []LValue
 	top     int
-	growBy  int
-	maxSize int
+	growBy  int32
+	maxSize int32
 	alloc   *allocator
 	handler registryHandler
 }
 
 func newRegistry(handler registryHandler, initialSize int, growBy int, maxSize int, alloc *allocator) *registry {
-	return &registry{make([]LValue, initialSize), 0, growBy, maxSize, alloc, handler}
+	return &registry{make([]LValue, initialSize), 0, int32(min(growBy, math.MaxInt32)), int32(min(maxSize, math.MaxInt32)), alloc, handler}
 }
 
 func (rg *registry) checkSize(requiredSize int) { // +inline-start
@@ -467,10 +471,10 @@ func (rg *registry) resize(requiredSize int) { // +inline-start
 	// needs 17 became 145 slots, 2.3 KB).
 	newSize := 2 * len(rg.array)
 	if newSize < requiredSize {
-		newSize = requiredSize + rg.growBy // give some padding
+		newSize = requiredSize + int(rg.growBy) // give some padding
 	}
-	if newSize > rg.maxSize {
-		newSize = rg.maxSize
+	if newSize > int(rg.maxSize) {
+		newSize = int(rg.maxSize)
 	}
 	if newSize < requiredSize {
 		rg.handler.registryOverflow()
@@ -634,10 +638,9 @@ func newGlobal() *Global {
 		MainThread: nil,
 		// luarun: both grow as keys come (gopher-lua made maps for 32 and
 		// 64 keys, ~3 KB, which an embedder that sets its own drops).
-		Registry:  newLTable(0, 0),
-		Global:    newLTable(0, 0),
-		tempFiles: nil,           // luarun: made by the first temporary file
-		memLeft:   math.MaxInt64, // luarun: no owner charges it (memory.go)
+		Registry: newLTable(0, 0),
+		Global:   newLTable(0, 0),
+		memLeft:  math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	g.home.g = g
@@ -1421,7 +1424,7 @@ func (ls *LState) IsClosed() bool {
 }
 
 func (ls *LState) Close() {
-	if ls.G.gc != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
+	if ls.G.gcs() != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
 		CloseFinalizers(ls) // luarun: 5.1's lua_close runs them (gc.go)
 	}
 	atomic.AddInt32(&ls.stop, 1)
