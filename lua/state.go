@@ -245,8 +245,10 @@ type autoGrowingCallFrameStack struct {
 	// nothing until it is used (luarun: the slice was made at its maximum
 	// length up front, 8 bytes per 8 frames of the maximum).
 	segments []*callFrameStackSegment
-	maxSegs  int
-	segIdx   segIdx
+	// maxSegs is an int32 (luarun), so that the stack is 32 bytes, not
+	// 40 (the 48-byte size class), two per luarun process
+	maxSegs int32
+	segIdx  segIdx
 	// segSp is the number of frames in the current segment which are used. Full 'sp' value is segIdx * FramesPerSegment + segSp.
 	// It points to the next stack slot to use, so 0 means to use the 0th element in the segment, and a value of
 	// FramesPerSegment indicates that the segment is full and cannot accommodate another frame.
@@ -276,7 +278,7 @@ func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	maxSegs := (maxSize + (FramesPerSegment - 1)) / FramesPerSegment
 	cs := &autoGrowingCallFrameStack{
 		segments: make([]*callFrameStackSegment, min(maxSegs, 4)),
-		maxSegs:  maxSegs,
+		maxSegs:  int32(min(maxSegs, math.MaxInt32)),
 		segIdx:   0,
 	}
 	// luarun: the first segment is made by the first Push (a state that
@@ -290,19 +292,19 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
-	return int(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
+	return int32(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
 }
 
 // Extend raises the maximum by n frames (rounded up to whole segments)
 // until undo is called; undo pops the empty segment the extra frames may
 // leave above the old maximum, so that IsFull holds again at it (luarun).
 func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
-	extra := (n + FramesPerSegment - 1) / FramesPerSegment
+	extra := int32(min((n+FramesPerSegment-1)/FramesPerSegment, math.MaxInt32-int(cs.maxSegs)))
 	cs.maxSegs += extra
 	return func() {
 		cs.maxSegs -= extra
 		cs.freeSpare()
-		for int(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
+		for int32(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
 			freeCallFrameStackSegment(cs.segments[cs.segIdx])
 			cs.segments[cs.segIdx] = nil
 			cs.segIdx--
@@ -348,9 +350,9 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	}
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
-		if int(cs.segIdx) < cs.maxSegs-1 {
+		if int32(cs.segIdx) < cs.maxSegs-1 {
 			if int(cs.segIdx) == len(cs.segments)-1 {
-				grown := make([]*callFrameStackSegment, min(2*len(cs.segments), cs.maxSegs))
+				grown := make([]*callFrameStackSegment, min(2*len(cs.segments), int(cs.maxSegs)))
 				copy(grown, cs.segments)
 				cs.segments = grown
 			}
