@@ -241,8 +241,10 @@ type autoGrowingCallFrameStack struct {
 	// nothing until it is used (luarun: the slice was made at its maximum
 	// length up front, 8 bytes per 8 frames of the maximum).
 	segments []*callFrameStackSegment
-	maxSegs  int
-	segIdx   segIdx
+	// maxSegs is an int32 (luarun), so that the stack is 32 bytes, not
+	// 40 (the 48-byte size class), two per luarun process
+	maxSegs int32
+	segIdx  segIdx
 	// segSp is the number of frames in the current segment which are used. Full 'sp' value is segIdx * FramesPerSegment + segSp.
 	// It points to the next stack slot to use, so 0 means to use the 0th element in the segment, and a value of
 	// FramesPerSegment indicates that the segment is full and cannot accommodate another frame.
@@ -272,7 +274,7 @@ func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	maxSegs := (maxSize + (FramesPerSegment - 1)) / FramesPerSegment
 	cs := &autoGrowingCallFrameStack{
 		segments: make([]*callFrameStackSegment, min(maxSegs, 4)),
-		maxSegs:  maxSegs,
+		maxSegs:  int32(min(maxSegs, math.MaxInt32)),
 		segIdx:   0,
 	}
 	// luarun: the first segment is made by the first Push (a state that
@@ -286,19 +288,19 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
-	return int(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
+	return int32(cs.segIdx)+1 >= cs.maxSegs && cs.segSp >= FramesPerSegment
 }
 
 // Extend raises the maximum by n frames (rounded up to whole segments)
 // until undo is called; undo pops the empty segment the extra frames may
 // leave above the old maximum, so that IsFull holds again at it (luarun).
 func (cs *autoGrowingCallFrameStack) Extend(n int) (undo func()) {
-	extra := (n + FramesPerSegment - 1) / FramesPerSegment
+	extra := int32(min((n+FramesPerSegment-1)/FramesPerSegment, math.MaxInt32-int(cs.maxSegs)))
 	cs.maxSegs += extra
 	return func() {
 		cs.maxSegs -= extra
 		cs.freeSpare()
-		for int(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
+		for int32(cs.segIdx) >= cs.maxSegs && cs.segSp == 0 && cs.segIdx > 0 {
 			freeCallFrameStackSegment(cs.segments[cs.segIdx])
 			cs.segments[cs.segIdx] = nil
 			cs.segIdx--
@@ -344,9 +346,9 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	}
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
-		if int(cs.segIdx) < cs.maxSegs-1 {
+		if int32(cs.segIdx) < cs.maxSegs-1 {
 			if int(cs.segIdx) == len(cs.segments)-1 {
-				grown := make([]*callFrameStackSegment, min(2*len(cs.segments), cs.maxSegs))
+				grown := make([]*callFrameStackSegment, min(2*len(cs.segments), int(cs.maxSegs)))
 				copy(grown, cs.segments)
 				cs.segments = grown
 			}
@@ -442,17 +444,21 @@ type registryHandler interface {
 	registryOverflow()
 	charge(n int) // luarun: count n bytes about to be allocated (memory.go)
 }
+
+// registry is a state's value stack. luarun: growBy and maxSize are
+// int32, so that a registry is 64 bytes, not 72 (the 80-byte size
+// class), two per luarun process (TestStateSizes).
 type registry struct {
 	array   []LValue
 	top     int
-	growBy  int
-	maxSize int
+	growBy  int32
+	maxSize int32
 	alloc   *allocator
 	handler registryHandler
 }
 
 func newRegistry(handler registryHandler, initialSize int, growBy int, maxSize int, alloc *allocator) *registry {
-	return &registry{make([]LValue, initialSize), 0, growBy, maxSize, alloc, handler}
+	return &registry{make([]LValue, initialSize), 0, int32(min(growBy, math.MaxInt32)), int32(min(maxSize, math.MaxInt32)), alloc, handler}
 }
 
 func (rg *registry) checkSize(requiredSize int) { // +inline-start
@@ -467,10 +473,10 @@ func (rg *registry) resize(requiredSize int) { // +inline-start
 	// needs 17 became 145 slots, 2.3 KB).
 	newSize := 2 * len(rg.array)
 	if newSize < requiredSize {
-		newSize = requiredSize + rg.growBy // give some padding
+		newSize = requiredSize + int(rg.growBy) // give some padding
 	}
-	if newSize > rg.maxSize {
-		newSize = rg.maxSize
+	if newSize > int(rg.maxSize) {
+		newSize = int(rg.maxSize)
 	}
 	if newSize < requiredSize {
 		rg.handler.registryOverflow()
@@ -634,10 +640,9 @@ func newGlobal() *Global {
 		MainThread: nil,
 		// luarun: both grow as keys come (gopher-lua made maps for 32 and
 		// 64 keys, ~3 KB, which an embedder that sets its own drops).
-		Registry:  newLTable(0, 0),
-		Global:    newLTable(0, 0),
-		tempFiles: nil,           // luarun: made by the first temporary file
-		memLeft:   math.MaxInt64, // luarun: no owner charges it (memory.go)
+		Registry: newLTable(0, 0),
+		Global:   newLTable(0, 0),
+		memLeft:  math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	g.home.g = g
@@ -1421,7 +1426,7 @@ func (ls *LState) IsClosed() bool {
 }
 
 func (ls *LState) Close() {
-	if ls.G.gc != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
+	if ls.G.gcs() != nil && ls.stack != nil && (ls.G.MainThread == nil || ls.G.MainThread == ls) {
 		CloseFinalizers(ls) // luarun: 5.1's lua_close runs them (gc.go)
 	}
 	atomic.AddInt32(&ls.stop, 1)

@@ -49,5 +49,5 @@ func (ls *LState) OptCInt(n int, d int) int {
 // lua_checkstack asks (5.1's C stack stops at 8000 values; luarun's at
 // the registry's maximum size).
 func (ls *LState) stackRoom() int {
-	return max(ls.reg.maxSize, cap(ls.reg.array)) - ls.reg.top
+	return max(int(ls.reg.maxSize), cap(ls.reg.array)) - ls.reg.top
 }

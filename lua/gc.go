@@ -93,17 +93,17 @@ const gcAutoMin = 256
 // collectgarbage does not keep them all.
 func (ls *LState) registerGC(ud *LUserData) {
 	g := ls.G
-	if ud.gc != gcNone || g.gc == closingGC {
+	if ud.gc != gcNone || g.gcs() == closingGC {
 		return
 	}
-	if g.gc == nil {
-		g.gc = &gcSet{next: gcAutoMin}
+	if g.gcs() == nil {
+		g.more().gc = &gcSet{next: gcAutoMin}
 	}
-	if len(g.gc.uds) >= g.gc.next {
+	if len(g.rare.gc.uds) >= g.rare.gc.next {
 		autoCollect(ls)
 	}
 	ud.gc = gcRegistered
-	g.gc.uds = append(g.gc.uds, ud)
+	g.rare.gc.uds = append(g.rare.gc.uds, ud)
 }
 
 // autoCollect separates the registered userdata that nothing reaches and
@@ -111,7 +111,7 @@ func (ls *LState) registerGC(ud *LUserData) {
 // out of the call that registered). ud, being registered, is not in the
 // set yet: the walk cannot take it for garbage.
 func autoCollect(ls *LState) {
-	gs := ls.G.gc
+	gs := ls.G.gcs()
 	gs.separate(ls)
 	gs.next = max(2*len(gs.uds), gcAutoMin)
 	runPending(ls)
@@ -138,7 +138,7 @@ func isPending(v LValue) bool {
 // collectFull is a full collection for L's state: separate the userdata
 // to finalize, clear the weak tables, then run the finalizers.
 func collectFull(L *LState) {
-	gs := L.G.gc
+	gs := L.G.gcs()
 	if gs == nil {
 		collectWeak(L)
 		return
@@ -186,7 +186,7 @@ func (gs *gcSet) pend(ud *LUserData) {
 
 // runPending runs the pending finalizers on L, an error propagating.
 func runPending(L *LState) {
-	gs := L.G.gc
+	gs := L.G.gcs()
 	for len(gs.pending) > 0 {
 		ud := gs.popPending()
 		if m := gcMethod(ud); m != nil {
@@ -213,12 +213,12 @@ func (gs *gcSet) popPending() *LUserData {
 // The state keeps no finalizable userdata afterwards (a recycled state
 // starts without).
 func CloseFinalizers(L *LState) {
-	gs := L.G.gc
+	gs := L.G.gcs()
 	if gs == nil || gs == closingGC {
 		return
 	}
-	L.G.gc = closingGC
-	defer func() { L.G.gc = nil }()
+	L.G.rare.gc = closingGC
+	defer func() { L.G.rare.gc = nil }()
 	if L.currentFrame == nil {
 		L.SetTop(0) // as lua_close resets the stack
 	}
@@ -252,7 +252,11 @@ func closeCall(L *LState, ud *LUserData) {
 // DropFinalizers forgets the finalizable userdata of L's state without
 // running their finalizers (5.1's os.exit, which exits without closing
 // the state; a luarun process killed).
-func DropFinalizers(L *LState) { L.G.gc = nil }
+func DropFinalizers(L *LState) {
+	if L.G.rare != nil {
+		L.G.rare.gc = nil
+	}
+}
 
 // gcMarker is separate's walk of a state's Lua heap.
 type gcMarker struct {
@@ -305,8 +309,8 @@ func (m *gcMarker) markRoots(L *LState) {
 			m.mark(v)
 		}
 	}
-	if g.gc != nil {
-		for _, ud := range g.gc.pending {
+	if gs := g.gcs(); gs != nil {
+		for _, ud := range gs.pending {
 			m.mark(ud)
 		}
 	}

@@ -173,7 +173,7 @@ for _, p in ipairs(kept) do if getmetatable(p) ~= getmetatable(u) then error("ba
 	if n < 5000 || n > 10000-100 {
 		t.Errorf("%d finalized of 10000, 100 of them reachable", n)
 	}
-	if got := len(L.G.gc.uds) + len(L.G.gc.pending); got > 4*gcAutoMin+200 {
+	if got := len(L.G.gcs().uds) + len(L.G.gcs().pending); got > 4*gcAutoMin+200 {
 		t.Errorf("%d userdata registered", got)
 	}
 }

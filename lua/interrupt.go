@@ -33,10 +33,11 @@ func (ls *LState) Tick() {
 // TickN counts n steps (a scan of n bytes, say, counts n/16 or so) as
 // Tick does.
 func (ls *LState) TickN(n int) {
-	ls.ticks -= n
-	if ls.ticks < 0 {
+	if n > int(ls.ticks) { // the budget would go below 0
 		ls.tickCheck()
+		return
 	}
+	ls.ticks -= int16(n)
 }
 
 //go:noinline

@@ -772,10 +772,8 @@ func ioTmpFile(L *LState) int {
 		L.Push(LString(err.Error()))
 		return 2
 	}
-	if L.G.tempFiles == nil {
-		L.G.tempFiles = new([]*os.File)
-	}
-	*L.G.tempFiles = append(*L.G.tempFiles, file)
+	rare := L.G.more()
+	rare.tempFiles = append(rare.tempFiles, file)
 	ud, _ := newFile(L, file, "", 0, os.FileMode(0), true, true)
 	L.Push(ud)
 	return 1
@@ -816,8 +814,8 @@ func ioWrite(L *LState) int {
 // tempFiles returns the state's temporary files (io.tmpfile), removed by
 // Close.
 func (ls *LState) tempFiles() []*os.File {
-	if ls.G.tempFiles == nil {
+	if ls.G.rare == nil {
 		return nil
 	}
-	return *ls.G.tempFiles
+	return ls.G.rare.tempFiles
 }

@@ -247,7 +247,6 @@ type Global struct {
 	Views ViewSet
 
 	builtinMts [int(LTChannel) + 1]*LTable // luarun: by type, nil for none (was a map of LValue: ~200 B a state, and a map lookup per method call on a string)
-	tempFiles  *[]*os.File                 // luarun: a pointer, made by the first temporary file (8 bytes, not 24, in every state)
 	// memLeft: the bytes the state may still allocate before its owner
 	// hears of it (luarun, memory.go); in place of gopher-lua's unused
 	// gccount.
@@ -255,13 +254,46 @@ type Global struct {
 	// home is what the state's own tables point to (LTable.home): the
 	// account their growth charges (luarun, memory.go).
 	home tableHome
-	weak *weakSet // luarun: the weak tables (weak.go), nil until the first
-	gc   *gcSet   // luarun: userdata with finalizers (gc.go), nil until the first
+	// rare is what few states use, made by the first use (luarun: one
+	// pointer for three, so that a Global is 256 bytes, not 272, in the
+	// 288-byte size class; TestStateSizes)
+	rare *globalRare
 
 	// GCRoots, when set, returns the Lua values that the embedder's Go
 	// code holds (coroutines it resumes, functions it will call): roots
 	// of the walk that finds the userdata to finalize (luarun, gc.go).
 	GCRoots func() []LValue
+}
+
+// globalRare is what few states use (Global.rare).
+type globalRare struct {
+	tempFiles []*os.File // io.tmpfile's, removed by Close
+	weak      *weakSet   // the weak tables (weak.go), nil until the first
+	gc        *gcSet     // userdata with finalizers (gc.go), nil until the first
+}
+
+// more is g.rare, made if it was not.
+func (g *Global) more() *globalRare {
+	if g.rare == nil {
+		g.rare = &globalRare{}
+	}
+	return g.rare
+}
+
+// gcs is g's userdata with finalizers, nil for none.
+func (g *Global) gcs() *gcSet {
+	if g.rare == nil {
+		return nil
+	}
+	return g.rare.gc
+}
+
+// weaks is g's weak tables, nil for none.
+func (g *Global) weaks() *weakSet {
+	if g.rare == nil {
+		return nil
+	}
+	return g.rare.weak
 }
 
 type LState struct {
@@ -275,7 +307,7 @@ type LState struct {
 	Tagged bool
 
 	// luarun: the small fields together, so that a state (two per luarun
-	// process) stays 192 bytes
+	// process) stays 192 bytes (TestStateSizes)
 	wrapped      bool
 	hasErrorFunc bool
 	stop         int32
@@ -291,7 +323,6 @@ type LState struct {
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
 	interrupt    *Interrupt
-	ticks        int // Tick's budget of steps before the next check (interrupt.go)
 
 	// debug hooks (hook.go; luarun's fork): the hook, and its per-thread
 	// state, made with the thread's first hook
@@ -305,9 +336,13 @@ type LState struct {
 	// coroutine.yield raises instead (luarun). Restored by PCall, reset
 	// when the thread is resumed.
 	nCcalls int32
+	// ticks is Tick's budget of steps before the next check, at most
+	// tickEvery (interrupt.go); an int16, so that it and markedYield
+	// share nCcalls's 8 bytes and a state is 192 bytes, not 200 (the
+	// 208-byte size class; two states a luarun process)
+	ticks int16
 	// markedYield: the state's last yield was YieldMarked's (read and
-	// cleared by ResumeSuspendedFor, TakeMarkedYield); in nCcalls's
-	// padding, so that a state stays 200 bytes
+	// cleared by ResumeSuspendedFor, TakeMarkedYield)
 	markedYield bool
 }
 

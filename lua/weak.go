@@ -180,17 +180,18 @@ func (g *Global) noteMetatable(tb *LTable, mt *LTable) {
 	if k, v := weakMode(mt); !k && !v {
 		return
 	}
-	if g.weak == nil {
-		g.weak = &weakSet{}
+	ws := g.more()
+	if ws.weak == nil {
+		ws.weak = &weakSet{}
 	}
 	tb.flags |= flagWeak
-	g.weak.tables = append(g.weak.tables, weak.Make(tb))
+	ws.weak.tables = append(ws.weak.tables, weak.Make(tb))
 }
 
 // collectWeak is a full collection for L's state: the Go collector's,
 // with the state's weak tables cleared of what it collected.
 func collectWeak(L *LState) {
-	ws := L.G.weak
+	ws := L.G.weaks()
 	if ws == nil {
 		runtime.GC()
 		return

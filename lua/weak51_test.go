@@ -174,13 +174,13 @@ func TestNoWeakSetWithoutMode(t *testing.T) {
 	if err := L.DoString(`local mt = {__index = {}} for i = 1, 10 do setmetatable({}, mt) end collectgarbage()`); err != nil {
 		t.Fatal(err)
 	}
-	if L.G.weak != nil {
+	if L.G.weaks() != nil {
 		t.Fatal("a weak set without __mode")
 	}
 	if err := L.DoString(`w = setmetatable({}, {__mode = "k"}) w[{}] = 1 collectgarbage()`); err != nil {
 		t.Fatal(err)
 	}
-	if L.G.weak == nil || len(L.G.weak.tables) != 1 {
+	if L.G.weaks() == nil || len(L.G.weaks().tables) != 1 {
 		t.Fatal("the weak table is not registered")
 	}
 	if k, _ := L.GetGlobal("w").(*LTable).Next(LNil); k != LNil {
