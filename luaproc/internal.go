@@ -46,6 +46,13 @@ func (p *luaProcess) internalError(v any) *ScriptError {
 	return &ScriptError{Message: msg, entry: p.entryName(), internal: true}
 }
 
+// ContainsPanics marks luaProcess a scheduler.PanicContainer: Step
+// recovers every Go panic (recoverStep, deferred first thing), so the
+// worker puts no recover of its own around it.
+func (p *luaProcess) ContainsPanics() {}
+
+var _ scheduler.PanicContainer = (*luaProcess)(nil)
+
 // recoverStep, deferred by Step, unsets the step's output and ends the
 // process with an internal error when a Go panic escaped the step
 // (outside any task's resume: delivering messages, completing a yield).

@@ -250,10 +250,21 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 	}
 }
 
-// step calls p.impl.Step, turning a panic into the process's error.
-func (w *worker) step(p *proc) (err error) {
+// step calls p.impl.Step, turning a panic into the process's error
+// (a PanicContainer's Step does that itself: no deferred recover here).
+func (w *worker) step(p *proc) error {
 	w.out.reset()
 	w.out.w, w.out.self = w, p.pid
+	if p.contains {
+		err := p.impl.Step(w.events, &w.out)
+		w.out.w = nil
+		return err
+	}
+	return w.stepRecovering(p)
+}
+
+// stepRecovering is step for a process that may panic.
+func (w *worker) stepRecovering(p *proc) (err error) {
 	defer func() { // one deferred call for both: each costs its closure's call
 		w.out.w = nil
 		if v := recover(); v != nil {
