@@ -181,7 +181,9 @@ func (w *worker) run(p *proc) {
 			s.endAbandoned(p) // its yields would only be voided
 			return
 		}
-		w.dispatch(p)
+		if len(w.out.Yields) > 0 { // most steps of a messaging process yield none
+			w.dispatch(p)
+		}
 		if w.out.Status == StatusYield && len(p.outstanding) == 0 {
 			w.finish(p, errNothingToWaitFor)
 			return
@@ -215,14 +217,18 @@ const maxDrain = 4096
 // already consumed, so p must not park waiting for them (park queues it
 // again).
 func (w *worker) drain(p *proc) (broken bool, messages int) {
-	for i := range len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
-		w.events[i] = Event{}
-	}
+	last := len(w.events) // the last step's events: cleared below unless overwritten
 	w.events = w.events[:0]
 	if p.handed { // first: it came before anything queued (handoff.go)
 		w.events = append(w.events, Event{Type: EventMessage, From: p.handedFrom, Data: p.handedMsg})
 		p.handedMsg, p.handed = nil, false
 		messages++
+	}
+	if last > len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
+		old := w.events[:last]
+		for i := len(w.events); i < last; i++ {
+			old[i] = Event{}
+		}
 	}
 	for {
 		if len(w.events) == maxDrain {
