@@ -182,3 +182,26 @@ return ok, msg`, "")
 	assert.Equal(t, false, res[0])
 	assert.Contains(t, res[1], "stack overflow")
 }
+
+// TestGoPanicInAllTaskEndsProcess: a Go panic inside a built-in called
+// by one of process.all's functions ends the whole process with
+// "internal error: ...", as one in the main task does; pcall around
+// process.all does not catch it. Before: the task's resume recovered it
+// as that task's error, process.all raised it after the others
+// finished, and pcall caught it as a Lua error: the process went on
+// past the broken invariant internal.go says it must not.
+func TestGoPanicInAllTaskEndsProcess(t *testing.T) {
+	out := &panicWriter{}
+	rt, _, logs := newTestRuntime(t, Options{Stdout: out})
+	_, err := runLua(t, rt, "a.lua", `
+local ok, err = pcall(process.all, function() print("boom") end, function() return 2 end)
+print("went on", ok, err)
+return "went on"`, "")
+	require.Error(t, err)
+	assert.Equal(t, "internal error: writer exploded", err.Error())
+	assert.Contains(t, logs.String(), "process crashed: internal error: writer exploded")
+	assert.NotContains(t, out.String(), "went on")
+	res, err := runLua(t, rt, "b.lua", `print("fine") return 1`, "")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{int64(1)}, res)
+}

@@ -564,22 +564,18 @@ func (p *luaProcess) run(t *task) {
 }
 
 // resume runs t until it yields, returns or fails. A Go panic inside
-// gopher-lua or a Go function becomes the task's error.
-func (p *luaProcess) resume(t *task) (st lua.ResumeState, vals []lua.LValue, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			st, err = lua.ResumeError, p.internalError(v)
-		}
-	}()
+// gopher-lua or a Go function is not recovered here: it leaves the step,
+// whose recoverStep ends the whole process with it (internal.go), as
+// it must for any task: process.all's included.
+func (p *luaProcess) resume(t *task) (lua.ResumeState, []lua.LValue, error) {
 	args := t.args
 	t.args = nil
 	if !t.started {
 		t.started = true
-		var rerr error
 		t.co.TakeMarkedYield() // a recycled coroutine's flag from its last process
 		// Its results go to t.argBuf (free once the arguments are pushed):
 		// no caller keeps them past this step (run, taskEnded).
-		st, rerr, vals = p.L.ResumeAppend(t.argBuf[:0], t.co, t.fn, args...)
+		st, rerr, vals := p.L.ResumeAppend(t.argBuf[:0], t.co, t.fn, args...)
 		t.fn = nil
 		if marked := t.co.TakeMarkedYield(); rerr != nil {
 			return lua.ResumeError, nil, p.scriptError(t, rerr)

@@ -122,11 +122,12 @@ type proc struct {
 	// waited: submitted with SubmitOptions.Waited (a handle's holder
 	// will look), so watched() without a done channel made for it.
 	waited atomic.Bool
-	// handed (above) and parentHomed (see parentReason) fill the padding
-	// after waited: a word of their own would put a proc in the next
-	// size class.
+	// handed (above), parentHomed (see parentReason) and contains (impl
+	// is a PanicContainer, set at Submit) fill the padding after waited:
+	// a word of their own would put a proc in the next size class.
 	handed      bool
 	parentHomed bool
+	contains    bool
 	// home: the goroutine that runs p from start to end (Run, home.go),
 	// nil for a process the workers run. Set before p is in the table.
 	home *home

@@ -32,6 +32,16 @@ type Process interface {
 	Close()
 }
 
+// PanicContainer is a Process whose Step never lets a Go panic out: it
+// recovers every panic itself and ends with it as its error (luaproc's
+// Step does: internal.go). The worker then calls its Step without the
+// deferred recover it puts around every other process's (worker.step),
+// a defer and a recover call less on each step. A panic that escapes
+// such a Step anyway is not contained: it ends the program.
+type PanicContainer interface {
+	ContainsPanics()
+}
+
 // Ender is a Process that hears how it ended: Ended is called once,
 // after Close, with its results and error, before its monitors and links
 // fire. What it sends then precedes its down and exit signals on a

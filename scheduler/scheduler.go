@@ -268,6 +268,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		return Handle{}, ErrTooManyProcesses
 	}
 	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(count)}
+	_, pr.contains = p.(PanicContainer)
 	pr.events.InitWithStub(&pr.stub)
 	pr.ctx.pid = pr.pid
 	if opts != nil {

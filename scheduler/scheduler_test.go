@@ -533,3 +533,34 @@ func TestStepOutputSpawn(t *testing.T) {
 	_, err = kept.Spawn(yielder("echo", 1), "main", nil)
 	require.EqualError(t, err, "StepOutput.Spawn called outside Step")
 }
+
+// containingProc is a fnProc that declares it contains its panics
+// (PanicContainer): its step recovers them itself.
+type containingProc struct{ fnProc }
+
+func (*containingProc) ContainsPanics() {}
+
+// TestPanicContainerStep: a PanicContainer is stepped without the
+// worker's recover, and gets what every step gets: its own panic,
+// recovered in its Step, ends it with its own error (not the worker's
+// PanicError), and its StepOutput refuses sends once the step returned
+// (the worker unsets it on this path too).
+func TestPanicContainerStep(t *testing.T) {
+	s := newSched(t, 1, nil)
+	var kept *StepOutput
+	p := &containingProc{fnProc{step: func(_ []Event, out *StepOutput) (err error) {
+		kept = out
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("contained: %v", v)
+			}
+		}()
+		panic("step exploded")
+	}}}
+	h, err := s.Submit(p, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	require.EqualError(t, err, "contained: step exploded")
+	require.EqualValues(t, 1, p.closed.Load())
+	require.ErrorIs(t, kept.Send(h.PID(), "late"), errSendOutsideStep)
+}

@@ -181,7 +181,9 @@ func (w *worker) run(p *proc) {
 			s.endAbandoned(p) // its yields would only be voided
 			return
 		}
-		w.dispatch(p)
+		if len(w.out.Yields) > 0 { // most steps of a messaging process yield none
+			w.dispatch(p)
+		}
 		if w.out.Status == StatusYield && len(p.outstanding) == 0 {
 			w.finish(p, errNothingToWaitFor)
 			return
@@ -215,14 +217,18 @@ const maxDrain = 4096
 // already consumed, so p must not park waiting for them (park queues it
 // again).
 func (w *worker) drain(p *proc) (broken bool, messages int) {
-	for i := range len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
-		w.events[i] = Event{}
-	}
+	last := len(w.events) // the last step's events: cleared below unless overwritten
 	w.events = w.events[:0]
 	if p.handed { // first: it came before anything queued (handoff.go)
 		w.events = append(w.events, Event{Type: EventMessage, From: p.handedFrom, Data: p.handedMsg})
 		p.handedMsg, p.handed = nil, false
 		messages++
+	}
+	if last > len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
+		old := w.events[:last]
+		for i := len(w.events); i < last; i++ {
+			old[i] = Event{}
+		}
 	}
 	for {
 		if len(w.events) == maxDrain {
@@ -250,10 +256,21 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 	}
 }
 
-// step calls p.impl.Step, turning a panic into the process's error.
-func (w *worker) step(p *proc) (err error) {
+// step calls p.impl.Step, turning a panic into the process's error
+// (a PanicContainer's Step does that itself: no deferred recover here).
+func (w *worker) step(p *proc) error {
 	w.out.reset()
 	w.out.w, w.out.self = w, p.pid
+	if p.contains {
+		err := p.impl.Step(w.events, &w.out)
+		w.out.w = nil
+		return err
+	}
+	return w.stepRecovering(p)
+}
+
+// stepRecovering is step for a process that may panic.
+func (w *worker) stepRecovering(p *proc) (err error) {
 	defer func() { // one deferred call for both: each costs its closure's call
 		w.out.w = nil
 		if v := recover(); v != nil {
