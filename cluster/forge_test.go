@@ -79,8 +79,10 @@ func TestWithoutASecretAnyClientSpawns(t *testing.T) {
 func TestForgedTrafficGetsNothingDone(t *testing.T) {
 	srv := startServer(t)
 	secret := []byte("the cluster's secret")
-	a := joinWith(t, srv, Config{Name: "a", Secret: secret})
-	b := joinWith(t, srv, Config{Name: "b", Secret: secret})
+	// DownAfter 100 beats (10 s): a loaded machine's stall must not take
+	// a node down and up again, whose resets would count as Signals
+	a := joinWith(t, srv, Config{Name: "a", Secret: secret, DownAfter: 100})
+	b := joinWith(t, srv, Config{Name: "b", Secret: secret, DownAfter: 100})
 	waitUp(t, []string{"a", "b"}, a, b)
 	var calls atomic.Int64
 	b.node.ServeSpawns(spawnCounter(&calls))
