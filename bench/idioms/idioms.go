@@ -29,7 +29,6 @@ function main(n, m)
   return dt
 end`
 
-
 // Lua defines text(n) (n log-like lines of about 50 bytes, and the list
 // of them) and a local table idioms: idioms[name](n) makes the inputs of
 // that idiom at size n and returns a function that runs it once. It runs
