@@ -220,10 +220,7 @@ func TestInlineRunsTheProcessesItWakes(t *testing.T) {
 		return nil
 	}}, "main", nil)
 	require.NoError(t, err)
-	for deadline := time.Now().Add(10 * time.Second); echo.p.state.Load()&stateMask != stateIdle; {
-		require.True(t, time.Now().Before(deadline), "the echo process never waited")
-		time.Sleep(time.Millisecond)
-	}
+	waitIdle(t, echo)
 	before := s.Stats()
 	sent := false
 	h, _, err := s.SubmitWith(&fnProc{step: func(events []Event, out *StepOutput) error {
@@ -282,10 +279,7 @@ func TestInlineLeavesWhatItWokeOnceEnded(t *testing.T) {
 		return nil
 	}}, "main", nil)
 	require.NoError(t, err)
-	for deadline := time.Now().Add(10 * time.Second); worker.p.state.Load()&stateMask != stateIdle; {
-		require.True(t, time.Now().Before(deadline), "the worker process never waited")
-		time.Sleep(time.Millisecond)
-	}
+	waitIdle(t, worker)
 	submitted := make(chan Handle, 1)
 	go func() {
 		h, _, err := s.SubmitWith(&fnProc{step: func(_ []Event, out *StepOutput) error {
@@ -308,4 +302,15 @@ func TestInlineLeavesWhatItWokeOnceEnded(t *testing.T) {
 	close(release)
 	_, err = wait(t, worker)
 	require.NoError(t, err)
+}
+
+// waitIdle waits until h's process waits for messages (Idle). The
+// minute bounds only a hang: its first step may wait behind a loaded
+// machine's other work.
+func waitIdle(t *testing.T, h Handle) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); h.p.state.Load()&stateMask != stateIdle; {
+		require.True(t, time.Now().Before(deadline), "process %d never waited for messages", h.PID())
+		time.Sleep(time.Millisecond)
+	}
 }
