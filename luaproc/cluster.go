@@ -87,13 +87,17 @@ func (rt *Runtime) spawnInCluster(c scheduler.Call) error {
 		ctx, cancel := context.WithTimeout(c.Ctx, spawnTimeout)
 		defer cancel()
 		request := rt.remoteEnds.begin()
-		defer rt.remoteEnds.finish(request) // after the claim (remoteends.go)
 		pid, err := rt.cluster.SpawnOn(ctx, node, nodelink.SpawnRequest{Name: name, Source: source, Entry: entry, Args: args, Allowed: rt.permissions(), From: rt.remoteEnds.collector})
 		if err != nil {
+			// Finished before the requester resumes: its next request
+			// must not find this one still in flight (an end that came
+			// for this one's process would then wait for that one).
+			rt.remoteEnds.finish(request)
 			c.Complete(payload.Payloads{nil, err.Error()})
 			return
 		}
 		rt.watchRemote(c.PID, pid)
+		rt.remoteEnds.finish(request) // after the claim (remoteends.go)
 		if !c.Complete(payload.Payloads{int64(pid)}) {
 			rt.remoteEnds.release(pid, c.PID) // the process ended meanwhile
 		}
