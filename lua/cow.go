@@ -98,6 +98,16 @@ func (tb *LTable) Share() {
 	tb.flags |= flagShared
 }
 
+// ShareAs is Share for a table that stands in for alias, another shared
+// table: a state whose globals are a view of tb (Bind) takes alias for
+// its globals too. (luarun: a script's own globals, its function
+// templates over the runtime's globals, stand in for the runtime's
+// globals, which package.loaded._G names; definitions.go.)
+func (tb *LTable) ShareAs(alias *LTable) {
+	tb.Share()
+	tb.home = &tableHome{base: alias}
+}
+
 // IsShared reports whether Share marked tb.
 func (tb *LTable) IsShared() bool { return tb.flags&flagShared != 0 }
 
@@ -127,9 +137,16 @@ func (tb *LTable) RawGetStringShared(key string) LValue {
 		return v
 	}
 	v = link.base.RawGetString(key)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		if view := link.set.Lookup(t); view != nil {
-			return view
+	switch t := v.(type) {
+	case *LTable:
+		if t.IsShared() {
+			if view := link.set.Lookup(t); view != nil {
+				return view
+			}
+		}
+	case *LFunction:
+		if t.isTemplate() { // never handed out: this state's own closure
+			return tb.cowGetStringH(key, strHash(key))
 		}
 	}
 	return v
@@ -157,6 +174,9 @@ func (s *ViewSet) Lookup(shared *LTable) *LTable {
 		return s.g.Global
 	case s.firstLink.base:
 		return s.firstView
+	}
+	if root := s.rootLink.base; root != nil && root.home != nil && root.home.base == shared {
+		return s.g.Global // root stands in for shared (ShareAs)
 	}
 	for _, p := range s.views {
 		if p.shared == shared {
@@ -193,12 +213,28 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 	return v
 }
 
-// mapped returns v, or this state's view of it when v is a shared table.
+// mapped returns v, or this state's own value for it: its view of a
+// shared table, its closure of a function template (definitions.go).
 func (s *ViewSet) mapped(v LValue) LValue {
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		return s.View(t)
+	if own, ok := s.own(v); ok {
+		return own
 	}
 	return v
+}
+
+// own is mapped, reporting whether v was mapped.
+func (s *ViewSet) own(v LValue) (LValue, bool) {
+	switch t := v.(type) {
+	case *LTable:
+		if t.IsShared() {
+			return s.View(t), true
+		}
+	case *LFunction:
+		if t.isTemplate() {
+			return newLFunctionL(t.Proto, s.g.Global, 0), true
+		}
+	}
+	return v, false
 }
 
 // followTypeMetatables switches a shared type metatable (strings') whose
@@ -217,15 +253,15 @@ func (s *ViewSet) followTypeMetatables(shared *LTable) {
 	}
 }
 
-// cowGet is a read that missed tb's own part: the base's value, a shared
-// table mapped to its view (and kept in the own part, where a non-nil
-// write goes anyway).
+// cowGet is a read that missed tb's own part: the base's value, mapped
+// to this state's own (a shared table to its view, a function template
+// to its closure), which is then kept in the own part, where a non-nil
+// write goes anyway.
 func (tb *LTable) cowGet(key LValue) LValue {
 	v := tb.home.base.RawGet(key)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.home.set.View(t)
-		tb.RawSet(key, view)
-		return view
+	if own, ok := tb.home.set.own(v); ok {
+		tb.RawSet(key, own)
+		return own
 	}
 	return v
 }
@@ -238,10 +274,9 @@ func (tb *LTable) cowGet(key LValue) LValue {
 // tables are copied into it.
 func (tb *LTable) cowGetStringH(key string, h uint32) LValue {
 	v := tb.home.base.rawGetStringH(key, h)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.home.set.View(t)
-		tb.RawSetString(key, view)
-		return view
+	if own, ok := tb.home.set.own(v); ok {
+		tb.RawSetString(key, own)
+		return own
 	}
 	return v
 }

@@ -305,7 +305,10 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.pid = scheduler.PIDFrom(ctx)
 	p.lctx = p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
-	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
+	fn, chunk := p.tpl.boot, p.tpl.noChunk
+	if _, run := p.script.globalsFor(p.tpl); run {
+		chunk = p.L.NewFunctionFromProto(p.script.proto)
+	}
 	var args []lua.LValue
 	if p.main != nil && len(p.main.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
