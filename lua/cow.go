@@ -216,25 +216,31 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 // mapped returns v, or this state's own value for it: its view of a
 // shared table, its closure of a function template (definitions.go).
 func (s *ViewSet) mapped(v LValue) LValue {
-	if own, ok := s.own(v); ok {
-		return own
+	if mapsToOwn(v) {
+		return s.own(v)
 	}
 	return v
 }
 
-// own is mapped, reporting whether v was mapped.
-func (s *ViewSet) own(v LValue) (LValue, bool) {
+// mapsToOwn reports whether a state must not hold v but its own value
+// for it (small, to be inlined: a library function read through a view
+// takes this test on every call).
+func mapsToOwn(v LValue) bool {
 	switch t := v.(type) {
 	case *LTable:
-		if t.IsShared() {
-			return s.View(t), true
-		}
+		return t.IsShared()
 	case *LFunction:
-		if t.isTemplate() {
-			return newLFunctionL(t.Proto, s.g.Global, 0), true
-		}
+		return t.isTemplate()
 	}
-	return v, false
+	return false
+}
+
+// own is this state's own value for v, which mapsToOwn.
+func (s *ViewSet) own(v LValue) LValue {
+	if t, ok := v.(*LTable); ok {
+		return s.View(t)
+	}
+	return newLFunctionL(v.(*LFunction).Proto, s.g.Global, 0)
 }
 
 // followTypeMetatables switches a shared type metatable (strings') whose
@@ -259,7 +265,8 @@ func (s *ViewSet) followTypeMetatables(shared *LTable) {
 // write goes anyway.
 func (tb *LTable) cowGet(key LValue) LValue {
 	v := tb.home.base.RawGet(key)
-	if own, ok := tb.home.set.own(v); ok {
+	if mapsToOwn(v) {
+		own := tb.home.set.own(v)
 		tb.RawSet(key, own)
 		return own
 	}
@@ -274,7 +281,8 @@ func (tb *LTable) cowGet(key LValue) LValue {
 // tables are copied into it.
 func (tb *LTable) cowGetStringH(key string, h uint32) LValue {
 	v := tb.home.base.rawGetStringH(key, h)
-	if own, ok := tb.home.set.own(v); ok {
+	if mapsToOwn(v) {
+		own := tb.home.set.own(v)
 		tb.RawSetString(key, own)
 		return own
 	}
