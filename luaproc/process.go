@@ -813,11 +813,15 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 		L.RaiseError("%s: cannot block inside a debug hook", name)
 	}
 	f := currentFrame(L)
-	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
+	if !canYieldTo(L, p.current.co) {
+		// A nested VM loop: a metamethod, an iterator, a function Go
+		// called. The frames say which (the common case, a call of the
+		// VM's, needs no walk of them).
+		where := blockContext(L, f, p.current.co, p.tpl.sortFn)
+		if where == "" { // a Go boundary the frames do not show
+			where = "a Go function"
+		}
 		L.RaiseError("%s: cannot block inside %s", name, where)
-	}
-	if !canYieldTo(L, p.current.co) { // a Go boundary the frames do not show
-		L.RaiseError("%s: cannot block inside a Go function", name)
 	}
 	return f
 }
