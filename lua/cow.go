@@ -34,6 +34,8 @@ package lua
 // one view per shared table and state. Views belong to one state and are
 // used by one goroutine at a time, as any table of a state is.
 
+import "sort"
+
 // tableHome ties a table to its state (LTable.home): g is the state whose
 // memory the table's growth charges (memory.go). A view's home (flagView
 // set) also ties it to its base and to its state's ViewSet; an ordinary
@@ -94,8 +96,37 @@ type ViewSet struct {
 // written, and reads through a view of a table holding it yield a view of
 // it instead.
 func (tb *LTable) Share() {
+	tb.spreadNodes()
 	tb.Freeze()
 	tb.flags |= flagShared
+}
+
+// spreadNodes lays tb's hash part out again for reading only, before
+// Share: twice as many nodes as keys or more (most keys then sit in their
+// main position, and a miss mostly ends at its first node), the keys
+// placed in a fixed order (strings sorted first), so that the chains —
+// and the cost of a lookup — do not depend on the order in which the
+// table was filled (Go map order, for the libraries' SetFuncs).
+func (tb *LTable) spreadNodes() {
+	type entry struct{ k, v LValue }
+	var entries []entry
+	for i := range tb.node {
+		if n := &tb.node[i]; n.val != LNil && n.val != nil {
+			entries = append(entries, entry{n.key, n.val})
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, aStr := entries[i].k.(LString)
+		b, bStr := entries[j].k.(LString)
+		return aStr && (!bStr || a < b)
+	})
+	tb.setNodeVector(2 * len(entries))
+	for _, e := range entries {
+		tb.setKey(e.k, e.v)
+	}
 }
 
 // ShareAs is Share for a table that stands in for alias, another shared
