@@ -306,7 +306,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.lctx = p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
 	fn, chunk := p.tpl.boot, p.tpl.noChunk
-	if _, run := p.script.globalsFor(p.tpl); run {
+	if _, run := p.globalsFor(p.tpl); run {
 		chunk = p.L.NewFunctionFromProto(p.script.proto)
 	}
 	var args []lua.LValue

@@ -42,6 +42,17 @@ func (s *Script) globalsFor(tpl *template) (globals *lua.LTable, runChunk bool) 
 	return sg.globals, false
 }
 
+// globalsFor is s.globalsFor for p: a main process with chunks to run
+// before its script's (the command's -e and -l) runs its script's chunk
+// after them, as lua does — their code must not see the definitions
+// before, and what they define must not hide the script's.
+func (p *luaProcess) globalsFor(tpl *template) (globals *lua.LTable, runChunk bool) {
+	if p.main != nil && len(p.main.Before) > 0 {
+		return tpl.globals, true
+	}
+	return p.script.globalsFor(tpl)
+}
+
 // definitionsOf returns tpl.globals with a template of each function
 // proto's chunk assigns to a global, if that is all the chunk does; else
 // nil.

@@ -398,7 +398,7 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	views := &L.G.Views
 	views.Maker = p
 	p.startMemory()
-	globals, _ := p.script.globalsFor(tpl)
+	globals, _ := p.globalsFor(tpl)
 	views.Bind(globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
