@@ -166,14 +166,17 @@ func (s *Scheduler) killForParent(p *proc, parent context.Context, reason func(e
 // locks of the parent: 5 of the 37 allocations and 430 of the 3,700
 // bytes of an embedder's request (luaproc's BenchmarkEmbedRequest/call).
 // A step that spins finds its kill within two watchdog ticks (Slice),
-// instead of at once.
+// instead of at once. The homed case does not even ask for parent's Done
+// channel here: a cancelCtx makes it on first use (112 bytes), and a run
+// that never waits (its commands answered in their handlers) never needs
+// it; the home asks only before it blocks (runHome).
 func (s *Scheduler) watchParent(p *proc, parent context.Context, reason func(error) error) {
-	if parent.Done() == nil {
-		return // never done
-	}
 	if p.home != nil && s.watch.stop != nil {
 		p.parentReason, p.parentHomed = reason, true
 		return
+	}
+	if parent.Done() == nil {
+		return // never done
 	}
 	p.stopParent = s.killWhenDone(p, parent, reason)
 }

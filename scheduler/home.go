@@ -112,19 +112,29 @@ func (h *home) recycle() {
 
 // runHome runs p, homed here and just submitted (Ready, in no queue),
 // until it has ended.
+//
+// It asks for the parent context's Done channel only when it first has
+// to block: a run that ends in its first steps (its commands answered in
+// their handlers) never makes the channel (watchParent). It looks for
+// the end after each step before it blocks: the end's signal is then
+// left for recycle, rather than taken by a select.
 func (s *Scheduler) runHome(p *proc) {
 	var parentDone <-chan struct{} // p's parent context, if the home watches it
-	if p.parentHomed {
-		parentDone = p.ctx.values.Done()
-	}
+	watching := p.parentHomed
 	first := true
 	for {
-		if c := p.done.Load(); c == closedDone {
+		if p.ended() {
 			return
 		}
 		if p.state.Load()&stateMask == stateReady {
 			s.homeStep(p, first)
 			first = false
+			if p.ended() {
+				return
+			}
+		}
+		if watching {
+			parentDone, watching = p.ctx.values.Done(), false
 		}
 		select {
 		case <-p.home.ready:
@@ -134,6 +144,9 @@ func (s *Scheduler) runHome(p *proc) {
 		}
 	}
 }
+
+// ended reports whether p's end has been published (markDone).
+func (p *proc) ended() bool { return p.done.Load() == closedDone }
 
 // homeStep runs p, Ready and signalled to its home, on an inline worker
 // until it parks; or, with none free, queues it for the workers.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -430,4 +431,45 @@ func TestRunParentKillsSpinningStep(t *testing.T) {
 			require.EqualValues(t, 1, s.Stats().Killed)
 		})
 	}
+}
+
+// doneSpy is a parent context that counts the calls of its Done.
+type doneSpy struct {
+	context.Context
+	calls atomic.Int32
+}
+
+func (c *doneSpy) Done() <-chan struct{} {
+	c.calls.Add(1)
+	return c.Context.Done()
+}
+
+// TestRunNeverWaitingLeavesParentDoneAlone: a homed process whose
+// commands are answered in their handlers never waits, and its home never
+// asks its parent context for the Done channel (which a cancelCtx makes
+// on first use: an allocation per request for an embedder); one that
+// waits does ask, and is killed when the parent ends.
+func TestRunNeverWaitingLeavesParentDoneAlone(t *testing.T) {
+	calls := make(holder, 1)
+	s := newSched(t, 1, map[string]HandlerFunc{
+		"now":  func(c Call) error { c.Complete(c.Args[0]); return nil },
+		"hold": calls.handle,
+	})
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	spy := &doneSpy{Context: ctx}
+	h, err := s.Run(yielder("now", 3), "main", nil, SubmitOptions{Context: spy})
+	require.NoError(t, err)
+	res, err := h.Result()
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{int64(6)}, res)
+	require.Zero(t, spy.calls.Load(), "Done asked of the parent of a run that never waited")
+
+	ch := goRun(s, holdOn(), SubmitOptions{Context: spy})
+	calls.next(t)
+	require.Eventually(t, func() bool { return spy.calls.Load() > 0 }, time.Minute, time.Millisecond,
+		"the home of a waiting run watches its parent")
+	cancel(errors.New("client went away"))
+	_, err = awaitRun(t, ch)
+	require.EqualError(t, err, "client went away")
 }
