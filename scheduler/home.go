@@ -13,7 +13,15 @@ package scheduler
 // for it in Run: every move of the process to Ready signals the home
 // instead of queueing the process, and the home runs the next steps
 // itself, on an inline worker (inline.go), so a completion costs one
-// hand-off (completer → caller), as a channel send would.
+// hand-off (completer → caller), as a channel send would. Before it
+// blocks, the home yields its P once (yieldFirst): a handler that
+// answers from a goroutine it starts (go c.Complete(...)) has put that
+// goroutine next in line on this P, which then runs it at once; its
+// answer lands in the home's channel with no goroutine parked, readied
+// and woken (no wakep of an idle P), and the home takes it without
+// blocking, and without asking its parent context for the Done channel
+// a cancelCtx makes on first use. An answer that takes longer costs one
+// Gosched more before the home blocks as before.
 //
 // Invariants:
 //
@@ -45,6 +53,7 @@ package scheduler
 //     all end it, and the end signals the home.
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/luarun/luarun/payload"
@@ -133,6 +142,9 @@ func (s *Scheduler) runHome(p *proc) {
 				return
 			}
 		}
+		if p.home.yieldFirst() {
+			continue
+		}
 		if watching {
 			parentDone, watching = p.ctx.values.Done(), false
 		}
@@ -142,6 +154,18 @@ func (s *Scheduler) runHome(p *proc) {
 			s.parentDone(p) // then wait for its end
 			parentDone = nil
 		}
+	}
+}
+
+// yieldFirst lets the goroutines this P has ready run before the home
+// blocks, and reports whether its signal came meanwhile.
+func (h *home) yieldFirst() bool {
+	runtime.Gosched()
+	select {
+	case <-h.ready:
+		return true
+	default:
+		return false
 	}
 }
 

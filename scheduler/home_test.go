@@ -10,6 +10,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -472,4 +473,35 @@ func TestRunNeverWaitingLeavesParentDoneAlone(t *testing.T) {
 	cancel(errors.New("client went away"))
 	_, err = awaitRun(t, ch)
 	require.EqualError(t, err, "client went away")
+}
+
+// TestRunTakesAnAnswerReadyOnItsP: a handler that answers from a
+// goroutine it starts (an embedder's store lookup) has that goroutine
+// run before the home blocks: the home lets its P run it first
+// (yieldFirst) and finds the answer without parking, and so without
+// asking its parent context for a Done channel. With one P the
+// goroutine is next in line; a stray preemption may still make a home
+// wait, so most runs, not all, must have found the answer.
+func TestRunTakesAnAnswerReadyOnItsP(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	s := newSched(t, 1, map[string]HandlerFunc{"later": func(c Call) error {
+		go c.Complete(c.Args[0])
+		return nil
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const runs = 100
+	waited := 0
+	for range runs {
+		spy := &doneSpy{Context: ctx}
+		h, err := s.Run(yielder("later", 2), "main", nil, SubmitOptions{Context: spy})
+		require.NoError(t, err)
+		res, err := h.Result()
+		require.NoError(t, err)
+		require.Equal(t, payload.Payloads{int64(3)}, res)
+		if spy.calls.Load() > 0 {
+			waited++
+		}
+	}
+	require.Less(t, waited, runs/2, "runs whose home blocked for an answer a goroutine of its P had ready")
 }
