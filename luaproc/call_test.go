@@ -329,3 +329,36 @@ function two() app.seven() return 1, 2 end`)
 	none, two := allocs("none"), allocs("two")
 	assert.Equal(t, 1.0, two-none, "allocations of two return values after a wait: the result's slice")
 }
+
+// TestCallCtxValueCostsNothing: a handler that reads a request-scoped
+// value of its Call.Ctx (the caller's context's) gets it without the
+// process's context being made: a Call costs what it does when the
+// handler does not look.
+func TestCallCtxValueCostsNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	type userKey struct{}
+	rt, _, _ := newTestRuntime(t, Options{})
+	require.NoError(t, rt.Register("app.plain", func(c Call) error {
+		c.Complete(int64(1))
+		return nil
+	}))
+	require.NoError(t, rt.Register("app.user", func(c Call) error {
+		if c.Ctx.Value(userKey{}) != "ann" {
+			return errors.New("no user in the call's context")
+		}
+		c.Complete(int64(1))
+		return nil
+	}))
+	s, err := rt.LoadString("user.lua", `function plain() return app.plain() end function user() return app.user() end`)
+	require.NoError(t, err)
+	ctx := context.WithValue(context.Background(), userKey{}, "ann")
+	allocs := func(entry string) float64 {
+		res, err := rt.Call(ctx, s, entry)
+		require.NoError(t, err)
+		require.Equal(t, []any{int64(1)}, res)
+		return testing.AllocsPerRun(200, func() { _, _ = rt.Call(ctx, s, entry) })
+	}
+	assert.Equal(t, allocs("plain"), allocs("user"))
+}

@@ -112,11 +112,22 @@ func (c *procContext) Err() error {
 }
 
 // Value answers PIDFrom's key itself and delegates everything else.
+// The real context answers a key as values does, save the context
+// package's own (&cancelCtxKey, an *int: context.Cause, AfterFunc and
+// children look up the cancelCtx by it): any other key is values' to
+// answer, without making the real context (four allocations for a
+// command handler that only reads a request-scoped value of its Ctx).
 func (c *procContext) Value(key any) any {
-	if key == (pidKey{}) {
+	switch key.(type) {
+	case pidKey:
 		return c.pid
+	case *int: // perhaps context's own key: the real context answers it
+		return c.get().Value(key)
 	}
-	return c.get().Value(key)
+	if c.values == nil {
+		return nil // the real context's base is Background
+	}
+	return c.values.Value(key)
 }
 
 // withValuesOf is a context whose values are its own first, then those of
