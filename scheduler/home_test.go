@@ -298,7 +298,11 @@ func TestRunPastTheInlineBound(t *testing.T) {
 	close(release)
 	wg.Wait()
 	st := s.Stats()
-	require.EqualValues(t, 3, st.GlobalPops, "its three steps ran on the worker")
+	// its steps ran on the worker, taken from the global queue: three
+	// pops, or fewer when a completion came while the worker still ran
+	// the step that yielded (the worker runs it again at once, no queue)
+	require.GreaterOrEqual(t, st.GlobalPops, uint64(1), "its steps ran on the worker")
+	require.LessOrEqual(t, st.GlobalPops, uint64(3))
 	require.EqualValues(t, inlineSlots, st.Inline)
 }
 
