@@ -295,3 +295,70 @@ func TestEntryValueMadeOnce(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { v = s.entryValue("other") }))
 	assert.Equal(t, lua.LValue(lua.LString("other")), v)
 }
+
+// TestCallWaitedValuesCostNoSlices: a command's one result reaches Lua,
+// and a task's return values after a wait reach the process's result,
+// through the task's own buffer: a command answered in its handler
+// costs the Lua call no allocation, and a process's return values after
+// a wait only the result's slice.
+func TestCallWaitedValuesCostNoSlices(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	rt, _, _ := newTestRuntime(t, Options{})
+	require.NoError(t, rt.Register("app.seven", func(c Call) error {
+		c.Complete(int64(7))
+		return nil
+	}))
+	s, err := rt.LoadString("waited.lua", `
+function calls(n) local sum = 0 for i = 1, n do sum = sum + app.seven() end return sum end
+function none() app.seven() return end
+function two() app.seven() return 1, 2 end`)
+	require.NoError(t, err)
+	ctx := context.Background()
+	allocs := func(entry string, args ...any) float64 {
+		res, err := rt.Call(ctx, s, entry, args...)
+		require.NoError(t, err)
+		if entry == "calls" {
+			require.Equal(t, []any{int64(7 * args[0].(int))}, res)
+		}
+		return testing.AllocsPerRun(200, func() { _, _ = rt.Call(ctx, s, entry, args...) })
+	}
+	one, eleven := allocs("calls", 1), allocs("calls", 11)
+	assert.Zero(t, (eleven-one)/10, "allocations per command answered in its handler")
+	none, two := allocs("none"), allocs("two")
+	assert.Equal(t, 1.0, two-none, "allocations of two return values after a wait: the result's slice")
+}
+
+// TestCallCtxValueCostsNothing: a handler that reads a request-scoped
+// value of its Call.Ctx (the caller's context's) gets it without the
+// process's context being made: a Call costs what it does when the
+// handler does not look.
+func TestCallCtxValueCostsNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	type userKey struct{}
+	rt, _, _ := newTestRuntime(t, Options{})
+	require.NoError(t, rt.Register("app.plain", func(c Call) error {
+		c.Complete(int64(1))
+		return nil
+	}))
+	require.NoError(t, rt.Register("app.user", func(c Call) error {
+		if c.Ctx.Value(userKey{}) != "ann" {
+			return errors.New("no user in the call's context")
+		}
+		c.Complete(int64(1))
+		return nil
+	}))
+	s, err := rt.LoadString("user.lua", `function plain() return app.plain() end function user() return app.user() end`)
+	require.NoError(t, err)
+	ctx := context.WithValue(context.Background(), userKey{}, "ann")
+	allocs := func(entry string) float64 {
+		res, err := rt.Call(ctx, s, entry)
+		require.NoError(t, err)
+		require.Equal(t, []any{int64(1)}, res)
+		return testing.AllocsPerRun(200, func() { _, _ = rt.Call(ctx, s, entry) })
+	}
+	assert.Equal(t, allocs("plain"), allocs("user"))
+}

@@ -222,3 +222,24 @@ func TestConvertArgsAllocs(t *testing.T) {
 	require.LessOrEqual(t, allocs, 1.0, "the list alone (small numbers box for free)")
 	assert.Equal(t, []string{"arg1", "arg8", "arg9", "arg12"}, []string{argPath(0), argPath(7), argPath(8), argPath(11)})
 }
+
+// A Lua string becomes a payload string without an allocation (a
+// command's string argument, a process's string result): the converter
+// shares the header the Lua value has boxed already, as goValue does.
+func TestConvertLuaStringAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	L := lua.NewState()
+	defer L.Close()
+	s := lua.LValue(lua.LString(string([]byte("a key from Lua"))))
+	var out any
+	allocs := testing.AllocsPerRun(200, func() { out, _ = toPayload(s, "arg1") })
+	require.Equal(t, any("a key from Lua"), out)
+	require.Zero(t, allocs)
+	L.Push(s)
+	var args []any
+	allocs = testing.AllocsPerRun(200, func() { args = argPayloads(L, 1, "app.cmd") })
+	require.Equal(t, []any{"a key from Lua"}, args)
+	require.LessOrEqual(t, allocs, 1.0, "the list alone")
+}

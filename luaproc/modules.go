@@ -376,7 +376,7 @@ func (p *luaProcess) wait(L *lua.LState) int {
 		if child {
 			delete(p.children, pid) // its result is handed over now
 		}
-		vals := p.resultValues(commands.WaitResult(h))
+		vals := p.resultValues(commands.WaitResult(h), nil)
 		for _, v := range vals {
 			L.Push(v)
 		}

@@ -485,7 +485,7 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 	case isLines: // a lines iterator's batch (fsfile.go)
 		t.args = []lua.LValue{p.firstLine(t, b)}
 	default:
-		t.args = p.resultValues(ev.Data)
+		t.args = p.resultValues(ev.Data, t.argBuf[:0]) // free: t waits
 	}
 	p.ready = append(p.ready, t)
 }
@@ -506,8 +506,10 @@ func (p *luaProcess) errorValues(err error) []lua.LValue {
 // returns: a payload.Payloads is several values, anything else one,
 // each converted by payload.FromGo's table. A value with no Lua form
 // makes the call return nil and the refusal (result2.rows[1].C:
-// complex128 cannot be sent), as if the command had failed.
-func (p *luaProcess) resultValues(data any) []lua.LValue {
+// complex128 cannot be sent), as if the command had failed. One value
+// is appended to buf (a waiting task's argBuf: a command's one result
+// then costs no slice), several are a new slice.
+func (p *luaProcess) resultValues(data any, buf []lua.LValue) []lua.LValue {
 	switch x := data.(type) {
 	case nil:
 		return nil
@@ -522,7 +524,7 @@ func (p *luaProcess) resultValues(data any) []lua.LValue {
 		if err != nil {
 			return []lua.LValue{lua.LNil, lua.LString(err.Error())}
 		}
-		return []lua.LValue{v}
+		return append(buf, v)
 	}
 }
 
@@ -611,7 +613,9 @@ func (p *luaProcess) resumeStarted(t *task, args []lua.LValue) (lua.ResumeState,
 		L.SetTop(0)
 		return lua.ResumeError, nil, p.scriptError(t, &lua.ApiError{Type: lua.ApiErrorRun, Object: obj})
 	}
-	vals := make([]lua.LValue, 0, n-1)
+	// t.argBuf is free: args were pushed onto t's stack, and no caller
+	// keeps the values past this step (run, taskEnded), as resume's
+	vals := t.argBuf[:0]
 	for i := first + 1; i <= top; i++ {
 		vals = append(vals, L.Get(i))
 	}

@@ -200,7 +200,7 @@ func (p *luaProcess) waitRemote(L *lua.LState, pid scheduler.PID, timeout float6
 	select {
 	case <-e.done:
 		p.rt.remoteEnds.take(pid, e)
-		vals := p.resultValues(e.result)
+		vals := p.resultValues(e.result, nil)
 		for _, v := range vals {
 			L.Push(v)
 		}

@@ -62,3 +62,28 @@ func TestPIDFromProcContextAllocs(t *testing.T) {
 	defer cancel()
 	require.Equal(t, PID(1<<40), PIDFrom(child))
 }
+
+// TestProcContextValueIsLazy: a value of the parent context (Call.Ctx's
+// request-scoped values) is answered without making the real context;
+// context.Cause, whose key is the context package's own, still finds the
+// cause through it.
+func TestProcContextValueIsLazy(t *testing.T) {
+	type key struct{}
+	c := &procContext{pid: 3, values: context.WithValue(context.Background(), key{}, "request 9")}
+	require.Equal(t, "request 9", c.Value(key{}))
+	require.Nil(t, c.Value("absent"))
+	require.Equal(t, PID(3), PIDFrom(c))
+	require.Nil(t, c.real.Load(), "Value made the context")
+	var none procContext
+	require.Nil(t, none.Value(key{}))
+	require.Nil(t, none.real.Load(), "Value made the context")
+
+	reason := errors.New("gone")
+	c.cancel(reason)
+	require.Same(t, reason, context.Cause(c))
+	require.Equal(t, "request 9", c.Value(key{}))
+	child, cancel := context.WithCancel(c)
+	defer cancel()
+	<-child.Done()
+	require.Equal(t, "request 9", child.Value(key{}))
+}

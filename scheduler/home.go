@@ -13,7 +13,15 @@ package scheduler
 // for it in Run: every move of the process to Ready signals the home
 // instead of queueing the process, and the home runs the next steps
 // itself, on an inline worker (inline.go), so a completion costs one
-// hand-off (completer → caller), as a channel send would.
+// hand-off (completer → caller), as a channel send would. Before it
+// blocks, the home yields its P once (yieldFirst): a handler that
+// answers from a goroutine it starts (go c.Complete(...)) has put that
+// goroutine next in line on this P, which then runs it at once; its
+// answer lands in the home's channel with no goroutine parked, readied
+// and woken (no wakep of an idle P), and the home takes it without
+// blocking, and without asking its parent context for the Done channel
+// a cancelCtx makes on first use. An answer that takes longer costs one
+// Gosched more before the home blocks as before.
 //
 // Invariants:
 //
@@ -45,6 +53,7 @@ package scheduler
 //     all end it, and the end signals the home.
 
 import (
+	"runtime"
 	"sync"
 
 	"github.com/luarun/luarun/payload"
@@ -112,19 +121,32 @@ func (h *home) recycle() {
 
 // runHome runs p, homed here and just submitted (Ready, in no queue),
 // until it has ended.
+//
+// It asks for the parent context's Done channel only when it first has
+// to block: a run that ends in its first steps (its commands answered in
+// their handlers) never makes the channel (watchParent). It looks for
+// the end after each step before it blocks: the end's signal is then
+// left for recycle, rather than taken by a select.
 func (s *Scheduler) runHome(p *proc) {
 	var parentDone <-chan struct{} // p's parent context, if the home watches it
-	if p.parentHomed {
-		parentDone = p.ctx.values.Done()
-	}
+	watching := p.parentHomed
 	first := true
 	for {
-		if c := p.done.Load(); c == closedDone {
+		if p.ended() {
 			return
 		}
 		if p.state.Load()&stateMask == stateReady {
 			s.homeStep(p, first)
 			first = false
+			if p.ended() {
+				return
+			}
+		}
+		if p.home.yieldFirst() {
+			continue
+		}
+		if watching {
+			parentDone, watching = p.ctx.values.Done(), false
 		}
 		select {
 		case <-p.home.ready:
@@ -134,6 +156,21 @@ func (s *Scheduler) runHome(p *proc) {
 		}
 	}
 }
+
+// yieldFirst lets the goroutines this P has ready run before the home
+// blocks, and reports whether its signal came meanwhile.
+func (h *home) yieldFirst() bool {
+	runtime.Gosched()
+	select {
+	case <-h.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// ended reports whether p's end has been published (markDone).
+func (p *proc) ended() bool { return p.done.Load() == closedDone }
 
 // homeStep runs p, Ready and signalled to its home, on an inline worker
 // until it parks; or, with none free, queues it for the workers.
