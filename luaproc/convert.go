@@ -108,7 +108,8 @@ func (c *converter) toGo(v lua.LValue, path string, depth int) (any, error) {
 	case lua.LNumber:
 		return numberToGo(float64(x)), nil
 	case lua.LString:
-		return string(x), nil
+		s, _ := lua.GoStringOf(v) // string(x) in v's box: no second one
+		return s, nil
 	case *lua.LTable:
 		return c.table(x, path, depth)
 	case *lua.LUserData:
