@@ -7,6 +7,8 @@ import (
 	lua "github.com/luarun/luarun/lua"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/luarun/luarun/serve"
 )
 
 func TestConvertRoundTrip(t *testing.T) {
@@ -224,6 +226,26 @@ func TestResultStringAllocs(t *testing.T) {
 	})
 	require.Equal(t, []any{"hello world"}, out)
 	require.LessOrEqual(t, allocs, 1.0, "the list alone")
+}
+
+// An http.serve request's table costs its three tables alone, the
+// request's own laid out from a Record: its strings are boxed where the
+// Request holds them (a block of string headers cost one allocation
+// more); and it holds what serve.Request.Table describes.
+func TestRequestTableAllocs(t *testing.T) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	r := &serve.Request{Method: "GET", Path: "/p", URL: "/p?a=1&a=2", Body: "b", Remote: "127.0.0.1:1",
+		Query:   []serve.Field{{Name: "a", Value: "1"}, {Name: "a", Value: "2"}},
+		Headers: []serve.Field{{Name: "host", Value: "h"}}}
+	got, err := toPayloads([]lua.LValue{requestTable(L, r)}, resultPath)
+	require.NoError(t, err)
+	require.Equal(t, r.Table(), got[0])
+	if raceEnabled {
+		return // the race detector allocates
+	}
+	allocs := testing.AllocsPerRun(200, func() { requestTable(L, r) })
+	require.LessOrEqual(t, allocs, 3.0)
 }
 
 // A command's arguments cost their list and their values, not a name for
