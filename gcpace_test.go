@@ -17,6 +17,20 @@ func TestGCPercentFor(t *testing.T) {
 	assert.Equal(t, 100, gcPercentFor(10<<30, 32<<20), "a big heap: Go's own pace")
 }
 
+// TestNextGCPercent: a heap that grew by over half of what the last
+// percentage allowed, and kept it live, gets growingPercent; one whose
+// growth was collected, or that shrank, gets the floor's percentage.
+func TestNextGCPercent(t *testing.T) {
+	const mb = 1 << 20
+	assert.Equal(t, 200, nextGCPercent(1024*mb, 1600*mb, 100, 32*mb), "600 of 1024 MB allowed stayed live")
+	assert.Equal(t, 200, nextGCPercent(1024*mb, 3000*mb, 200, 32*mb), "1976 of 2048 MB stayed live")
+	assert.Equal(t, 100, nextGCPercent(1024*mb, 1400*mb, 100, 32*mb), "376 of 1024 MB stayed live: garbage")
+	assert.Equal(t, 100, nextGCPercent(3000*mb, 3100*mb, 200, 32*mb), "the growth stopped: Go's pace again")
+	assert.Equal(t, 100, nextGCPercent(3000*mb, 1000*mb, 200, 32*mb), "it shrank")
+	assert.Equal(t, 800, nextGCPercent(0, 2*mb, 800, 32*mb), "a small heap keeps the floor's")
+	assert.Equal(t, 200, nextGCPercent(4*mb, 40*mb, 800, 32*mb), "36 of 32 MB allowed stayed live")
+}
+
 // gogc is the collector's current percentage.
 func gogc() uint64 {
 	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}

@@ -88,6 +88,12 @@ func TestExecOption(t *testing.T) {
 	code, out, errs = runCmd(t, "", "-eprint(7)", "-l", "string", "-e", "print(8)")
 	require.Equal(t, 0, code, errs)
 	assert.Equal(t, "7\n8\n", out, "-e joined to its statement")
+	// a script of definitions alone (not run per process): -e runs
+	// before its definitions exist, and cannot hide them
+	defs := writeLua(t, "defs.lua", `function main() print("script's main", x) end`)
+	code, out, errs = runCmd(t, "", "-e", "print('before', main) x = 1 function main() print('-e main') end", defs)
+	require.Equal(t, 0, code, errs)
+	assert.Equal(t, "before\tnil\nscript's main\t1\n", out)
 }
 
 // TestExecOptionErrors: an error in -e is lua's: "luarun: (command

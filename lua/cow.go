@@ -34,6 +34,8 @@ package lua
 // one view per shared table and state. Views belong to one state and are
 // used by one goroutine at a time, as any table of a state is.
 
+import "sort"
+
 // tableHome ties a table to its state (LTable.home): g is the state whose
 // memory the table's growth charges (memory.go). A view's home (flagView
 // set) also ties it to its base and to its state's ViewSet; an ordinary
@@ -94,8 +96,47 @@ type ViewSet struct {
 // written, and reads through a view of a table holding it yield a view of
 // it instead.
 func (tb *LTable) Share() {
+	tb.spreadNodes()
 	tb.Freeze()
 	tb.flags |= flagShared
+}
+
+// spreadNodes lays tb's hash part out again for reading only, before
+// Share: twice as many nodes as keys or more (most keys then sit in their
+// main position, and a miss mostly ends at its first node), the keys
+// placed in a fixed order (strings sorted first), so that the chains —
+// and the cost of a lookup — do not depend on the order in which the
+// table was filled (Go map order, for the libraries' SetFuncs).
+func (tb *LTable) spreadNodes() {
+	type entry struct{ k, v LValue }
+	var entries []entry
+	for i := range tb.node {
+		if n := &tb.node[i]; n.val != LNil && n.val != nil {
+			entries = append(entries, entry{n.key, n.val})
+		}
+	}
+	if len(entries) == 0 {
+		return
+	}
+	sort.SliceStable(entries, func(i, j int) bool {
+		a, aStr := entries[i].k.(LString)
+		b, bStr := entries[j].k.(LString)
+		return aStr && (!bStr || a < b)
+	})
+	tb.setNodeVector(2 * len(entries))
+	for _, e := range entries {
+		tb.setKey(e.k, e.v)
+	}
+}
+
+// ShareAs is Share for a table that stands in for alias, another shared
+// table: a state whose globals are a view of tb (Bind) takes alias for
+// its globals too. (luarun: a script's own globals, its function
+// templates over the runtime's globals, stand in for the runtime's
+// globals, which package.loaded._G names; definitions.go.)
+func (tb *LTable) ShareAs(alias *LTable) {
+	tb.Share()
+	tb.home = &tableHome{base: alias}
 }
 
 // IsShared reports whether Share marked tb.
@@ -127,9 +168,16 @@ func (tb *LTable) RawGetStringShared(key string) LValue {
 		return v
 	}
 	v = link.base.RawGetString(key)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		if view := link.set.Lookup(t); view != nil {
-			return view
+	switch t := v.(type) {
+	case *LTable:
+		if t.IsShared() {
+			if view := link.set.Lookup(t); view != nil {
+				return view
+			}
+		}
+	case *LFunction:
+		if t.isTemplate() { // never handed out: this state's own closure
+			return tb.cowGetStringH(key, strHash(key))
 		}
 	}
 	return v
@@ -157,6 +205,9 @@ func (s *ViewSet) Lookup(shared *LTable) *LTable {
 		return s.g.Global
 	case s.firstLink.base:
 		return s.firstView
+	}
+	if root := s.rootLink.base; root != nil && root.home != nil && root.home.base == shared {
+		return s.g.Global // root stands in for shared (ShareAs)
 	}
 	for _, p := range s.views {
 		if p.shared == shared {
@@ -193,12 +244,34 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 	return v
 }
 
-// mapped returns v, or this state's view of it when v is a shared table.
+// mapped returns v, or this state's own value for it: its view of a
+// shared table, its closure of a function template (definitions.go).
 func (s *ViewSet) mapped(v LValue) LValue {
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		return s.View(t)
+	if mapsToOwn(v) {
+		return s.own(v)
 	}
 	return v
+}
+
+// mapsToOwn reports whether a state must not hold v but its own value
+// for it (small, to be inlined: a library function read through a view
+// takes this test on every call).
+func mapsToOwn(v LValue) bool {
+	switch t := v.(type) {
+	case *LTable:
+		return t.IsShared()
+	case *LFunction:
+		return t.isTemplate()
+	}
+	return false
+}
+
+// own is this state's own value for v, which mapsToOwn.
+func (s *ViewSet) own(v LValue) LValue {
+	if t, ok := v.(*LTable); ok {
+		return s.View(t)
+	}
+	return newLFunctionL(v.(*LFunction).Proto, s.g.Global, 0)
 }
 
 // followTypeMetatables switches a shared type metatable (strings') whose
@@ -217,15 +290,16 @@ func (s *ViewSet) followTypeMetatables(shared *LTable) {
 	}
 }
 
-// cowGet is a read that missed tb's own part: the base's value, a shared
-// table mapped to its view (and kept in the own part, where a non-nil
-// write goes anyway).
+// cowGet is a read that missed tb's own part: the base's value, mapped
+// to this state's own (a shared table to its view, a function template
+// to its closure), which is then kept in the own part, where a non-nil
+// write goes anyway.
 func (tb *LTable) cowGet(key LValue) LValue {
 	v := tb.home.base.RawGet(key)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.home.set.View(t)
-		tb.RawSet(key, view)
-		return view
+	if mapsToOwn(v) {
+		own := tb.home.set.own(v)
+		tb.RawSet(key, own)
+		return own
 	}
 	return v
 }
@@ -238,10 +312,10 @@ func (tb *LTable) cowGet(key LValue) LValue {
 // tables are copied into it.
 func (tb *LTable) cowGetStringH(key string, h uint32) LValue {
 	v := tb.home.base.rawGetStringH(key, h)
-	if t, ok := v.(*LTable); ok && t.IsShared() {
-		view := tb.home.set.View(t)
-		tb.RawSetString(key, view)
-		return view
+	if mapsToOwn(v) {
+		own := tb.home.set.own(v)
+		tb.RawSetString(key, own)
+		return own
 	}
 	return v
 }

@@ -233,3 +233,40 @@ func TestSharedTableReadsWriteNothing(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestShareLaysOutNodesOnce: a shared table's hash part is the same
+// whatever order it was filled in (the libraries are filled in Go map
+// order), with twice as many nodes as keys, every key still found.
+func TestShareLaysOutNodesOnce(t *testing.T) {
+	keys := []string{"send", "receive", "spawn", "self", "call", "reply", "kill", "link", "monitor", "whereis", "register"}
+	fill := func(order []string) *LTable {
+		tb := newLTable(0, 0)
+		for _, k := range order {
+			tb.RawSetString(k, LString("v-"+k))
+		}
+		tb.RawSetInt(1, LTrue)
+		tb.Share()
+		return tb
+	}
+	reversed := make([]string, len(keys))
+	for i, k := range keys {
+		reversed[len(keys)-1-i] = k
+	}
+	a, b := fill(keys), fill(reversed)
+	if len(a.node) < 2*len(keys) {
+		t.Errorf("%d nodes for %d keys", len(a.node), len(keys))
+	}
+	for i := range a.node {
+		if a.node[i].key != b.node[i].key || a.node[i].next != b.node[i].next {
+			t.Fatalf("node %d: %v (next %d) filled in one order, %v (next %d) in the other", i, a.node[i].key, a.node[i].next, b.node[i].key, b.node[i].next)
+		}
+	}
+	for _, k := range keys {
+		if v := a.RawGetString(k); v != LString("v-"+k) {
+			t.Errorf("%s: %v", k, v)
+		}
+	}
+	if a.RawGetInt(1) != LTrue {
+		t.Error("the array part lost its item")
+	}
+}

@@ -305,7 +305,10 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	p.pid = scheduler.PIDFrom(ctx)
 	p.lctx = p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
-	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
+	fn, chunk := p.tpl.boot, p.tpl.noChunk
+	if _, run := p.globalsFor(p.tpl); run {
+		chunk = p.L.NewFunctionFromProto(p.script.proto)
+	}
 	var args []lua.LValue
 	if p.main != nil && len(p.main.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
@@ -813,11 +816,15 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 		L.RaiseError("%s: cannot block inside a debug hook", name)
 	}
 	f := currentFrame(L)
-	if where := blockContext(L, f, p.current.co, p.tpl.sortFn); where != "" {
+	if !canYieldTo(L, p.current.co) {
+		// A nested VM loop: a metamethod, an iterator, a function Go
+		// called. The frames say which (the common case, a call of the
+		// VM's, needs no walk of them).
+		where := blockContext(L, f, p.current.co, p.tpl.sortFn)
+		if where == "" { // a Go boundary the frames do not show
+			where = "a Go function"
+		}
 		L.RaiseError("%s: cannot block inside %s", name, where)
-	}
-	if !canYieldTo(L, p.current.co) { // a Go boundary the frames do not show
-		L.RaiseError("%s: cannot block inside a Go function", name)
 	}
 	return f
 }

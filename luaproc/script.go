@@ -27,6 +27,10 @@ type Script struct {
 	// maxEntryNames of them), as the Lua values Init passes the boot
 	// function (entryValue); copied on write, nil until the first start.
 	entryNames atomic.Pointer[[]entryName]
+	// globals: what its processes' globals are a view of, under the
+	// template they were made for (scriptglobals.go); nil until the
+	// first start
+	globals atomic.Pointer[scriptGlobals]
 }
 
 // maxEntryNames bounds Script.entryNames: a script's entry points are

@@ -96,6 +96,9 @@ type template struct {
 	packages                           sync.Map         // program directory -> its shared package table (packageTemplate)
 	fileMT                             *lua.LTable      // fs.open handles' metatable (fsfile.go)
 
+	globalsCount int            // the entries of globals
+	noChunk      *lua.LFunction // runs in place of a chunk that need not (scriptglobals.go)
+
 	builtinLoader *lua.LFunction // the loader of package.loaders[4] (require.go)
 	seeall        *lua.LFunction // package.seeall (module.go)
 }
@@ -247,6 +250,8 @@ func (rt *Runtime) buildTemplate() *template {
 	L.Pop(1)
 
 	tpl.globals = tpl.shareGlobals(rt, L, g)
+	tpl.globals.ForEach(func(lua.LValue, lua.LValue) { tpl.globalsCount++ })
+	tpl.noChunk = L.NewFunction(noChunk)
 	tpl.stringMT = L.CreateTable(0, 2) // every state's until it has its own string table
 	tpl.stringMT.RawSetString("__index", tpl.globals.RawGetString(lua.StringLibName))
 	tpl.stringMT.Share()
@@ -393,7 +398,8 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	views := &L.G.Views
 	views.Maker = p
 	p.startMemory()
-	views.Bind(tpl.globals)
+	globals, _ := p.globalsFor(tpl)
+	views.Bind(globals)
 	L.SetMetatable(lua.LString(""), tpl.stringMT)
 	return co
 }
