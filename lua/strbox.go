@@ -37,6 +37,17 @@ func (b *StringBox) Value(s string) LValue {
 	return v
 }
 
+// StringAt is LString(*p) as an LValue whose box is *p itself: no
+// allocation, where the string's header already lives in a heap object
+// (a struct field, a slice element) that is never written again — the
+// value reads it for as long as the value lives, and keeps the object
+// alive.
+func StringAt(p *string) LValue {
+	var v LValue = LString("") // LString's itab, no allocation
+	(*iface)(unsafe.Pointer(&v)).word = unsafe.Pointer(p)
+	return v
+}
+
 // eface is an empty interface's layout (as iface is a non-empty one's).
 type eface struct {
 	typ  unsafe.Pointer

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	lua "github.com/luarun/luarun/lua"
+
+	"github.com/luarun/luarun/serve"
 )
 
 // BenchmarkToLuaResponse: converting an http.get result (three fields,
@@ -50,4 +52,19 @@ func BenchmarkToLuaResponse(b *testing.B) {
 			t.RawSetString("headers", h)
 		}
 	})
+}
+
+// BenchmarkRequestTable: an http.serve request's table (serving.go's
+// requestTable) for a request of wrk's and curl's shape: one query pair,
+// two headers.
+func BenchmarkRequestTable(b *testing.B) {
+	L := lua.NewState(lua.Options{SkipOpenLibs: true})
+	defer L.Close()
+	r := &serve.Request{Method: "GET", Path: "/", URL: "/?name=bench", Remote: "127.0.0.1:40000",
+		Query:   []serve.Field{{Name: "name", Value: "bench"}},
+		Headers: []serve.Field{{Name: "user-agent", Value: "bench"}, {Name: "host", Value: "127.0.0.1:8080"}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		requestTable(L, r)
+	}
 }

@@ -777,7 +777,7 @@ func (p *luaProcess) resultOf(vals []lua.LValue) (payload.Payloads, error) {
 	if len(vals) == 1 && vals[0] == lua.LNil {
 		vals = nil // gopher-lua reports "no values" as one nil
 	}
-	res, err := toPayloads(vals, func(i int) string { return "result" + strconv.Itoa(i+1) })
+	res, err := toPayloads(vals, resultPath)
 	if err != nil {
 		if p.chunkRun {
 			return nil, nil // a chunk run as the program may return anything
@@ -786,6 +786,9 @@ func (p *luaProcess) resultOf(vals []lua.LValue) (payload.Payloads, error) {
 	}
 	return res, nil
 }
+
+// resultPath names result i in a conversion's error.
+func resultPath(i int) string { return "result" + strconv.Itoa(i+1) }
 
 func (p *luaProcess) end(res payload.Payloads, err error) {
 	if p.done {

@@ -81,33 +81,32 @@ func (c serveCaller) Starter() serve.StartFunc {
 // requestTable is the Lua request table of an http.serve request (the
 // table serve.Request.Table describes, made without Go maps): each query
 // key's first value; an empty query is a JSON object, as an empty map
-// converts. Its strings are boxed in one block (lua.StringBox), its
-// tables made for their sizes.
+// converts. Its strings are boxed where the Request holds them
+// (lua.StringAt: the Request is never written once its process starts),
+// its tables made for their sizes, the request's own from a Record (its
+// seven keys laid out once).
 func requestTable(L *lua.LState, r *serve.Request) *lua.LTable {
-	box := lua.NewStringBox(5 + len(r.Query) + len(r.Headers))
 	query := L.CreateTable(0, len(r.Query))
-	for _, f := range r.Query {
+	for i := range r.Query {
+		f := &r.Query[i]
 		if query.RawGetString(f.Name) == lua.LNil {
-			query.RawSetString(f.Name, box.Value(f.Value))
+			query.RawSetString(f.Name, lua.StringAt(&f.Value))
 		}
 	}
 	if len(r.Query) == 0 {
 		query.Metatable = jsonObjectMT
 	}
 	headers := L.CreateTable(0, len(r.Headers))
-	for _, f := range r.Headers {
-		headers.RawSetString(f.Name, box.Value(f.Value))
+	for i := range r.Headers {
+		f := &r.Headers[i]
+		headers.RawSetString(f.Name, lua.StringAt(&f.Value))
 	}
-	t := L.CreateTable(0, 7)
-	t.RawSetString("method", box.Value(r.Method))
-	t.RawSetString("path", box.Value(r.Path))
-	t.RawSetString("url", box.Value(r.URL))
-	t.RawSetString("query", query)
-	t.RawSetString("headers", headers)
-	t.RawSetString("body", box.Value(r.Body))
-	t.RawSetString("remote", box.Value(r.Remote))
-	return t
+	return requestRecord.Make(L, lua.StringAt(&r.Method), lua.StringAt(&r.Path), lua.StringAt(&r.URL),
+		query, headers, lua.StringAt(&r.Body), lua.StringAt(&r.Remote))
 }
+
+// requestRecord is the request table's shape, its keys in Make's order.
+var requestRecord = lua.NewRecord("method", "path", "url", "query", "headers", "body", "remote")
 
 func containsString(list []string, s string) bool {
 	for _, x := range list {

@@ -12,23 +12,25 @@ import (
 	"testing"
 )
 
-// A hello request allocates at most 45 times, the server's and the
-// runtime's together (33 at the time of writing; net/http's own handler
+// A hello request allocates at most 35 times, the server's and the
+// runtime's together (27 at the time of writing; net/http's own handler
 // about 22; 62 before the request path was trimmed, 37 before the
 // handler's entry name, its first results and the 7-key request table
-// stopped allocating).
+// stopped allocating, 33 before a string answer's Content-Type came
+// from net/http's sniffing and its strings stopped being boxed twice).
 func TestServeHelloAllocs(t *testing.T) {
 	e := start(t, serveScript("hello", "nil", `
 function hello(req)
   return "hello " .. (req.query.name or "world")
 end`), "listen")
-	checkAllocs(t, e.addr(), "/?name=bench", "hello bench", 45)
+	checkAllocs(t, e.addr(), "/?name=bench", "hello bench", 35)
 }
 
 // A GET of the key-value shape (the request process asks a store
-// process with process.call) allocates at most 70 times (60 at the time
+// process with process.call) allocates at most 60 times (51 at the time
 // of writing; 74 when the store's step and the handler's last one ran
-// on a worker, which the connection's goroutine then waited for).
+// on a worker, which the connection's goroutine then waited for; 60
+// before the string answer's header and the strings boxed twice).
 func TestServeKVAllocs(t *testing.T) {
 	// opts: nil, once main has spawned and registered the store
 	opts := `(function() assert(process.register("store", process.spawn("store"))) end)()`
@@ -44,7 +46,7 @@ function kv(req)
   local r = process.call("store", {op = "get", key = req.path:sub(5)})
   return r.value
 end`), "listen")
-	checkAllocs(t, e.addr(), "/kv/key", "value-of-key", 70)
+	checkAllocs(t, e.addr(), "/kv/key", "value-of-key", 60)
 }
 
 // checkAllocs serves 1,000 GETs of path (answered want) over one

@@ -497,10 +497,14 @@ func (srv *server) respond(w http.ResponseWriter, pid scheduler.PID, res payload
 		v = res[0]
 	}
 	if s, ok := v.(string); ok {
-		h := w.Header()
-		h["Content-Type"] = textPlain
-		if len(s) > smallBody { // a small one gets its Content-Length from net/http
-			h["Content-Length"] = []string{strconv.Itoa(len(s))}
+		// A small one gets its Content-Length from net/http, and its
+		// Content-Type too when it sniffs as text (sniff.go).
+		if len(s) > smallBody || !sniffsAsText(s) {
+			h := w.Header()
+			h["Content-Type"] = textPlain
+			if len(s) > smallBody {
+				h["Content-Length"] = []string{strconv.Itoa(len(s))}
+			}
 		}
 		io.WriteString(w, s)
 		return

@@ -103,6 +103,44 @@ end
 	assert.Contains(t, e.logs.String(), "it returned nothing")
 }
 
+// A string answer is text/plain; charset=utf-8 whatever it holds (set
+// by the server, or by net/http's sniffing where the body is sure to
+// sniff as text), also to a HEAD request.
+func TestServeStringContentType(t *testing.T) {
+	bodies := []string{"hello", "", "<html><body>x</body></html>", "%PDF-1.4", "GIF89a", "PK\x03\x04",
+		"binary\x00", strings.Repeat("a", 34) + "LP", "{\"a\": 1}", strings.Repeat("long ", 1000)}
+	var lua strings.Builder
+	lua.WriteString("local bodies = {")
+	for _, b := range bodies {
+		lua.WriteString(`"`)
+		for _, c := range []byte(b) { // Lua 5.1 escapes: \ddd
+			fmt.Fprintf(&lua, "\\%d", c)
+		}
+		lua.WriteString(`", `)
+	}
+	lua.WriteString("}\nfunction h(req) return bodies[tonumber(req.query.i)] end")
+	e := start(t, serveScript("h", "nil", lua.String()))
+	addr := e.addr()
+	c := &http.Client{Transport: &http.Transport{}}
+	defer c.CloseIdleConnections()
+	for i, want := range bodies {
+		for _, method := range []string{"GET", "HEAD"} {
+			req, err := http.NewRequest(method, fmt.Sprintf("http://%s/?i=%d", addr, i+1), nil)
+			require.NoError(t, err)
+			resp, err := c.Do(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, 200, resp.StatusCode, "%s %q", method, want)
+			assert.Equal(t, "text/plain; charset=utf-8", resp.Header.Get("Content-Type"), "%s %q", method, want)
+			if method == "GET" {
+				assert.Equal(t, int64(len(want)), resp.ContentLength, "%q", want)
+				assert.Equal(t, want, string(b))
+			}
+		}
+	}
+}
+
 // A handler that raises gets 500, and its error is logged once.
 func TestServeHandlerRaises(t *testing.T) {
 	e := start(t, serveScript("h", "nil", `function h(req) error("boom-" .. req.query.n) end`))
