@@ -1,13 +1,11 @@
 package lua
 
-// luarun: boxing many Go strings as LValues in one allocation.
+// luarun: LString values without a box of their own.
 //
 // A string converted to an interface (LString(s) as an LValue) is an
-// allocation of its header, one per value. A StringBox holds the
-// headers of up to n strings in one block and makes LValues that point
-// into it, as allocator.LNumber2I does for numbers: the block lives
-// while any of its values does. The block never grows (its elements
-// must not move), so past n strings Value boxes them one by one.
+// allocation of its header, one per value. StringAt makes an LValue
+// that points at a header already in the heap (a field of an object
+// never written again).
 //
 // StringValueOf and GoStringOf turn a Go string in an interface into an
 // LString LValue and back without boxing it again: the new interface
@@ -15,27 +13,6 @@ package lua
 // a boxed value, and string and LString have one layout.
 
 import "unsafe"
-
-// StringBox makes LString values whose headers share one block.
-type StringBox struct {
-	block []string
-}
-
-// NewStringBox is a box for up to n strings (one allocation, made now).
-func NewStringBox(n int) StringBox {
-	return StringBox{block: make([]string, 0, n)}
-}
-
-// Value is LString(s) as an LValue.
-func (b *StringBox) Value(s string) LValue {
-	if s == "" || len(b.block) == cap(b.block) {
-		return LString(s) // "" is boxed without allocating
-	}
-	b.block = append(b.block, s)
-	var v LValue = LString("") // LString's itab, no allocation
-	(*iface)(unsafe.Pointer(&v)).word = unsafe.Pointer(&b.block[len(b.block)-1])
-	return v
-}
 
 // StringAt is LString(*p) as an LValue whose box is *p itself: no
 // allocation, where the string's header already lives in a heap object
