@@ -3,22 +3,7 @@ package lua
 import (
 	"strings"
 	"testing"
-
-	"github.com/luarun/luarun/lua/parse"
 )
-
-func compileForTest(t *testing.T, src string) *FunctionProto {
-	t.Helper()
-	chunk, err := parse.Parse(strings.NewReader(src), "defs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proto, err := Compile(chunk, "defs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return proto
-}
 
 // TestGlobalDefinitions: only a chunk of global function definitions
 // whose functions capture nothing qualifies; a name defined twice ends
@@ -43,7 +28,7 @@ func TestGlobalDefinitions(t *testing.T) {
 		{"x = 1", ""},
 		{"function a() end\nb = a", ""},
 	} {
-		names, protos, ok := compileForTest(t, tc.src).GlobalDefinitions()
+		names, protos, ok := compileString(t, tc.src, "defs").GlobalDefinitions()
 		if tc.src == "" {
 			if ok && len(names) != 0 {
 				t.Errorf("%q: %v", tc.src, names)
@@ -57,7 +42,7 @@ func TestGlobalDefinitions(t *testing.T) {
 			t.Errorf("%q: %d protos for %d names", tc.src, len(protos), len(names))
 		}
 	}
-	_, protos, _ := compileForTest(t, "function a() return 1 end\nfunction a() return 2 end").GlobalDefinitions()
+	_, protos, _ := compileString(t, "function a() return 1 end\nfunction a() return 2 end", "defs").GlobalDefinitions()
 	if len(protos) != 1 || protos[0].LineDefined != 2 {
 		t.Errorf("a defined twice: want the second definition, got %v", protos)
 	}
@@ -69,7 +54,7 @@ func TestGlobalDefinitions(t *testing.T) {
 // it reads and writes there stays there), never the template itself,
 // whichever way it is read (a global, rawget, pairs, package.loaded._G).
 func TestFunctionTemplatesAreEachStatesOwn(t *testing.T) {
-	proto := compileForTest(t, "function get() return x end\nfunction set(v) x = v end")
+	proto := compileString(t, "function get() return x end\nfunction set(v) x = v end", "defs")
 	_, protos, ok := proto.GlobalDefinitions()
 	if !ok {
 		t.Fatal("not definitions only")

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math/rand"
 	"os/exec"
-
-	"github.com/luarun/luarun/lua/parse"
 	"strconv"
 	"strings"
 	"testing"
@@ -228,14 +226,7 @@ end`,
 func TestTableConstructorSizesAs51(t *testing.T) {
 	src := "local a = {f()}\nlocal b = {1, 2, ...}\nlocal c = {x=1, f()}\nlocal d = {f(), x = 1}\nlocal e = {x=1, y=2, ...}\n"
 	want := [][2]int{{0, 0}, {2, 0}, {0, 1}, {1, 1}, {0, 2}} // luac5.1 -l
-	chunk, err := parse.Parse(strings.NewReader(src), "sizes")
-	if err != nil {
-		t.Fatal(err)
-	}
-	proto, err := Compile(chunk, "sizes")
-	if err != nil {
-		t.Fatal(err)
-	}
+	proto := compileString(t, src, "sizes")
 	var got [][2]int
 	for _, inst := range proto.Code {
 		if opGetOpCode(inst) == OP_NEWTABLE {
