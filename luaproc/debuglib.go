@@ -588,6 +588,9 @@ type xpcallResult struct {
 func (p *luaProcess) armHandler(L *lua.LState) int {
 	handler := L.Get(1)
 	co, old := L, L.Panic
+	// The handler's fields, which the closure below uses too, are in
+	// procMore.
+	p.more()
 	if p.xpHandled.co == co { // left by an error something caught in Go
 		p.xpHandled = xpcallResult{}
 	}
@@ -624,11 +627,11 @@ func (p *luaProcess) armHandler(L *lua.LState) int {
 // whether it returned, and its result.
 func (p *luaProcess) takeHandled(L *lua.LState) int {
 	co := L.CheckThread(1)
-	res := p.xpHandled
-	if res.co != co {
+	if p.procMore == nil || p.xpHandled.co != co {
 		L.Push(lua.LFalse)
 		return 1
 	}
+	res := p.xpHandled
 	p.xpHandled = xpcallResult{}
 	L.Push(lua.LTrue)
 	L.Push(lua.LBool(!res.failed))

@@ -487,7 +487,7 @@ func logAt(level slog.Level) lua.LGFunction {
 		if len(kv)%2 == 1 {
 			kv = append(kv, nil)
 		}
-		p.rt.logger.Log(p.ctx, level, msg, kv...)
+		p.rt.logger.Log(p.ctx(), level, msg, kv...)
 		return 0
 	}
 }

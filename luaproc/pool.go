@@ -26,7 +26,7 @@ const ioOpenedKey = "luarun.io-opened"
 
 // recycle offers p's state for reuse, if it is clean. It runs in Close.
 func (p *luaProcess) recycle() bool {
-	if p.L == nil || p.root == nil || p.err != nil || !p.done || p.ctx.Err() != nil {
+	if p.L == nil || p.root == nil || p.err != nil || !p.done || p.ctx().Err() != nil {
 		return false
 	}
 	co := p.root.co

@@ -58,22 +58,24 @@ type luaProcess struct {
 	input   payload.Payloads
 	main    *MainOptions // the luarun command's main process (StartMain); nil for any other
 	pid     scheduler.PID
-	ctx     context.Context
-	lctx    *luaCtx // the context of its coroutines
 
 	L   *lua.LState // the main state: globals; never run itself
 	tpl *template   // the template the state was made from
 
 	root *task
-	own  ownAllocs // p.lctx, p.root and their first slices (Init)
+	// own: its context (own.ctx: lctx, and its scheduler context
+	// ctx), p.root and their first slices (Init).
+	own ownAllocs
 	// pooled: the holder of the recycled state p took, for recycle to
 	// put the state back in (pool.go); nil for a new state.
 	pooled  *pooledState
 	current *task   // the task being resumed
 	ready   []*task // tasks to resume, in order
 	nextTag uint64
-	waiting []waiter  // the tasks waiting for a completion, by tag (few: a slice)
-	dl      deadlines // receive and call timeouts (deadlines.go)
+	waiting []waiter // the tasks waiting for a completion, by tag (few: a slice)
+	// dl: its receive and call timeouts (deadlines.go); nil until the
+	// first, so that an idle process holds 8 bytes, not 72, for them.
+	dl *deadlines
 	// receivers wait in process.receive, first come first served.
 	receivers []*task
 	mailbox   mailbox
@@ -89,9 +91,8 @@ type luaProcess struct {
 	pthreads    map[*lua.LState]bool
 	freeThreads []*lua.LState
 
-	// lastFrom, lastFromV: the last sender and its Lua value, so a stream
-	// of messages from one sender does not box its PID each time.
-	lastFrom  scheduler.PID
+	// lastFromV: the last sender's PID as a Lua value, so a stream of
+	// messages from one sender does not box its PID each time.
 	lastFromV lua.LValue
 
 	// mods: the package table and the modules loading (require.go); nil
@@ -128,10 +129,7 @@ type luaProcess struct {
 	// checks p.procMore != nil first.
 	*procMore
 
-	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
-	xpRunning int32        // xpcall handlers running where their error was raised
-	inMatch   int32        // receive{match=} functions running (receive.go: notInMatch)
-	xpBlocked bool         // one of them tried to block
+	inMatch int32 // receive{match=} functions running (receive.go: notInMatch)
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool
@@ -177,6 +175,13 @@ type procMore struct {
 	lineBufs   map[int64]*readAhead
 	linesTaken int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr   *EntryError // set when the entry point did not resolve
+
+	// xpcall's handlers (debuglib.go; xpcall makes procMore): what one
+	// made of its error, how many run where their error was raised, and
+	// whether one of them tried to block.
+	xpHandled xpcallResult
+	xpRunning int32
+	xpBlocked bool
 }
 
 // more returns p's procMore, made on first use.
@@ -301,9 +306,9 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 			err = fmt.Errorf("start %s: %v", p.script.name, v)
 		}
 	}()
-	p.ctx, p.entry, p.input = ctx, method, input
+	p.entry, p.input = method, input
 	p.pid = scheduler.PIDFrom(ctx)
-	p.lctx = p.own.ctx.initCtx(ctx, p)
+	p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
 	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
 	var args []lua.LValue
@@ -351,7 +356,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 	if co == nil {
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
-	p.lctx.adopt(co)
+	p.lctx().adopt(co)
 	co.Tagged = true // a task's coroutine (isTask): scripts must not resume it
 	t.co, t.fn, t.args = co, fn, args
 	return t
@@ -443,7 +448,7 @@ func (p *luaProcess) Close() {
 // before the state is closed or reused (lua/gc.go). A process killed, or
 // ended by os.exit (whose 5.1 exits without closing the state), runs none.
 func (p *luaProcess) runFinalizers() {
-	if p.ctx.Err() != nil || p.err != nil && killedOrExited(p.err) {
+	if p.ctx().Err() != nil || p.err != nil && killedOrExited(p.err) {
 		lua.DropFinalizers(p.L) // nor does L.Close
 		return
 	}
@@ -525,8 +530,10 @@ func (p *luaProcess) resultValues(data any) []lua.LValue {
 
 // pidValue is pid as a Lua number.
 func (p *luaProcess) pidValue(pid scheduler.PID) lua.LValue {
-	if pid != p.lastFrom || p.lastFromV == nil {
-		p.lastFrom, p.lastFromV = pid, lua.LNumber(pid)
+	// The PID as a number, not the PID, is compared: PIDs past 2^53
+	// that round to one number have one value.
+	if v, ok := p.lastFromV.(lua.LNumber); !ok || v != lua.LNumber(pid) {
+		p.lastFromV = lua.LNumber(pid)
 	}
 	return p.lastFromV
 }
@@ -543,7 +550,7 @@ func (p *luaProcess) removeReceiver(t *task) {
 // run resumes t once and acts on how it stopped.
 func (p *luaProcess) run(t *task) {
 	if t.raise != nil { // its match function failed while it waited
-		p.lctx.raiseAtNext(t.raise, t.blockedIn)
+		p.lctx().raiseAtNext(t.raise, t.blockedIn)
 		t.raise = nil
 	}
 	p.current, p.hasReq = t, false
@@ -641,8 +648,8 @@ func fitValues(vs []lua.LValue, n int) []lua.LValue {
 
 // scriptError turns a failed resume into the process's error.
 func (p *luaProcess) scriptError(t *task, rerr error) error {
-	if p.ctx.Err() != nil {
-		cause := context.Cause(p.ctx)
+	if p.ctx().Err() != nil {
+		cause := context.Cause(p.ctx())
 		if sle, ok := cause.(*scheduler.StepLimitError); ok {
 			return p.stepLimitError(t, sle, rerr)
 		}
@@ -802,7 +809,7 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
-	if p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
+	if p.procMore != nil && p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
 		p.xpBlocked = true
 		L.RaiseError("%s: cannot block in an xpcall handler before the stack unwinds", name)
 	}
