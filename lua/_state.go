@@ -273,7 +273,10 @@ func freeCallFrameStackSegment(seg *callFrameStackSegment) {
 func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	maxSegs := (maxSize + (FramesPerSegment - 1)) / FramesPerSegment
 	cs := &autoGrowingCallFrameStack{
-		segments: make([]*callFrameStackSegment, min(maxSegs, 4)),
+		// luarun: one segment's slot, doubling in Push: a state that
+		// only resumes coroutines, or a process waiting in receive, uses
+		// one segment (8 bytes, where 4 slots were 32).
+		segments: make([]*callFrameStackSegment, min(maxSegs, 1)),
 		maxSegs:  int32(min(maxSegs, math.MaxInt32)),
 		segIdx:   0,
 	}

@@ -47,3 +47,29 @@ func TestTickNBudget(t *testing.T) {
 		t.Fatalf("ticks %d after a check, want %d", L.ticks, tickEvery)
 	}
 }
+
+// TestFrameStackStartsSmall: a growing frame stack starts with one
+// segment's slot (8 bytes; it was 4 slots, 32 bytes, two per luarun
+// process, most of which never use a second segment), and grows past it
+// by doubling: frames pushed over several segments pop back in order.
+func TestFrameStackStartsSmall(t *testing.T) {
+	cs := newAutoGrowingCallFrameStack(100).(*autoGrowingCallFrameStack)
+	if n := len(cs.segments); n != 1 {
+		t.Fatalf("a new frame stack has %d segment slots, want 1", n)
+	}
+	const depth = 5*FramesPerSegment + 1
+	for i := range depth {
+		cs.Push(callFrame{Pc: i})
+	}
+	if cs.Sp() != depth || cs.Last().Pc != depth-1 {
+		t.Fatalf("depth %d, last frame %d after %d pushes", cs.Sp(), cs.Last().Pc, depth)
+	}
+	for i := depth - 1; i >= 0; i-- {
+		if f := cs.Pop(); f == nil || f.Pc != i {
+			t.Fatalf("pop %d: got %v", i, f)
+		}
+	}
+	if cs.Pop() != nil || !cs.IsEmpty() {
+		t.Fatal("the stack is not empty after popping every frame")
+	}
+}
