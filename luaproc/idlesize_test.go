@@ -81,3 +81,41 @@ func TestIdleProcessHeap(t *testing.T) {
 		t.Fatalf("an idle process holds %.0f heap bytes: more than 4 KB", perProc)
 	}
 }
+
+// TestIdleCoroutineStack: the root coroutine of a process waiting in
+// receive, started with up to two arguments, or sending first as
+// bench/million.lua's idle processes do, still has the value stack it
+// started with: coRegistrySize slots, 16 (256 bytes), suffice. It was 20
+// slots (the 320-byte size class), sized for a prelude that needed 17
+// with an argument; this one needs 13 (14 with two).
+func TestIdleCoroutineStack(t *testing.T) {
+	require.LessOrEqual(t, coRegistrySize, 16, "a coroutine's first value stack is more than 256 bytes")
+	rt, _, _ := newTestRuntime(t, Options{})
+	const src = `
+function sink() while true do process.receive() end end
+function idle(a, b) process.receive() end
+function idle_send(to) process.send(to, true) local msg = process.receive() end`
+	s, err := rt.LoadString("idlestack.lua", src)
+	require.NoError(t, err)
+	ctx := context.Background()
+	sink, err := rt.Start(ctx, s, "sink")
+	require.NoError(t, err)
+	steps := uint64(1)
+	waitSteps(rt, steps)
+	cases := []struct {
+		entry string
+		args  []any
+		steps uint64 // its first step, and the sink's if it sends
+	}{
+		{"idle", nil, 1}, {"idle", []any{1.0}, 1}, {"idle", []any{1.0, "two"}, 1},
+		{"idle_send", []any{float64(sink.PID())}, 2}, {"idle_send", []any{float64(sink.PID()), "two"}, 2},
+	}
+	for _, c := range cases {
+		p := rt.newProcess(s)
+		_, err := rt.start(ctx, p, c.entry, c.args)
+		require.NoError(t, err)
+		steps += c.steps
+		waitSteps(rt, steps) // p waits in receive
+		require.Equal(t, coRegistrySize, p.root.co.StackCap(), "%s with %d arguments", c.entry, len(c.args))
+	}
+}

@@ -53,11 +53,13 @@ import (
 // grow on demand, doubling (lua/FORK.md). A process's main state holds
 // at most 2 values (the luaproc tests grow none past 2; the template's
 // state, built once a runtime, grows its own): 2 slots are 32 bytes,
-// where 8 were 128. A process waiting in receive uses 16 slots, 20 if
-// it was spawned with an argument: its coroutine starts with 20.
+// where 8 were 128. A process waiting in receive uses 13 slots, 14 if
+// it was started with two arguments (its entry naming its parameters; a
+// vararg entry needs up to 19): its coroutine starts with 16, 256 bytes
+// (TestIdleCoroutineStack).
 const (
 	mainRegistrySize = 2
-	coRegistrySize   = 20
+	coRegistrySize   = 16
 )
 
 // luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;
