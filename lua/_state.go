@@ -641,15 +641,15 @@ func (rg *registry) IsFull() bool {
 func newGlobal() *Global {
 	g := &Global{
 		MainThread: nil,
-		// luarun: both grow as keys come (gopher-lua made maps for 32 and
-		// 64 keys, ~3 KB, which an embedder that sets its own drops).
-		Registry: newLTable(0, 0),
-		Global:   newLTable(0, 0),
-		memLeft:  math.MaxInt64, // luarun: no owner charges it (memory.go)
+		// luarun: it grows as keys come (gopher-lua made maps for 32 and
+		// 64 keys, ~3 KB, which an embedder that sets its own drops), and
+		// the registry is made by its first use (Registry).
+		Global:  newLTable(0, 0),
+		memLeft: math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	g.home.g = g
-	g.Registry.home, g.Global.home = &g.home, &g.home
+	g.Global.home = &g.home
 	return g
 }
 
@@ -1474,7 +1474,7 @@ func (ls *LState) Replace(idx int, value LValue) {
 		switch idx {
 		case RegistryIndex:
 			if tb, ok := value.(*LTable); ok {
-				ls.G.Registry = tb
+				ls.G.registry = tb
 			} else {
 				ls.RaiseError("registry must be a table(%v)", value.Type().String())
 			}
@@ -1522,7 +1522,7 @@ func (ls *LState) Get(idx int) LValue {
 	} else {
 		switch idx {
 		case RegistryIndex:
-			return ls.G.Registry
+			return ls.G.Registry()
 		case EnvironIndex:
 			if ls.currentFrame == nil {
 				return ls.Env

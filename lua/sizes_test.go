@@ -73,3 +73,23 @@ func TestFrameStackStartsSmall(t *testing.T) {
 		t.Fatal("the stack is not empty after popping every frame")
 	}
 }
+
+// TestRegistryMadeOnUse: a state's registry table is made by its first
+// use, not with the state (an empty table is 80 bytes, and a luarun
+// process's state rarely writes one); once made, every way to it finds
+// the same table, and what is stored stays.
+func TestRegistryMadeOnUse(t *testing.T) {
+	L := NewState(Options{SkipOpenLibs: true})
+	defer L.Close()
+	if L.G.RegistryIfMade() != nil {
+		t.Fatal("a new state made its registry table")
+	}
+	reg, ok := L.Get(RegistryIndex).(*LTable)
+	if !ok || reg != L.G.RegistryIfMade() || reg != L.G.Registry() {
+		t.Fatalf("RegistryIndex gave %v, the state holds %v", reg, L.G.RegistryIfMade())
+	}
+	L.SetField(L.Get(RegistryIndex), "k", LString("v"))
+	if v := L.G.Registry().RawGetString("k"); v != LString("v") {
+		t.Fatalf("the registry lost its key: %v", v)
+	}
+}

@@ -92,7 +92,7 @@ func TestGetAndReplace(t *testing.T) {
 	errorIfNotEqual(t, LString("e"), L.Get(-2))
 	registry := L.NewTable()
 	L.Replace(RegistryIndex, registry)
-	L.G.Registry = registry
+	errorIfNotEqual(t, registry, L.G.Registry())
 	errorIfGFuncNotFail(t, L, func(L *LState) int {
 		L.Replace(RegistryIndex, LNil)
 		return 0

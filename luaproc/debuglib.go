@@ -96,7 +96,7 @@ const debugRegistryKey = "luarun.debug-registry"
 // debugGetregistry is debug.getregistry(): a table of the process's own,
 // the same one on every call (Lua libraries keep their data there).
 func debugGetregistry(L *lua.LState) int {
-	reg := L.G.Registry
+	reg := L.G.Registry()
 	t, ok := reg.RawGetString(debugRegistryKey).(*lua.LTable)
 	if !ok {
 		t = L.CreateTable(0, 0)

@@ -325,7 +325,10 @@ func (p *luaProcess) measure() int64 {
 // yet started, process.all's results, a receive's match function) and
 // the last sender's value — the roots the __gc walk needs (lua/gc.go).
 func (p *luaProcess) roots(all bool) []lua.LValue {
-	roots := []lua.LValue{p.L, p.L.G.Registry, p.L.G.Global}
+	roots := []lua.LValue{p.L, p.L.G.Global}
+	if reg := p.L.G.RegistryIfMade(); reg != nil {
+		roots = append(roots, reg)
+	}
 	var addTask func(t *task)
 	addTask = func(t *task) {
 		if t == nil {

@@ -33,7 +33,7 @@ func (p *luaProcess) recycle() bool {
 	if !co.Dead || currentFrame(co) != nil || len(p.waiting) > 0 {
 		return false
 	}
-	if p.L.G.Registry.RawGetString(ioOpenedKey) != lua.LNil {
+	if reg := p.L.G.RegistryIfMade(); reg != nil && reg.RawGetString(ioOpenedKey) != lua.LNil {
 		return false
 	}
 	ps := p.pooled // the holder it came in, if recycled (one allocation less)
@@ -66,8 +66,10 @@ func (rt *Runtime) reusedState() *pooledState {
 	for _, v := range typeSamples {
 		L.SetMetatable(v, lua.LNil)
 	}
-	L.G.Registry.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
-	L.SetHook(nil)                                        // debug.sethook's (debuglib.go)
+	if reg := L.G.RegistryIfMade(); reg != nil {
+		reg.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
+	}
+	L.SetHook(nil) // debug.sethook's (debuglib.go)
 	co.SetHook(nil)
 	return ps
 }

@@ -461,11 +461,11 @@ func (p *luaProcess) openIo() *lua.LTable {
 	if cur := L.G.CurrentThread; cur != nil {
 		L = cur // the running coroutine (the main state waits in resume)
 	}
-	L.G.Registry.RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
+	L.G.Registry().RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
 	// OpenIo fills the table it finds registered as loaded, so that it
 	// does not read the global io, whose first read is what asks for it
 	io := L.CreateTable(0, 20)
-	L.FindTable(L.G.Registry, "_LOADED", 1).(*lua.LTable).RawSetString(lua.IoLibName, io)
+	L.FindTable(L.G.Registry(), "_LOADED", 1).(*lua.LTable).RawSetString(lua.IoLibName, io)
 	L.Push(L.NewFunction(lua.OpenIo))
 	L.Push(lua.LString(lua.IoLibName))
 	L.Call(1, 1)
