@@ -336,9 +336,11 @@ func (p *luaProcess) roots(all bool) []lua.LValue {
 		}
 		roots = append(roots, t.co)
 		roots = append(roots, t.args...)
+		if all && t.all != nil {
+			roots = append(roots, t.all.results...)
+			roots = append(roots, t.all.errValue)
+		}
 		if all {
-			roots = append(roots, t.results...)
-			roots = append(roots, t.errValue)
 			if t.fn != nil {
 				roots = append(roots, t.fn)
 			}
@@ -346,8 +348,10 @@ func (p *luaProcess) roots(all bool) []lua.LValue {
 				roots = append(roots, t.match)
 			}
 		}
-		for _, c := range t.children {
-			addTask(c)
+		if t.all != nil {
+			for _, c := range t.all.children {
+				addTask(c)
+			}
 		}
 	}
 	addTask(p.root)

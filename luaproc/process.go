@@ -56,7 +56,6 @@ type luaProcess struct {
 	progDir string
 	entry   string
 	input   payload.Payloads
-	main    *MainOptions // the luarun command's main process (StartMain); nil for any other
 	pid     scheduler.PID
 
 	L   *lua.LState // the main state: globals; never run itself
@@ -175,6 +174,9 @@ type procMore struct {
 	lineBufs   map[int64]*readAhead
 	linesTaken int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr   *EntryError // set when the entry point did not resolve
+	// main: the luarun command's main process's options (StartMain);
+	// nil for any other (mainOpts).
+	main *MainOptions
 
 	// xpcall's handlers (debuglib.go; xpcall makes procMore): what one
 	// made of its error, how many run where their error was raised, and
@@ -185,6 +187,15 @@ type procMore struct {
 }
 
 // more returns p's procMore, made on first use.
+// mainOpts is p's MainOptions, nil for a process not the luarun
+// command's main one.
+func (p *luaProcess) mainOpts() *MainOptions {
+	if p.procMore == nil {
+		return nil
+	}
+	return p.main
+}
+
 func (p *luaProcess) more() *procMore {
 	if p.procMore == nil {
 		p.procMore = &procMore{}
@@ -212,28 +223,20 @@ func (p *luaProcess) stoppedWhere() string {
 }
 
 type task struct {
-	co      *lua.LState
-	fn      *lua.LFunction // the function of a task not yet started
-	args    []lua.LValue   // the values of its next resume
-	started bool
+	co   *lua.LState
+	fn   *lua.LFunction // the function of a task not yet started
+	args []lua.LValue   // the values of its next resume
 
-	// A task waiting in process.all: its children's first results, the
-	// first (by position) error among them, and how many still run.
-	parent   *task
-	index    int
-	results  []lua.LValue
-	errValue lua.LValue
-	errIndex int
-	running  int
+	// parent, index: a task of a process.all, the task waiting in it and
+	// its position; all: what a task waiting in process.all waits for
+	// (nil otherwise, so that a task is 200 bytes, not 280).
+	parent *task
+	index  int
+	all    *allWait
 
-	// children: the tasks of its process.all while it waits for them;
 	// waitingLoad: the module load it waits for in require (require.go).
-	children    []*task
 	waitingLoad *moduleLoad
 
-	// hasDeadline: it waits in a receive or call with a timeout
-	// (deadlines.go).
-	hasDeadline bool
 	// match, scanned: a selective receive's function and how many
 	// entries from the mailbox's head it has refused (receive.go).
 	match   *lua.LFunction
@@ -246,11 +249,25 @@ type task struct {
 	// call: the call it waits on (calls.go), nil if none.
 	call *callRequest
 	// wants: how many values the blocking call it is suspended in wants
-	// back (-1: all of them).
-	wants int
+	// back (-1: all of them). started: it was first resumed. hasDeadline:
+	// it waits in a receive or call with a timeout (deadlines.go).
+	wants       int32
+	started     bool
+	hasDeadline bool
 	// argBuf backs args for the common resumes (a message, its sender,
 	// its kind, a call's handle), and the values of its first resume.
 	argBuf [4]lua.LValue
+}
+
+// allWait is a task's process.all while it waits: its children, their
+// first results, the first (by position) error among them, and how many
+// still run.
+type allWait struct {
+	children []*task
+	results  []lua.LValue
+	errValue lua.LValue
+	errIndex int
+	running  int
 }
 
 type waiter struct {
@@ -282,15 +299,21 @@ const (
 	reqCall
 )
 
+// request is one blocking call. Its fields are few and packed (the name
+// is a command's or a module's, scanned a 32-bit count beside kind), as
+// every luaProcess holds one (TestIdleProcessFits).
 type request struct {
-	kind    requestKind
-	command string
+	kind requestKind
+	// scanned: reqReceive, the entries match has refused (a mailbox of
+	// 2^31 messages would not fit in memory).
+	scanned int32
+	// name: reqCommand, the command; reqModule, the module another task
+	// is loading.
+	name    string
 	args    []any
 	timeout float64 // receive: seconds; < 0: none
 	fns     []*lua.LFunction
-	module  string         // reqModule: the module another task is loading
 	match   *lua.LFunction // reqReceive: a selective receive's function
-	scanned int            // reqReceive: the entries match has refused
 }
 
 // cmdMarker is the first value of every yield that carries a request.
@@ -312,7 +335,7 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 	reused := p.rt.setupState(p)
 	fn, chunk := p.tpl.boot, p.L.NewFunctionFromProto(p.script.proto)
 	var args []lua.LValue
-	if p.main != nil && len(p.main.Before) > 0 {
+	if mo := p.mainOpts(); mo != nil && len(mo.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
 		args = p.own.root.argBuf[:0] // free until the first resume has taken them
@@ -591,7 +614,7 @@ func (p *luaProcess) resume(t *task) (lua.ResumeState, []lua.LValue, error) {
 		}
 		return st, vals, nil
 	}
-	return p.resumeStarted(t, fitValues(args, t.wants))
+	return p.resumeStarted(t, fitValues(args, int(t.wants)))
 }
 
 // resumeStarted resumes a suspended task as coroutine.resume does
@@ -686,30 +709,29 @@ func (p *luaProcess) request(t *task, r *request) {
 	case reqCommand:
 		tag := p.newTag()
 		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
-		p.out.Yield(tag, r.command, r.args...)
+		p.out.Yield(tag, r.name, r.args...)
 	case reqReceive:
-		t.match, t.scanned = r.match, r.scanned
+		t.match, t.scanned = r.match, int(r.scanned)
 		p.receivers = append(p.receivers, t)
 		if r.timeout > 0 {
 			p.setDeadline(t, r.timeout)
 		}
 	case reqAll:
-		t.results = make([]lua.LValue, len(r.fns))
-		t.running, t.errValue = len(r.fns), nil
+		t.all = &allWait{results: make([]lua.LValue, len(r.fns)), running: len(r.fns)}
 		if len(r.fns) == 0 {
 			p.allDone(t)
 			return
 		}
-		t.children = make([]*task, len(r.fns))
+		t.all.children = make([]*task, len(r.fns))
 		for i, fn := range r.fns {
 			// see prelude.lua's trampoline
 			c := p.newTask(p.tpl.trampoline, []lua.LValue{fn}, nil)
 			c.parent, c.index = t, i
-			t.children[i] = c
+			t.all.children[i] = c
 			p.ready = append(p.ready, c)
 		}
 	case reqModule:
-		p.waitForLoad(t, r.module)
+		p.waitForLoad(t, r.name)
 	case reqCall:
 		p.waitForReply(t, *r)
 	}
@@ -738,37 +760,37 @@ func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
 		p.end(res, cerr)
 		return
 	}
-	parent := t.parent
+	a := t.parent.all
 	switch {
 	case err != nil:
-		if parent.errValue == nil || t.index < parent.errIndex {
+		if a.errValue == nil || t.index < a.errIndex {
 			var se *ScriptError
 			if errors.As(err, &se) {
-				parent.errValue = lua.LString(se.Message)
+				a.errValue = lua.LString(se.Message)
 			} else {
-				parent.errValue = lua.LString(err.Error())
+				a.errValue = lua.LString(err.Error())
 			}
-			parent.errIndex = t.index
+			a.errIndex = t.index
 		}
 	case len(vals) > 0:
-		parent.results[t.index] = vals[0]
+		a.results[t.index] = vals[0]
 	default:
-		parent.results[t.index] = lua.LNil
+		a.results[t.index] = lua.LNil
 	}
-	parent.running--
-	if parent.running == 0 {
-		p.allDone(parent)
+	a.running--
+	if a.running == 0 {
+		p.allDone(t.parent)
 	}
 }
 
 // allDone resumes a task whose process.all has finished.
 func (p *luaProcess) allDone(t *task) {
-	if t.errValue != nil {
-		t.args = []lua.LValue{lua.LFalse, t.errValue}
+	if a := t.all; a.errValue != nil {
+		t.args = []lua.LValue{lua.LFalse, a.errValue}
 	} else {
-		t.args = append([]lua.LValue{lua.LTrue}, t.results...)
+		t.args = append([]lua.LValue{lua.LTrue}, a.results...)
 	}
-	t.results, t.errValue, t.children = nil, nil, nil
+	t.all = nil
 	p.ready = append(p.ready, t)
 }
 
@@ -836,7 +858,7 @@ func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	p.req, p.hasReq = *r, true
 	p.current.blockedIn = L
 	if L == p.current.co { // resumed by resumeStarted: no marker to move
-		p.current.wants = callerWants(f)
+		p.current.wants = int32(callerWants(f)) // argC of an instruction: 9 bits
 		return L.YieldMarked()
 	}
 	p.current.wants = -1

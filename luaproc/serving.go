@@ -50,7 +50,7 @@ func (c serveCaller) PID() scheduler.PID       { return c.p.pid }
 func (c serveCaller) Context() context.Context { return c.p.ctx() }
 
 func (c serveCaller) Block(L *lua.LState, name, command string, args ...any) int {
-	return c.p.block(L, name, &request{kind: reqCommand, command: command, args: args})
+	return c.p.block(L, name, &request{kind: reqCommand, name: command, args: args})
 }
 
 // CheckEntry answers an *EntryError if the script is known not to have

@@ -581,7 +581,7 @@ func (p *luaProcess) argTable() *lua.LTable {
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
 	}
-	if p.main != nil {
+	if p.mainOpts() != nil {
 		p.setMainArgs(t) // mainproc.go
 	}
 	return t
