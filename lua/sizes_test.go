@@ -15,8 +15,9 @@ import (
 // bytes, in the 208 class), a registry the 64-byte one (it was 72, in
 // the 80 class), a Global the 256-byte one (it was 272, in the 288
 // class), a growing frame stack the 32-byte one (it was 40, in the 48
-// class) and an allocator the 32-byte one (it was 64, then 48 while it
-// kept a scratch LValue).
+// class), an allocator the 32-byte one (it was 64, then 48 while it
+// kept a scratch LValue) and a segment of call frames the 256-byte one
+// (it was 320, with 80-byte frames; one a process waiting in receive).
 func TestStateSizes(t *testing.T) {
 	if n := unsafe.Sizeof(LState{}); n > 192 {
 		t.Errorf("an LState is %d bytes: more than the 192-byte size class", n)
@@ -29,6 +30,9 @@ func TestStateSizes(t *testing.T) {
 	}
 	if n := unsafe.Sizeof(autoGrowingCallFrameStack{}); n > 32 {
 		t.Errorf("a growing frame stack is %d bytes: more than the 32-byte size class", n)
+	}
+	if n := unsafe.Sizeof(callFrameStackSegment{}); n > 256 {
+		t.Errorf("a frame segment is %d bytes: more than the 256-byte size class", n)
 	}
 	if n := unsafe.Sizeof(allocator{}); n > 32 {
 		t.Errorf("an allocator is %d bytes: more than the 32-byte size class", n)

@@ -136,17 +136,21 @@ type Debug struct {
 
 /* callFrame {{{ */
 
+// callFrame is one call's frame. luarun: Idx, NArgs, NRet and TailCall
+// are int32, two to a word, so that a frame is 64 bytes, not 80, and a
+// segment of FramesPerSegment frames 256, not 320 (one a process
+// waiting in receive; TestStateSizes).
 type callFrame struct {
-	Idx        int
 	Fn         *LFunction
 	Parent     *callFrame
 	Pc         int
 	Base       int
 	LocalBase  int
 	ReturnBase int
-	NArgs      int
-	NRet       int
-	TailCall   int
+	Idx        int32
+	NArgs      int32
+	NRet       int32
+	TailCall   int32
 }
 
 type callFrameStack interface {
@@ -190,7 +194,7 @@ func (cs *fixedCallFrameStack) Clear() {
 
 func (cs *fixedCallFrameStack) Push(v callFrame) {
 	cs.array[cs.sp] = v
-	cs.array[cs.sp].Idx = cs.sp
+	cs.array[cs.sp].Idx = int32(cs.sp)
 	cs.sp++
 }
 
@@ -372,7 +376,7 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 		}
 	}
 	curSeg.array[cs.segSp] = v
-	curSeg.array[cs.segSp].Idx = int(cs.segSp) + FramesPerSegment*int(cs.segIdx)
+	curSeg.array[cs.segSp].Idx = int32(int(cs.segSp) + FramesPerSegment*int(cs.segIdx))
 	cs.segSp++
 }
 
@@ -899,8 +903,8 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 	var top int
 	if ls.currentFrame == frame {
 		top = ls.reg.Top()
-	} else if frame.Idx+1 < ls.stack.Sp() {
-		top = ls.stack.At(frame.Idx + 1).Base
+	} else if int(frame.Idx)+1 < ls.stack.Sp() {
+		top = ls.stack.At(int(frame.Idx) + 1).Base
 	} else {
 		return ""
 	}
@@ -1194,10 +1198,10 @@ func (ls *LState) metaCall(lvalue LValue) (*LFunction, bool) {
 
 func (ls *LState) initCallFrame(cf *callFrame) { // +inline-start
 	if cf.Fn.IsG {
-		ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+		ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 	} else {
 		proto := cf.Fn.Proto
-		nargs := cf.NArgs
+		nargs := int(cf.NArgs)
 		np := int(proto.NumParameters)
 		if nargs < np {
 			// default any missing arguments to nil
@@ -1306,10 +1310,10 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	{
 		cf := newcf
 		if cf.Fn.IsG {
-			ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+			ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 		} else {
 			proto := cf.Fn.Proto
-			nargs := cf.NArgs
+			nargs := int(cf.NArgs)
 			np := int(proto.NumParameters)
 			if nargs < np {
 				// default any missing arguments to nil
@@ -1415,8 +1419,8 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 		Base:       base,
 		LocalBase:  base + 1,
 		ReturnBase: rbase,
-		NArgs:      nargs,
-		NRet:       nret,
+		NArgs:      int32(nargs),
+		NRet:       int32(nret),
 		Parent:     ls.currentFrame,
 		TailCall:   0,
 	}, lv, meta)
@@ -2019,7 +2023,7 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 	for ; level > 0 && frame != nil; frame = frame.Parent {
 		level--
 		if !frame.Fn.IsG {
-			level -= frame.TailCall
+			level -= int(frame.TailCall)
 		}
 	}
 
@@ -2508,7 +2512,7 @@ func (ls *LState) ResumeAppend(dst []LValue, th *LState, fn *LFunction, args ...
 		for _, arg := range args {
 			th.Push(arg)
 		}
-		cf.NArgs = len(args)
+		cf.NArgs = int32(len(args))
 		th.initCallFrame(cf)
 		th.Panic = panicWithoutTraceback
 	} else {
@@ -2654,7 +2658,7 @@ func (ls *LState) RemoveCallerFrame() *callFrame {
 	parentsParentFrame := parentFrame.Parent
 	*parentFrame = *currentFrame
 	parentFrame.Parent = parentsParentFrame
-	parentFrame.Idx = sp - 2
+	parentFrame.Idx = int32(sp - 2)
 	cs.Pop()
 	return parentFrame
 }

@@ -248,7 +248,7 @@ func debugSetlocal(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	name := t.SetLocalAt(f.Idx, local, v)
+	name := t.SetLocalAt(int(f.Idx), local, v)
 	if name == "" {
 		L.Push(lua.LNil) // as 5.1: nil, not nothing
 		return 1
@@ -505,7 +505,7 @@ func debugGetlocal(L *lua.LState) int {
 		L.Push(lua.LNil) // as 5.1 past a C function's slots
 		return 1
 	}
-	name, v := t.GetLocalAt(f.Idx, local)
+	name, v := t.GetLocalAt(int(f.Idx), local)
 	if name == "" {
 		L.Push(lua.LNil) // as 5.1: nil, not nothing
 		return 1
