@@ -89,17 +89,20 @@ type P struct {
 /* Options {{{ */
 
 // Options is a configuration that is used to create a new LState.
+// luarun: the sizes are int32, so that
+// Options are 20 bytes, not 40, and an LState (which holds them, as do
+// each of its coroutines) is 176 bytes, not 192 (TestStateSizes).
 type Options struct {
 	// Call stack size. This defaults to `lua.CallStackSize`.
-	CallStackSize int
+	CallStackSize int32
 	// Data stack size. This defaults to `lua.RegistrySize`.
-	RegistrySize int
+	RegistrySize int32
 	// Allow the registry to grow from the registry size specified up to a value of RegistryMaxSize. A value of 0
 	// indicates no growth is permitted. The registry will not shrink again after any growth.
-	RegistryMaxSize int
+	RegistryMaxSize int32
 	// If growth is enabled, step up by an additional `RegistryGrowStep` each time to avoid having to resize too often.
 	// This defaults to `lua.RegistryGrowStep`
-	RegistryGrowStep int
+	RegistryGrowStep int32
 	// Controls whether or not libraries are opened by default
 	SkipOpenLibs bool
 	// Tells whether a Go stacktrace should be included in a Lua stacktrace when panics occur.
@@ -799,11 +802,11 @@ func newLStateOf(options Options, g *Global, al *allocator) *LState {
 		ctx:          nil,
 	}
 	if options.MinimizeStackMemory {
-		ls.stack = newAutoGrowingCallFrameStack(options.CallStackSize)
+		ls.stack = newAutoGrowingCallFrameStack(int(options.CallStackSize))
 	} else {
-		ls.stack = newFixedCallFrameStack(options.CallStackSize)
+		ls.stack = newFixedCallFrameStack(int(options.CallStackSize))
 	}
-	ls.reg = newRegistry(ls, options.RegistrySize, options.RegistryGrowStep, options.RegistryMaxSize, al)
+	ls.reg = newRegistry(ls, int(options.RegistrySize), int(options.RegistryGrowStep), int(options.RegistryMaxSize), al)
 	ls.Env = ls.G.Global
 	return ls
 }
@@ -1612,25 +1615,25 @@ func NewState(opts ...Options) *LState {
 	var ls *LState
 	if len(opts) == 0 {
 		ls = newLState(Options{
-			CallStackSize: CallStackSize,
-			RegistrySize:  RegistrySize,
+			CallStackSize: int32(CallStackSize),
+			RegistrySize:  int32(RegistrySize),
 		})
 		ls.OpenLibs()
 	} else {
 		if opts[0].CallStackSize < 1 {
-			opts[0].CallStackSize = CallStackSize
+			opts[0].CallStackSize = int32(CallStackSize)
 		}
 		// luarun: a small first size is kept when the registry may grow
 		// (gopher-lua took any size under 128 for a mistake).
 		if opts[0].RegistrySize < 1 || opts[0].RegistrySize < 128 && opts[0].RegistryMaxSize < 128 {
-			opts[0].RegistrySize = RegistrySize
+			opts[0].RegistrySize = int32(RegistrySize)
 		}
 		if opts[0].RegistryMaxSize < opts[0].RegistrySize {
 			opts[0].RegistryMaxSize = 0 // disable growth if max size is smaller than initial size
 		} else {
 			// if growth enabled, grow step is set
 			if opts[0].RegistryGrowStep < 1 {
-				opts[0].RegistryGrowStep = RegistryGrowStep
+				opts[0].RegistryGrowStep = int32(RegistryGrowStep)
 			}
 		}
 		ls = newLState(opts[0])
@@ -1823,8 +1826,8 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	ls.charge(threadBytes + chargeSize(ls.Options.RegistrySize, valueBytes)) // luarun (memory.go)
-	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                        // luarun: no Global of its own to drop
+	ls.charge(threadBytes + chargeSize(int(ls.Options.RegistrySize), valueBytes)) // luarun (memory.go)
+	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                             // luarun: no Global of its own to drop
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
