@@ -282,6 +282,12 @@ func (g *Global) Registry() *LTable {
 // (nothing is in it): for the readers that must not make one.
 func (g *Global) RegistryIfMade() *LTable { return g.registry }
 
+// ClearTypeMetatables removes the metatables g's state keeps by type
+// (every type's but tables' and userdata's, which are per value), at
+// once: for a state handed to another process (luaproc), where a
+// SetMetatable of nil for each type cost six type switches.
+func (g *Global) ClearTypeMetatables() { g.builtinMts = [len(g.builtinMts)]*LTable{} }
+
 // globalRare is what few states use (Global.rare).
 type globalRare struct {
 	tempFiles []*os.File // io.tmpfile's, removed by Close

@@ -62,10 +62,9 @@ func (rt *Runtime) reusedState() *pooledState {
 	co.SetTop(0)
 	co.Dead, co.Parent = false, nil
 	// setmetatable(0, mt) and the like set per-type metatables of the
-	// state; the next process starts without them (strings' is set anew).
-	for _, v := range typeSamples {
-		L.SetMetatable(v, lua.LNil)
-	}
+	// state; the next process starts without them (strings' is set anew
+	// by setupState).
+	L.G.ClearTypeMetatables()
 	if reg := L.G.RegistryIfMade(); reg != nil {
 		reg.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
 	}
@@ -73,6 +72,3 @@ func (rt *Runtime) reusedState() *pooledState {
 	co.SetHook(nil)
 	return ps
 }
-
-// typeSamples has a value of each type whose metatable is per state.
-var typeSamples = []lua.LValue{lua.LNil, lua.LTrue, lua.LNumber(0), &lua.LFunction{}, &lua.LState{}, lua.LChannel(nil)}
