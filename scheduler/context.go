@@ -190,7 +190,7 @@ func (s *Scheduler) watchParent(p *proc, parent context.Context, reason func(err
 // parentDone kills p, homed (watchParent), if its parent context is done
 // and no kill came yet; the home and the watchdog call it.
 func (s *Scheduler) parentDone(p *proc) {
-	if parent := p.ctx.values; parent.Err() != nil && !p.killed.Load() {
+	if parent := p.ctx.values; parent.Err() != nil && !p.flag(pflagKilled) {
 		s.killForParent(p, parent, p.parentReason)
 	}
 }

@@ -41,8 +41,10 @@ const (
 )
 
 // proc is the scheduler's record of one process. Its fields are ordered
-// so that the 4-byte ones pair up: a proc fits the 384-byte size class
-// (TestProcFits), a million idle processes 32 MB less than in the 416.
+// so that the 4-byte ones pair up, and its once-set atomic flags share
+// a word (flags): a proc fits the 352-byte size class (TestProcFits), a
+// million idle processes 64 MB less than in the 416. It keeps no pointer
+// to its Scheduler: a completion reaches it through its yieldRec's.
 type proc struct {
 	// state: see the table above. Written by workers and by wakers (Send,
 	// Kill, completers), always by CAS except the final Done store.
@@ -51,6 +53,13 @@ type proc struct {
 	// waits for it to drop to 0 before it counts the undelivered messages,
 	// so that every message Send accepted is either stepped or counted.
 	senders atomic.Int32
+	// flags: pflagKilled, pflagMailboxWarned, pflagSlowReported and
+	// pflagWaited (below), each set once (setFlag), never cleared.
+	flags atomic.Uint32
+	// backlog: the messages the process said it holds unread after its
+	// last step (StepOutput.Backlog); owned by the worker running it, as
+	// the fields after outstanding are.
+	backlog int32
 
 	// events: completions, messages and cancels, pushed by any goroutine,
 	// drained by the worker that runs the process.
@@ -66,15 +75,11 @@ type proc struct {
 	// by senders, subtracted from by the worker running the process.
 	mailbox atomic.Int64
 	// mailboxOver: when the mailbox reached the warning's threshold or
-	// the process last took messages after (unix ns; 0: not over);
-	// mailboxWarned: the MailboxWarning was given (CAS by a sender). See
+	// the process last took messages after (unix ns; 0: not over); see
 	// limits.go.
-	mailboxOver   atomic.Int64
-	mailboxWarned atomic.Bool
-	// killed: a Kill came, first or after Shutdown's cancel (it ends the
-	// grace of the commands). cancelled: the first Kill or Shutdown
-	// cancel (set once, by CAS); finish counts the process's end by it.
-	killed    atomic.Bool
+	mailboxOver atomic.Int64
+	// cancelled: the first Kill or Shutdown cancel (set once, by CAS);
+	// finish counts the process's end by it.
 	cancelled atomic.Pointer[cancelInfo]
 	// grace: the context of the commands the process yields after
 	// Shutdown cancelled it (commandContext), made on first use; a child
@@ -85,7 +90,6 @@ type proc struct {
 	rel atomic.Pointer[relations]
 
 	pid  PID
-	s    *Scheduler
 	impl Process
 	// ctx: what its context (context(), a procContext) keeps; the
 	// context is cancelled by Kill, the shutdown deadline, or the end.
@@ -100,18 +104,16 @@ type proc struct {
 	parentReason func(error) error
 
 	// Owned by the worker running the process (handed over by the state
-	// CAS): the yields awaiting completion, and the messages the process
-	// said it holds unread after its last step (StepOutput.Backlog).
+	// CAS): the yields awaiting completion (and backlog, above).
 	outstanding []*yieldRec
 	firstRecs   [1]*yieldRec // outstanding's first array (arm)
-	backlog     int
 	// handedFrom, handedMsg: a message handed straight to the process
 	// (handed true) by a sender that found it waiting for messages
 	// (worker.handOff), taken by drain before the queued events. Owned
 	// like the fields above: the sender writes it while it holds the
 	// process in Running, before making it Ready. Its sender and value
 	// only, not a whole Event (64 bytes), so that a proc stays in its
-	// size class (TestProcFits); handed sits with the flags, below.
+	// size class (TestProcFits); handed sits with the bools, below.
 	handedFrom PID
 	handedMsg  any
 
@@ -128,11 +130,6 @@ type proc struct {
 	result payload.Payloads
 	err    error
 
-	// slowReported: the watchdog reported a slow step (SlowStep), once.
-	slowReported atomic.Bool
-	// waited: submitted with SubmitOptions.Waited (a handle's holder
-	// will look), so watched() without a done channel made for it.
-	waited atomic.Bool
 	// handed (above), parentHomed (see parentReason), contains (impl is
 	// a PanicContainer) and interrupts (impl is an Interrupter, which
 	// the context's cancel interrupts), set at Submit, share a word.
@@ -141,6 +138,27 @@ type proc struct {
 	contains    bool
 	interrupts  bool
 }
+
+// The flags of proc.flags. pflagKilled: a Kill came, first or after
+// Shutdown's cancel (it ends the grace of the commands).
+// pflagMailboxWarned: the MailboxWarning was given. pflagSlowReported:
+// the watchdog reported a slow step (SlowStep), once. pflagWaited:
+// submitted with SubmitOptions.Waited (a handle's holder will look), so
+// watched() without a done channel made for it. One word for the four,
+// so that a proc fits the 352-byte size class (TestProcFits).
+const (
+	pflagKilled uint32 = 1 << iota
+	pflagMailboxWarned
+	pflagSlowReported
+	pflagWaited
+)
+
+// flag reports whether p has flag f.
+func (p *proc) flag(f uint32) bool { return p.flags.Load()&f != 0 }
+
+// setFlag sets p's flag f and reports whether this call set it (it was
+// not set before).
+func (p *proc) setFlag(f uint32) bool { return p.flags.Or(f)&f == 0 }
 
 // graceContext is a process's grace context and its cancel.
 type graceContext struct {

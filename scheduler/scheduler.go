@@ -267,7 +267,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		s.stats.refusedProcesses.Add(1)
 		return Handle{}, ErrTooManyProcesses
 	}
-	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(count)}
+	pr := &proc{impl: p, pid: s.nodeBits | PID(count)}
 	_, pr.contains = p.(PanicContainer)
 	pr.events.InitWithStub(&pr.stub)
 	if opts != nil {
@@ -440,7 +440,7 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 	firstKill := false
 	if !atShutdown {
-		firstKill = !p.killed.Swap(true)
+		firstKill = p.setFlag(pflagKilled)
 		p.endGrace(reason)
 	}
 	trapped := false // decided before the cancel is installed: a Kill racing it reads it
@@ -483,7 +483,7 @@ type ShutdownTrapper interface {
 // were cancelled with p's context). Only the worker running p calls it.
 func (s *Scheduler) commandContext(p *proc) context.Context {
 	c := p.cancelled.Load()
-	if c == nil || !c.atShutdown || p.killed.Load() {
+	if c == nil || !c.atShutdown || p.flag(pflagKilled) {
 		return p.context()
 	}
 	if g := p.grace.Load(); g != nil {
@@ -495,7 +495,7 @@ func (s *Scheduler) commandContext(p *proc) context.Context {
 		g.ctx = withValuesOf{g.ctx, p.ctx.values}
 	}
 	p.grace.Store(g)
-	if p.killed.Load() { // Kill looked before the Store: end it here
+	if p.flag(pflagKilled) { // Kill looked before the Store: end it here
 		cancel(context.Cause(p.context()))
 	}
 	return g.ctx
@@ -536,7 +536,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	for p.senders.Load() != 0 {
 		runtime.Gosched()
 	}
-	dropped := p.backlog
+	dropped := int(p.backlog)
 	if p.handed {
 		p.handedMsg, p.handed = nil, false
 		dropped++
