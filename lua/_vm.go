@@ -169,7 +169,7 @@ func callGFunction(L *LState, tailcall bool) bool {
 		return true
 	}
 
-	wantret := frame.NRet
+	wantret := int(frame.NRet)
 	if wantret == MultRet {
 		wantret = gfnret
 	}
@@ -643,7 +643,7 @@ func init() {
 			} else {
 				callable, meta = L.metaCall(lv)
 			}
-			// +inline-call L.pushCallFrame callFrame{Fn:callable,Pc:0,Base:RA,LocalBase:RA+1,ReturnBase:RA,NArgs:nargs,NRet:nret,Parent:cf,TailCall:0} lv meta
+			// +inline-call L.pushCallFrame callFrame{Fn:callable,Pc:0,Base:RA,LocalBase:RA+1,ReturnBase:RA,NArgs:int32(nargs),NRet:int32(nret),Parent:cf,TailCall:0} lv meta
 			if callable.IsG && callGFunction(L, false) {
 				return 1
 			}
@@ -681,7 +681,7 @@ func init() {
 					Base:       RA,
 					LocalBase:  RA + 1,
 					ReturnBase: cf.ReturnBase,
-					NArgs:      nargs,
+					NArgs:      int32(nargs),
 					NRet:       cf.NRet,
 					Parent:     cf,
 					TailCall:   0,
@@ -703,7 +703,7 @@ func init() {
 					Base:       RA,
 					LocalBase:  RA + 1,
 					ReturnBase: RA,
-					NArgs:      nargs,
+					NArgs:      int32(nargs),
 					NRet:       MultRet,
 					Parent:     cf,
 					TailCall:   0,
@@ -717,7 +717,7 @@ func init() {
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
-				cf.NArgs = nargs
+				cf.NArgs = int32(nargs)
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++
@@ -744,7 +744,7 @@ func init() {
 			if B == 0 {
 				nret = reg.Top() - RA
 			}
-			n := cf.NRet
+			n := int(cf.NRet)
 			if cf.NRet == MultRet {
 				n = nret
 			}
@@ -898,7 +898,7 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff) //GETB
 			nparams := int(cf.Fn.Proto.NumParameters)
-			nvarargs := cf.NArgs - nparams
+			nvarargs := int(cf.NArgs) - nparams
 			if nvarargs < 0 {
 				nvarargs = 0
 			}

@@ -132,14 +132,14 @@ func HeapBytes() uint64 {
 
 // gcState is L's table of collectgarbage values (GCStateKey).
 func gcState(L *LState) *LTable {
-	if t, ok := L.G.Registry.RawGetString(GCStateKey).(*LTable); ok {
+	if t, ok := L.G.Registry().RawGetString(GCStateKey).(*LTable); ok {
 		return t
 	}
 	t := L.CreateTable(0, 3)
 	t.RawSetString("setpause", LNumber(200)) // 5.1's defaults
 	t.RawSetString("setstepmul", LNumber(200))
 	t.RawSetString("work", LNumber(0))
-	L.G.Registry.RawSetString(GCStateKey, t)
+	L.G.Registry().RawSetString(GCStateKey, t)
 	return t
 }
 

@@ -83,7 +83,7 @@ func coResume(L *LState) int {
 		th.SetTop(0)
 		nargs := L.GetTop() - 1
 		L.XMoveTo(th, nargs)
-		cf.NArgs = nargs
+		cf.NArgs = int32(nargs)
 		th.initCallFrame(cf)
 		th.Panic = panicWithoutTraceback
 	} else {

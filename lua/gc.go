@@ -291,7 +291,7 @@ func (m *gcMarker) markTable(tb *LTable) {
 // markRoots marks what L's state holds as 5.1's markroot does.
 func (m *gcMarker) markRoots(L *LState) {
 	g := L.G
-	m.markTable(g.Registry)
+	m.markTable(g.registry)
 	m.markTable(g.Global)
 	for _, mt := range g.builtinMts {
 		m.markTable(mt)

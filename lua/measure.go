@@ -140,3 +140,7 @@ func (m *measurer) walkThread(ls *LState) {
 		}
 	}
 }
+
+// StackCap is the capacity of ls's value stack, in slots (luaproc's
+// tests: the coroutine of an idle process has not grown it).
+func (ls *LState) StackCap() int { return cap(ls.reg.array) }

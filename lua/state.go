@@ -89,17 +89,20 @@ type P struct {
 /* Options {{{ */
 
 // Options is a configuration that is used to create a new LState.
+// luarun: the sizes are int32, so that
+// Options are 20 bytes, not 40, and an LState (which holds them, as do
+// each of its coroutines) is 176 bytes, not 192 (TestStateSizes).
 type Options struct {
 	// Call stack size. This defaults to `lua.CallStackSize`.
-	CallStackSize int
+	CallStackSize int32
 	// Data stack size. This defaults to `lua.RegistrySize`.
-	RegistrySize int
+	RegistrySize int32
 	// Allow the registry to grow from the registry size specified up to a value of RegistryMaxSize. A value of 0
 	// indicates no growth is permitted. The registry will not shrink again after any growth.
-	RegistryMaxSize int
+	RegistryMaxSize int32
 	// If growth is enabled, step up by an additional `RegistryGrowStep` each time to avoid having to resize too often.
 	// This defaults to `lua.RegistryGrowStep`
-	RegistryGrowStep int
+	RegistryGrowStep int32
 	// Controls whether or not libraries are opened by default
 	SkipOpenLibs bool
 	// Tells whether a Go stacktrace should be included in a Lua stacktrace when panics occur.
@@ -136,17 +139,21 @@ type Debug struct {
 
 /* callFrame {{{ */
 
+// callFrame is one call's frame. luarun: Idx, NArgs, NRet and TailCall
+// are int32, two to a word, so that a frame is 64 bytes, not 80, and a
+// segment of FramesPerSegment frames 256, not 320 (one a process
+// waiting in receive; TestStateSizes).
 type callFrame struct {
-	Idx        int
 	Fn         *LFunction
 	Parent     *callFrame
 	Pc         int
 	Base       int
 	LocalBase  int
 	ReturnBase int
-	NArgs      int
-	NRet       int
-	TailCall   int
+	Idx        int32
+	NArgs      int32
+	NRet       int32
+	TailCall   int32
 }
 
 type callFrameStack interface {
@@ -190,7 +197,7 @@ func (cs *fixedCallFrameStack) Clear() {
 
 func (cs *fixedCallFrameStack) Push(v callFrame) {
 	cs.array[cs.sp] = v
-	cs.array[cs.sp].Idx = cs.sp
+	cs.array[cs.sp].Idx = int32(cs.sp)
 	cs.sp++
 }
 
@@ -277,7 +284,10 @@ func freeCallFrameStackSegment(seg *callFrameStackSegment) {
 func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	maxSegs := (maxSize + (FramesPerSegment - 1)) / FramesPerSegment
 	cs := &autoGrowingCallFrameStack{
-		segments: make([]*callFrameStackSegment, min(maxSegs, 4)),
+		// luarun: one segment's slot, doubling in Push: a state that
+		// only resumes coroutines, or a process waiting in receive, uses
+		// one segment (8 bytes, where 4 slots were 32).
+		segments: make([]*callFrameStackSegment, min(maxSegs, 1)),
 		maxSegs:  int32(min(maxSegs, math.MaxInt32)),
 		segIdx:   0,
 	}
@@ -369,7 +379,7 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 		}
 	}
 	curSeg.array[cs.segSp] = v
-	curSeg.array[cs.segSp].Idx = int(cs.segSp) + FramesPerSegment*int(cs.segIdx)
+	curSeg.array[cs.segSp].Idx = int32(int(cs.segSp) + FramesPerSegment*int(cs.segIdx))
 	cs.segSp++
 }
 
@@ -738,15 +748,15 @@ func (rg *registry) IsFull() bool {
 func newGlobal() *Global {
 	g := &Global{
 		MainThread: nil,
-		// luarun: both grow as keys come (gopher-lua made maps for 32 and
-		// 64 keys, ~3 KB, which an embedder that sets its own drops).
-		Registry: newLTable(0, 0),
-		Global:   newLTable(0, 0),
-		memLeft:  math.MaxInt64, // luarun: no owner charges it (memory.go)
+		// luarun: it grows as keys come (gopher-lua made maps for 32 and
+		// 64 keys, ~3 KB, which an embedder that sets its own drops), and
+		// the registry is made by its first use (Registry).
+		Global:  newLTable(0, 0),
+		memLeft: math.MaxInt64, // luarun: no owner charges it (memory.go)
 	}
 	g.Views.g = g
 	g.home.g = g
-	g.Registry.home, g.Global.home = &g.home, &g.home
+	g.Global.home = &g.home
 	return g
 }
 
@@ -792,11 +802,11 @@ func newLStateOf(options Options, g *Global, al *allocator) *LState {
 		ctx:          nil,
 	}
 	if options.MinimizeStackMemory {
-		ls.stack = newAutoGrowingCallFrameStack(options.CallStackSize)
+		ls.stack = newAutoGrowingCallFrameStack(int(options.CallStackSize))
 	} else {
-		ls.stack = newFixedCallFrameStack(options.CallStackSize)
+		ls.stack = newFixedCallFrameStack(int(options.CallStackSize))
 	}
-	ls.reg = newRegistry(ls, options.RegistrySize, options.RegistryGrowStep, options.RegistryMaxSize, al)
+	ls.reg = newRegistry(ls, int(options.RegistrySize), int(options.RegistryGrowStep), int(options.RegistryMaxSize), al)
 	ls.Env = ls.G.Global
 	return ls
 }
@@ -896,8 +906,8 @@ func (ls *LState) findLocal(frame *callFrame, no int) string {
 	var top int
 	if ls.currentFrame == frame {
 		top = ls.reg.Top()
-	} else if frame.Idx+1 < ls.stack.Sp() {
-		top = ls.stack.At(frame.Idx + 1).Base
+	} else if int(frame.Idx)+1 < ls.stack.Sp() {
+		top = ls.stack.At(int(frame.Idx) + 1).Base
 	} else {
 		return ""
 	}
@@ -1191,10 +1201,10 @@ func (ls *LState) metaCall(lvalue LValue) (*LFunction, bool) {
 
 func (ls *LState) initCallFrame(cf *callFrame) { // +inline-start
 	if cf.Fn.IsG {
-		ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+		ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 	} else {
 		proto := cf.Fn.Proto
-		nargs := cf.NArgs
+		nargs := int(cf.NArgs)
 		np := int(proto.NumParameters)
 		if nargs < np {
 			// default any missing arguments to nil
@@ -1303,10 +1313,10 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	{
 		cf := newcf
 		if cf.Fn.IsG {
-			ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+			ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 		} else {
 			proto := cf.Fn.Proto
-			nargs := cf.NArgs
+			nargs := int(cf.NArgs)
 			np := int(proto.NumParameters)
 			if nargs < np {
 				// default any missing arguments to nil
@@ -1412,8 +1422,8 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 		Base:       base,
 		LocalBase:  base + 1,
 		ReturnBase: rbase,
-		NArgs:      nargs,
-		NRet:       nret,
+		NArgs:      int32(nargs),
+		NRet:       int32(nret),
 		Parent:     ls.currentFrame,
 		TailCall:   0,
 	}, lv, meta)
@@ -1605,25 +1615,25 @@ func NewState(opts ...Options) *LState {
 	var ls *LState
 	if len(opts) == 0 {
 		ls = newLState(Options{
-			CallStackSize: CallStackSize,
-			RegistrySize:  RegistrySize,
+			CallStackSize: int32(CallStackSize),
+			RegistrySize:  int32(RegistrySize),
 		})
 		ls.OpenLibs()
 	} else {
 		if opts[0].CallStackSize < 1 {
-			opts[0].CallStackSize = CallStackSize
+			opts[0].CallStackSize = int32(CallStackSize)
 		}
 		// luarun: a small first size is kept when the registry may grow
 		// (gopher-lua took any size under 128 for a mistake).
 		if opts[0].RegistrySize < 1 || opts[0].RegistrySize < 128 && opts[0].RegistryMaxSize < 128 {
-			opts[0].RegistrySize = RegistrySize
+			opts[0].RegistrySize = int32(RegistrySize)
 		}
 		if opts[0].RegistryMaxSize < opts[0].RegistrySize {
 			opts[0].RegistryMaxSize = 0 // disable growth if max size is smaller than initial size
 		} else {
 			// if growth enabled, grow step is set
 			if opts[0].RegistryGrowStep < 1 {
-				opts[0].RegistryGrowStep = RegistryGrowStep
+				opts[0].RegistryGrowStep = int32(RegistryGrowStep)
 			}
 		}
 		ls = newLState(opts[0])
@@ -1684,7 +1694,7 @@ func (ls *LState) Replace(idx int, value LValue) {
 		switch idx {
 		case RegistryIndex:
 			if tb, ok := value.(*LTable); ok {
-				ls.G.Registry = tb
+				ls.G.registry = tb
 			} else {
 				ls.RaiseError("registry must be a table(%v)", value.Type().String())
 			}
@@ -1732,7 +1742,7 @@ func (ls *LState) Get(idx int) LValue {
 	} else {
 		switch idx {
 		case RegistryIndex:
-			return ls.G.Registry
+			return ls.G.Registry()
 		case EnvironIndex:
 			if ls.currentFrame == nil {
 				return ls.Env
@@ -1816,8 +1826,8 @@ func (ls *LState) CreateTable(acap, hcap int) *LTable {
 // NewThread returns a new LState that shares with the original state all global objects.
 // If the original state has context.Context, the new state has a new child context of the original state and this function returns its cancel function.
 func (ls *LState) NewThread() (*LState, context.CancelFunc) {
-	ls.charge(threadBytes + chargeSize(ls.Options.RegistrySize, valueBytes)) // luarun (memory.go)
-	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                        // luarun: no Global of its own to drop
+	ls.charge(threadBytes + chargeSize(int(ls.Options.RegistrySize), valueBytes)) // luarun (memory.go)
+	thread := newLStateOf(ls.Options, ls.G, ls.alloc)                             // luarun: no Global of its own to drop
 	thread.Env = ls.Env
 	var f context.CancelFunc = nil
 	if ls.ctx != nil {
@@ -2016,7 +2026,7 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 	for ; level > 0 && frame != nil; frame = frame.Parent {
 		level--
 		if !frame.Fn.IsG {
-			level -= frame.TailCall
+			level -= int(frame.TailCall)
 		}
 	}
 
@@ -2505,7 +2515,7 @@ func (ls *LState) ResumeAppend(dst []LValue, th *LState, fn *LFunction, args ...
 		for _, arg := range args {
 			th.Push(arg)
 		}
-		cf.NArgs = len(args)
+		cf.NArgs = int32(len(args))
 		th.initCallFrame(cf)
 		th.Panic = panicWithoutTraceback
 	} else {
@@ -2651,7 +2661,7 @@ func (ls *LState) RemoveCallerFrame() *callFrame {
 	parentsParentFrame := parentFrame.Parent
 	*parentFrame = *currentFrame
 	parentFrame.Parent = parentsParentFrame
-	parentFrame.Idx = sp - 2
+	parentFrame.Idx = int32(sp - 2)
 	cs.Pop()
 	return parentFrame
 }

@@ -92,7 +92,7 @@ func TestGetAndReplace(t *testing.T) {
 	errorIfNotEqual(t, LString("e"), L.Get(-2))
 	registry := L.NewTable()
 	L.Replace(RegistryIndex, registry)
-	L.G.Registry = registry
+	errorIfNotEqual(t, registry, L.G.Registry())
 	errorIfGFuncNotFail(t, L, func(L *LState) int {
 		L.Replace(RegistryIndex, LNil)
 		return 0
@@ -861,5 +861,27 @@ func TestAutoGrowSpareSegment(t *testing.T) {
 		if cs.segments[i] != nil {
 			t.Fatalf("segment %d kept after SetSp(0)", i)
 		}
+	}
+}
+
+// TestClearTypeMetatables: ClearTypeMetatables removes every per-type
+// metatable (numbers', functions', strings', booleans') and leaves a
+// table's own.
+func TestClearTypeMetatables(t *testing.T) {
+	L := NewState(Options{SkipOpenLibs: true})
+	defer L.Close()
+	tb := L.NewTable()
+	samples := []LValue{LNumber(1), L.NewFunction(func(*LState) int { return 0 }), LString("s"), LTrue, tb}
+	for _, v := range samples {
+		L.SetMetatable(v, L.NewTable())
+	}
+	L.G.ClearTypeMetatables()
+	for _, v := range samples[:4] {
+		if mt := L.GetMetatable(v); mt != LNil {
+			t.Errorf("%s keeps its metatable %v", v.Type(), mt)
+		}
+	}
+	if L.GetMetatable(tb) == LNil {
+		t.Error("a table lost its own metatable")
 	}
 }

@@ -239,8 +239,12 @@ func (fn *LFunction) Type() LValueType { return LTFunction }
 type Global struct {
 	MainThread    *LState
 	CurrentThread *LState
-	Registry      *LTable
-	Global        *LTable
+	// registry: the registry table (RegistryIndex), nil until the first
+	// Registry call (luarun: most luarun states never write one, and an
+	// empty table is 80 bytes a process); RegistryIfMade reads it
+	// without making it.
+	registry *LTable
+	Global   *LTable
 
 	// Views are the state's copy-on-write views of shared tables (luarun,
 	// cow.go).
@@ -264,6 +268,25 @@ type Global struct {
 	// of the walk that finds the userdata to finalize (luarun, gc.go).
 	GCRoots func() []LValue
 }
+
+// Registry is g's registry table (RegistryIndex), made on first use.
+func (g *Global) Registry() *LTable {
+	if g.registry == nil {
+		g.registry = newLTable(0, 0)
+		g.registry.home = &g.home
+	}
+	return g.registry
+}
+
+// RegistryIfMade is g's registry table, or nil if nothing made it yet
+// (nothing is in it): for the readers that must not make one.
+func (g *Global) RegistryIfMade() *LTable { return g.registry }
+
+// ClearTypeMetatables removes the metatables g's state keeps by type
+// (every type's but tables' and userdata's, which are per value), at
+// once: for a state handed to another process (luaproc), where a
+// SetMetatable of nil for each type cost six type switches.
+func (g *Global) ClearTypeMetatables() { g.builtinMts = [len(g.builtinMts)]*LTable{} }
 
 // globalRare is what few states use (Global.rare).
 type globalRare struct {

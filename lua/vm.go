@@ -264,7 +264,7 @@ func callGFunction(L *LState, tailcall bool) bool {
 		return true
 	}
 
-	wantret := frame.NRet
+	wantret := int(frame.NRet)
 	if wantret == MultRet {
 		wantret = gfnret
 	}
@@ -1256,7 +1256,7 @@ func init() {
 			// source function is 'func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) ' in '_state.go'
 			{
 				ls := L
-				cf := callFrame{Fn: callable, Pc: 0, Base: RA, LocalBase: RA + 1, ReturnBase: RA, NArgs: nargs, NRet: nret, Parent: cf, TailCall: 0}
+				cf := callFrame{Fn: callable, Pc: 0, Base: RA, LocalBase: RA + 1, ReturnBase: RA, NArgs: int32(nargs), NRet: int32(nret), Parent: cf, TailCall: 0}
 				fn := lv
 				if meta {
 					cf.NArgs++
@@ -1275,10 +1275,10 @@ func init() {
 				{
 					cf := newcf
 					if cf.Fn.IsG {
-						ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+						ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 					} else {
 						proto := cf.Fn.Proto
-						nargs := cf.NArgs
+						nargs := int(cf.NArgs)
 						np := int(proto.NumParameters)
 						if nargs < np {
 							// default any missing arguments to nil
@@ -1426,7 +1426,7 @@ func init() {
 					Base:       RA,
 					LocalBase:  RA + 1,
 					ReturnBase: cf.ReturnBase,
-					NArgs:      nargs,
+					NArgs:      int32(nargs),
 					NRet:       cf.NRet,
 					Parent:     cf,
 					TailCall:   0,
@@ -1448,7 +1448,7 @@ func init() {
 					Base:       RA,
 					LocalBase:  RA + 1,
 					ReturnBase: RA,
-					NArgs:      nargs,
+					NArgs:      int32(nargs),
 					NRet:       MultRet,
 					Parent:     cf,
 					TailCall:   0,
@@ -1462,7 +1462,7 @@ func init() {
 				cf.Pc = 0
 				cf.Base = RA
 				cf.LocalBase = RA + 1
-				cf.NArgs = nargs
+				cf.NArgs = int32(nargs)
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++
@@ -1473,10 +1473,10 @@ func init() {
 				{
 					ls := L
 					if cf.Fn.IsG {
-						ls.reg.SetTop(cf.LocalBase + cf.NArgs)
+						ls.reg.SetTop(cf.LocalBase + int(cf.NArgs))
 					} else {
 						proto := cf.Fn.Proto
-						nargs := cf.NArgs
+						nargs := int(cf.NArgs)
 						np := int(proto.NumParameters)
 						if nargs < np {
 							// default any missing arguments to nil
@@ -1644,7 +1644,7 @@ func init() {
 			if B == 0 {
 				nret = reg.Top() - RA
 			}
-			n := cf.NRet
+			n := int(cf.NRet)
 			if cf.NRet == MultRet {
 				n = nret
 			}
@@ -2249,7 +2249,7 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff) //GETB
 			nparams := int(cf.Fn.Proto.NumParameters)
-			nvarargs := cf.NArgs - nparams
+			nvarargs := int(cf.NArgs) - nparams
 			if nvarargs < 0 {
 				nvarargs = 0
 			}

@@ -75,7 +75,7 @@ func (p *luaProcess) spawnOn(L *lua.LState) int {
 	if err != nil {
 		L.RaiseError("process.spawn_on: %v", err)
 	}
-	return p.block(L, "process.spawn_on", &request{kind: reqCommand, command: spawnCommand,
+	return p.block(L, "process.spawn_on", &request{kind: reqCommand, name: spawnCommand,
 		args: []any{node, s.name, source, entry, []any(args)}})
 }
 

@@ -47,11 +47,16 @@ func (c *luaCtx) raiseAtNext(err error, th *lua.LState) {
 type procKey struct{}
 
 // initCtx makes c, a zero luaCtx, process p's context below ctx.
-func (c *luaCtx) initCtx(ctx context.Context, p *luaProcess) *luaCtx {
+func (c *luaCtx) initCtx(ctx context.Context, p *luaProcess) {
 	c.Context, c.p = ctx, p
 	c.interrupt.Check = checkInterrupt
-	return c
 }
+
+// lctx is the context of p's coroutines (its own, made by Init).
+func (p *luaProcess) lctx() *luaCtx { return &p.own.ctx }
+
+// ctx is p's scheduler context (Init's; nil before Init).
+func (p *luaProcess) ctx() context.Context { return p.own.ctx.Context }
 
 // adopt makes co one of the process's coroutines: with its context, and
 // checking its interrupt.
@@ -62,7 +67,7 @@ func (c *luaCtx) adopt(co *lua.LState) {
 
 // Interrupt implements scheduler.Interrupter: the process's context has
 // been cancelled, and its running code stops at its next instruction.
-func (p *luaProcess) Interrupt() { p.lctx.interrupt.Flag.Or(cancelFlag) }
+func (p *luaProcess) Interrupt() { p.lctx().interrupt.Flag.Or(cancelFlag) }
 
 // checkInterrupt is called by gopher-lua before an instruction of coroutine
 // L when the process's interrupt flag is set; an error it returns is
@@ -71,7 +76,7 @@ func (p *luaProcess) Interrupt() { p.lctx.interrupt.Flag.Or(cancelFlag) }
 // code stopped, before pcall or a coroutine boundary turns the error into
 // another raised further out.
 func checkInterrupt(L *lua.LState) error {
-	c := procOf(L).lctx
+	c := procOf(L).lctx()
 	f := c.interrupt.Flag.Load()
 	if f&probeFlag != 0 {
 		c.p.answerProbe()
@@ -181,7 +186,7 @@ func (p *luaProcess) takeThread() *lua.LState {
 		return co
 	}
 	co, _ := p.L.NewThread()
-	p.lctx.adopt(co)
+	p.lctx().adopt(co)
 	if p.pthreads == nil {
 		p.pthreads = map[*lua.LState]bool{}
 	}

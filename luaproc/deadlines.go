@@ -97,6 +97,9 @@ func armDeadline(c scheduler.Call) error {
 // stopTimers stops the timers p armed (the process has ended: nothing
 // waits for them).
 func (p *luaProcess) stopTimers() {
+	if p.dl == nil {
+		return
+	}
 	for i, a := range p.dl.armed {
 		a.stop.stop()
 		p.dl.armed[i] = armedTimer{}
@@ -104,11 +107,12 @@ func (p *luaProcess) stopTimers() {
 	p.dl.armed = p.dl.armed[:0]
 }
 
-// deadlines are a process's timeouts and the timers armed for them.
+// deadlines are a process's timeouts and the timers armed for them, made
+// by its first timeout (setDeadline): most processes wait without one.
 type deadlines struct {
 	pending []deadline
 	armed   []armedTimer
-	// firstStop is the first timer's stopper, in the process's own
+	// firstStop is the first timer's stopper, in the deadlines' own
 	// allocation (a process that makes one call arms one timer).
 	firstStop timerStop
 	usedFirst bool
@@ -123,6 +127,9 @@ func (p *luaProcess) setDeadline(t *task, seconds float64) {
 	now := time.Now()
 	at := now.Add(time.Duration(seconds * float64(time.Second)))
 	t.hasDeadline = true
+	if p.dl == nil {
+		p.dl = &deadlines{}
+	}
 	p.dl.pending = append(p.dl.pending, deadline{t: t, at: at})
 	p.armFor(at, now)
 }
@@ -166,6 +173,9 @@ func (p *luaProcess) clearDeadline(t *task) {
 // timerFired handles the completion tag if it is one of the armed
 // timers: it times out the waits that are due and arms the next timer.
 func (p *luaProcess) timerFired(tag uint64) bool {
+	if p.dl == nil {
+		return false // no timer was armed
+	}
 	i := 0
 	for i < len(p.dl.armed) && p.dl.armed[i].tag != tag {
 		i++

@@ -96,7 +96,7 @@ const debugRegistryKey = "luarun.debug-registry"
 // debugGetregistry is debug.getregistry(): a table of the process's own,
 // the same one on every call (Lua libraries keep their data there).
 func debugGetregistry(L *lua.LState) int {
-	reg := L.G.Registry
+	reg := L.G.Registry()
 	t, ok := reg.RawGetString(debugRegistryKey).(*lua.LTable)
 	if !ok {
 		t = L.CreateTable(0, 0)
@@ -248,7 +248,7 @@ func debugSetlocal(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	name := t.SetLocalAt(f.Idx, local, v)
+	name := t.SetLocalAt(int(f.Idx), local, v)
 	if name == "" {
 		L.Push(lua.LNil) // as 5.1: nil, not nothing
 		return 1
@@ -505,7 +505,7 @@ func debugGetlocal(L *lua.LState) int {
 		L.Push(lua.LNil) // as 5.1 past a C function's slots
 		return 1
 	}
-	name, v := t.GetLocalAt(f.Idx, local)
+	name, v := t.GetLocalAt(int(f.Idx), local)
 	if name == "" {
 		L.Push(lua.LNil) // as 5.1: nil, not nothing
 		return 1
@@ -588,6 +588,9 @@ type xpcallResult struct {
 func (p *luaProcess) armHandler(L *lua.LState) int {
 	handler := L.Get(1)
 	co, old := L, L.Panic
+	// The handler's fields, which the closure below uses too, are in
+	// procMore.
+	p.more()
 	if p.xpHandled.co == co { // left by an error something caught in Go
 		p.xpHandled = xpcallResult{}
 	}
@@ -624,11 +627,11 @@ func (p *luaProcess) armHandler(L *lua.LState) int {
 // whether it returned, and its result.
 func (p *luaProcess) takeHandled(L *lua.LState) int {
 	co := L.CheckThread(1)
-	res := p.xpHandled
-	if res.co != co {
+	if p.procMore == nil || p.xpHandled.co != co {
 		L.Push(lua.LFalse)
 		return 1
 	}
+	res := p.xpHandled
 	p.xpHandled = xpcallResult{}
 	L.Push(lua.LTrue)
 	L.Push(lua.LBool(!res.failed))

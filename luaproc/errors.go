@@ -245,7 +245,7 @@ func tracebackLevels(p *luaProcess, th *lua.LState, f *callFrame, entry string) 
 		}
 		levels = append(levels, tbLevel{f: f, name: name, where: where})
 		if tails > 0 {
-			levels = append(levels, tbLevel{kind: 't', n: tails})
+			levels = append(levels, tbLevel{kind: 't', n: int(tails)})
 		}
 	}
 	return levels
@@ -425,10 +425,10 @@ func frameAt(L *lua.LState, level int) (th *lua.LState, f *callFrame, tail int) 
 	}
 	th, f = L, currentFrame(L)
 	for ; f != nil && level > 0; level-- {
-		if level <= f.TailCall {
+		if level <= int(f.TailCall) {
 			return th, f, level
 		}
-		level -= f.TailCall
+		level -= int(f.TailCall)
 		below := f
 		th, f = parent(th, f)
 		for f != nil && opaqueFrame(f) {

@@ -114,7 +114,7 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 			}
 		}
 		more.linesTaken = 0 // this yield ends the step
-		return p.park(L, f, &request{kind: reqCommand, command: "file:lines", args: args})
+		return p.park(L, f, &request{kind: reqCommand, name: "file:lines", args: args})
 	}))
 	return 1
 }

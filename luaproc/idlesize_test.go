@@ -15,13 +15,18 @@ import (
 
 // TestIdleProcessFits: a luaProcess, with the 8-byte header Go puts
 // before an object of more than 512 bytes that holds pointers, fits the
-// 1,024-byte size class (it was 1,184 bytes, in the 1,280 class, before
+// 768-byte size class. It was 1,184 bytes, in the 1,280 class, before
 // the fields few processes use moved to procMore and the root task's
-// first arguments into its argBuf).
+// first arguments into its argBuf; 1,016, in the 1,024 class, before
+// the timeouts and xpcall's handler moved out and the copies of its
+// context, its coroutines' context and its last sender's PID went; 880,
+// in the 896 class, before process.all's fields left the root task
+// (allWait), the main process's options moved to procMore and the
+// request was packed.
 func TestIdleProcessFits(t *testing.T) {
 	const mallocHeader = 8
-	if n := unsafe.Sizeof(luaProcess{}); n+mallocHeader > 1024 {
-		t.Fatalf("a luaProcess is %d bytes: with its malloc header, more than the 1,024-byte size class (move what few processes use to procMore)", n)
+	if n := unsafe.Sizeof(luaProcess{}); n+mallocHeader > 768 {
+		t.Fatalf("a luaProcess is %d bytes: with its malloc header, more than the 768-byte size class (move what few processes use to procMore)", n)
 	}
 }
 
@@ -77,5 +82,43 @@ func TestIdleProcessHeap(t *testing.T) {
 	t.Logf("%.0f heap bytes per idle process", perProc)
 	if perProc > 4096 {
 		t.Fatalf("an idle process holds %.0f heap bytes: more than 4 KB", perProc)
+	}
+}
+
+// TestIdleCoroutineStack: the root coroutine of a process waiting in
+// receive, started with up to two arguments, or sending first as
+// bench/million.lua's idle processes do, still has the value stack it
+// started with: coRegistrySize slots, 16 (256 bytes), suffice. It was 20
+// slots (the 320-byte size class), sized for a prelude that needed 17
+// with an argument; this one needs 13 (14 with two).
+func TestIdleCoroutineStack(t *testing.T) {
+	require.LessOrEqual(t, coRegistrySize, 16, "a coroutine's first value stack is more than 256 bytes")
+	rt, _, _ := newTestRuntime(t, Options{})
+	const src = `
+function sink() while true do process.receive() end end
+function idle(a, b) process.receive() end
+function idle_send(to) process.send(to, true) local msg = process.receive() end`
+	s, err := rt.LoadString("idlestack.lua", src)
+	require.NoError(t, err)
+	ctx := context.Background()
+	sink, err := rt.Start(ctx, s, "sink")
+	require.NoError(t, err)
+	steps := uint64(1)
+	waitSteps(rt, steps)
+	cases := []struct {
+		entry string
+		args  []any
+		steps uint64 // its first step, and the sink's if it sends
+	}{
+		{"idle", nil, 1}, {"idle", []any{1.0}, 1}, {"idle", []any{1.0, "two"}, 1},
+		{"idle_send", []any{float64(sink.PID())}, 2}, {"idle_send", []any{float64(sink.PID()), "two"}, 2},
+	}
+	for _, c := range cases {
+		p := rt.newProcess(s)
+		_, err := rt.start(ctx, p, c.entry, c.args)
+		require.NoError(t, err)
+		steps += c.steps
+		waitSteps(rt, steps) // p waits in receive
+		require.Equal(t, coRegistrySize, p.root.co.StackCap(), "%s with %d arguments", c.entry, len(c.args))
 	}
 }

@@ -37,7 +37,7 @@ func (rt *Runtime) StartMain(ctx context.Context, s *Script, entry string, mo Ma
 		s = &Script{name: "(command line)", proto: noScriptProto()}
 	}
 	p := rt.newProcess(s)
-	p.main = &mo
+	p.more().main = &mo
 	h, err := rt.start(ctx, p, entry, args)
 	return Handle{h}, err
 }

@@ -325,7 +325,10 @@ func (p *luaProcess) measure() int64 {
 // yet started, process.all's results, a receive's match function) and
 // the last sender's value — the roots the __gc walk needs (lua/gc.go).
 func (p *luaProcess) roots(all bool) []lua.LValue {
-	roots := []lua.LValue{p.L, p.L.G.Registry, p.L.G.Global}
+	roots := []lua.LValue{p.L, p.L.G.Global}
+	if reg := p.L.G.RegistryIfMade(); reg != nil {
+		roots = append(roots, reg)
+	}
 	var addTask func(t *task)
 	addTask = func(t *task) {
 		if t == nil {
@@ -333,9 +336,11 @@ func (p *luaProcess) roots(all bool) []lua.LValue {
 		}
 		roots = append(roots, t.co)
 		roots = append(roots, t.args...)
+		if all && t.all != nil {
+			roots = append(roots, t.all.results...)
+			roots = append(roots, t.all.errValue)
+		}
 		if all {
-			roots = append(roots, t.results...)
-			roots = append(roots, t.errValue)
 			if t.fn != nil {
 				roots = append(roots, t.fn)
 			}
@@ -343,8 +348,10 @@ func (p *luaProcess) roots(all bool) []lua.LValue {
 				roots = append(roots, t.match)
 			}
 		}
-		for _, c := range t.children {
-			addTask(c)
+		if t.all != nil {
+			for _, c := range t.all.children {
+				addTask(c)
+			}
 		}
 	}
 	addTask(p.root)

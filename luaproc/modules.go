@@ -388,7 +388,7 @@ func (p *luaProcess) wait(L *lua.LState) int {
 		L.Push(lua.LString("timeout"))
 		return 2
 	}
-	return p.block(L, "process.wait", &request{kind: reqCommand, command: "process.wait", args: []any{h, timeout}})
+	return p.block(L, "process.wait", &request{kind: reqCommand, name: "process.wait", args: []any{h, timeout}})
 }
 
 func (p *luaProcess) kill(L *lua.LState) int {
@@ -432,7 +432,7 @@ func (p *luaProcess) sleep(L *lua.LState) int {
 	case d < 0:
 		d = 0
 	}
-	return p.block(L, "time.sleep", &request{kind: reqCommand, command: "time.sleep", args: []any{d}})
+	return p.block(L, "time.sleep", &request{kind: reqCommand, name: "time.sleep", args: []any{d}})
 }
 
 // commandFunc makes the Lua function of an application command: its
@@ -441,7 +441,7 @@ func commandFunc(name string) lua.LGFunction {
 	return func(L *lua.LState) int {
 		p := procOf(L)
 		args := argPayloads(L, 1, name)
-		return p.block(L, name, &request{kind: reqCommand, command: name, args: args})
+		return p.block(L, name, &request{kind: reqCommand, name: name, args: args})
 	}
 }
 
@@ -456,7 +456,7 @@ func checkedCommandFunc(name string) lua.LGFunction {
 		if err := commands.CheckArgs(name, args); err != nil {
 			L.RaiseError("%s: %v", name, err)
 		}
-		return p.block(L, name, &request{kind: reqCommand, command: name, args: args})
+		return p.block(L, name, &request{kind: reqCommand, name: name, args: args})
 	}
 }
 
@@ -487,7 +487,7 @@ func logAt(level slog.Level) lua.LGFunction {
 		if len(kv)%2 == 1 {
 			kv = append(kv, nil)
 		}
-		p.rt.logger.Log(p.ctx, level, msg, kv...)
+		p.rt.logger.Log(p.ctx(), level, msg, kv...)
 		return 0
 	}
 }

@@ -26,14 +26,14 @@ const ioOpenedKey = "luarun.io-opened"
 
 // recycle offers p's state for reuse, if it is clean. It runs in Close.
 func (p *luaProcess) recycle() bool {
-	if p.L == nil || p.root == nil || p.err != nil || !p.done || p.ctx.Err() != nil {
+	if p.L == nil || p.root == nil || p.err != nil || !p.done || p.ctx().Err() != nil {
 		return false
 	}
 	co := p.root.co
 	if !co.Dead || currentFrame(co) != nil || len(p.waiting) > 0 {
 		return false
 	}
-	if p.L.G.Registry.RawGetString(ioOpenedKey) != lua.LNil {
+	if reg := p.L.G.RegistryIfMade(); reg != nil && reg.RawGetString(ioOpenedKey) != lua.LNil {
 		return false
 	}
 	ps := p.pooled // the holder it came in, if recycled (one allocation less)
@@ -62,15 +62,13 @@ func (rt *Runtime) reusedState() *pooledState {
 	co.SetTop(0)
 	co.Dead, co.Parent = false, nil
 	// setmetatable(0, mt) and the like set per-type metatables of the
-	// state; the next process starts without them (strings' is set anew).
-	for _, v := range typeSamples {
-		L.SetMetatable(v, lua.LNil)
+	// state; the next process starts without them (strings' is set anew
+	// by setupState).
+	L.G.ClearTypeMetatables()
+	if reg := L.G.RegistryIfMade(); reg != nil {
+		reg.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
 	}
-	L.G.Registry.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
-	L.SetHook(nil)                                        // debug.sethook's (debuglib.go)
+	L.SetHook(nil) // debug.sethook's (debuglib.go)
 	co.SetHook(nil)
 	return ps
 }
-
-// typeSamples has a value of each type whose metatable is per state.
-var typeSamples = []lua.LValue{lua.LNil, lua.LTrue, lua.LNumber(0), &lua.LFunction{}, &lua.LState{}, lua.LChannel(nil)}

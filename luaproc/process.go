@@ -56,24 +56,25 @@ type luaProcess struct {
 	progDir string
 	entry   string
 	input   payload.Payloads
-	main    *MainOptions // the luarun command's main process (StartMain); nil for any other
 	pid     scheduler.PID
-	ctx     context.Context
-	lctx    *luaCtx // the context of its coroutines
 
 	L   *lua.LState // the main state: globals; never run itself
 	tpl *template   // the template the state was made from
 
 	root *task
-	own  ownAllocs // p.lctx, p.root and their first slices (Init)
+	// own: its context (own.ctx: lctx, and its scheduler context
+	// ctx), p.root and their first slices (Init).
+	own ownAllocs
 	// pooled: the holder of the recycled state p took, for recycle to
 	// put the state back in (pool.go); nil for a new state.
 	pooled  *pooledState
 	current *task   // the task being resumed
 	ready   []*task // tasks to resume, in order
 	nextTag uint64
-	waiting []waiter  // the tasks waiting for a completion, by tag (few: a slice)
-	dl      deadlines // receive and call timeouts (deadlines.go)
+	waiting []waiter // the tasks waiting for a completion, by tag (few: a slice)
+	// dl: its receive and call timeouts (deadlines.go); nil until the
+	// first, so that an idle process holds 8 bytes, not 72, for them.
+	dl *deadlines
 	// receivers wait in process.receive, first come first served.
 	receivers []*task
 	mailbox   mailbox
@@ -89,9 +90,8 @@ type luaProcess struct {
 	pthreads    map[*lua.LState]bool
 	freeThreads []*lua.LState
 
-	// lastFrom, lastFromV: the last sender and its Lua value, so a stream
-	// of messages from one sender does not box its PID each time.
-	lastFrom  scheduler.PID
+	// lastFromV: the last sender's PID as a Lua value, so a stream of
+	// messages from one sender does not box its PID each time.
 	lastFromV lua.LValue
 
 	// mods: the package table and the modules loading (require.go); nil
@@ -128,10 +128,7 @@ type luaProcess struct {
 	// checks p.procMore != nil first.
 	*procMore
 
-	xpHandled xpcallResult // what an xpcall handler made of its error (debuglib.go)
-	xpRunning int32        // xpcall handlers running where their error was raised
-	inMatch   int32        // receive{match=} functions running (receive.go: notInMatch)
-	xpBlocked bool         // one of them tried to block
+	inMatch int32 // receive{match=} functions running (receive.go: notInMatch)
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool
@@ -177,9 +174,28 @@ type procMore struct {
 	lineBufs   map[int64]*readAhead
 	linesTaken int         // batches of lines taken since a lines iterator last yielded (fsfile.go)
 	entryErr   *EntryError // set when the entry point did not resolve
+	// main: the luarun command's main process's options (StartMain);
+	// nil for any other (mainOpts).
+	main *MainOptions
+
+	// xpcall's handlers (debuglib.go; xpcall makes procMore): what one
+	// made of its error, how many run where their error was raised, and
+	// whether one of them tried to block.
+	xpHandled xpcallResult
+	xpRunning int32
+	xpBlocked bool
 }
 
 // more returns p's procMore, made on first use.
+// mainOpts is p's MainOptions, nil for a process not the luarun
+// command's main one.
+func (p *luaProcess) mainOpts() *MainOptions {
+	if p.procMore == nil {
+		return nil
+	}
+	return p.main
+}
+
 func (p *luaProcess) more() *procMore {
 	if p.procMore == nil {
 		p.procMore = &procMore{}
@@ -207,28 +223,20 @@ func (p *luaProcess) stoppedWhere() string {
 }
 
 type task struct {
-	co      *lua.LState
-	fn      *lua.LFunction // the function of a task not yet started
-	args    []lua.LValue   // the values of its next resume
-	started bool
+	co   *lua.LState
+	fn   *lua.LFunction // the function of a task not yet started
+	args []lua.LValue   // the values of its next resume
 
-	// A task waiting in process.all: its children's first results, the
-	// first (by position) error among them, and how many still run.
-	parent   *task
-	index    int
-	results  []lua.LValue
-	errValue lua.LValue
-	errIndex int
-	running  int
+	// parent, index: a task of a process.all, the task waiting in it and
+	// its position; all: what a task waiting in process.all waits for
+	// (nil otherwise, so that a task is 200 bytes, not 280).
+	parent *task
+	index  int
+	all    *allWait
 
-	// children: the tasks of its process.all while it waits for them;
 	// waitingLoad: the module load it waits for in require (require.go).
-	children    []*task
 	waitingLoad *moduleLoad
 
-	// hasDeadline: it waits in a receive or call with a timeout
-	// (deadlines.go).
-	hasDeadline bool
 	// match, scanned: a selective receive's function and how many
 	// entries from the mailbox's head it has refused (receive.go).
 	match   *lua.LFunction
@@ -241,11 +249,25 @@ type task struct {
 	// call: the call it waits on (calls.go), nil if none.
 	call *callRequest
 	// wants: how many values the blocking call it is suspended in wants
-	// back (-1: all of them).
-	wants int
+	// back (-1: all of them). started: it was first resumed. hasDeadline:
+	// it waits in a receive or call with a timeout (deadlines.go).
+	wants       int32
+	started     bool
+	hasDeadline bool
 	// argBuf backs args for the common resumes (a message, its sender,
 	// its kind, a call's handle), and the values of its first resume.
 	argBuf [4]lua.LValue
+}
+
+// allWait is a task's process.all while it waits: its children, their
+// first results, the first (by position) error among them, and how many
+// still run.
+type allWait struct {
+	children []*task
+	results  []lua.LValue
+	errValue lua.LValue
+	errIndex int
+	running  int
 }
 
 type waiter struct {
@@ -277,15 +299,21 @@ const (
 	reqCall
 )
 
+// request is one blocking call. Its fields are few and packed (the name
+// is a command's or a module's, scanned a 32-bit count beside kind), as
+// every luaProcess holds one (TestIdleProcessFits).
 type request struct {
-	kind    requestKind
-	command string
+	kind requestKind
+	// scanned: reqReceive, the entries match has refused (a mailbox of
+	// 2^31 messages would not fit in memory).
+	scanned int32
+	// name: reqCommand, the command; reqModule, the module another task
+	// is loading.
+	name    string
 	args    []any
 	timeout float64 // receive: seconds; < 0: none
 	fns     []*lua.LFunction
-	module  string         // reqModule: the module another task is loading
 	match   *lua.LFunction // reqReceive: a selective receive's function
-	scanned int            // reqReceive: the entries match has refused
 }
 
 // cmdMarker is the first value of every yield that carries a request.
@@ -301,16 +329,16 @@ func (p *luaProcess) Init(ctx context.Context, method string, input payload.Payl
 			err = fmt.Errorf("start %s: %v", p.script.name, v)
 		}
 	}()
-	p.ctx, p.entry, p.input = ctx, method, input
+	p.entry, p.input = method, input
 	p.pid = scheduler.PIDFrom(ctx)
-	p.lctx = p.own.ctx.initCtx(ctx, p)
+	p.own.ctx.initCtx(ctx, p)
 	reused := p.rt.setupState(p)
 	fn, chunk := p.tpl.boot, p.tpl.noChunk
 	if _, run := p.globalsFor(p.tpl); run {
 		chunk = p.L.NewFunctionFromProto(p.script.proto)
 	}
 	var args []lua.LValue
-	if p.main != nil && len(p.main.Before) > 0 {
+	if mo := p.mainOpts(); mo != nil && len(mo.Before) > 0 {
 		fn, args = p.mainBoot(chunk, method) // mainproc.go
 	} else {
 		args = p.own.root.argBuf[:0] // free until the first resume has taken them
@@ -354,7 +382,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 	if co == nil {
 		co, _ = p.L.NewThread() // p.L has no context: no child context is made
 	}
-	p.lctx.adopt(co)
+	p.lctx().adopt(co)
 	co.Tagged = true // a task's coroutine (isTask): scripts must not resume it
 	t.co, t.fn, t.args = co, fn, args
 	return t
@@ -446,7 +474,7 @@ func (p *luaProcess) Close() {
 // before the state is closed or reused (lua/gc.go). A process killed, or
 // ended by os.exit (whose 5.1 exits without closing the state), runs none.
 func (p *luaProcess) runFinalizers() {
-	if p.ctx.Err() != nil || p.err != nil && killedOrExited(p.err) {
+	if p.ctx().Err() != nil || p.err != nil && killedOrExited(p.err) {
 		lua.DropFinalizers(p.L) // nor does L.Close
 		return
 	}
@@ -530,8 +558,10 @@ func (p *luaProcess) resultValues(data any, buf []lua.LValue) []lua.LValue {
 
 // pidValue is pid as a Lua number.
 func (p *luaProcess) pidValue(pid scheduler.PID) lua.LValue {
-	if pid != p.lastFrom || p.lastFromV == nil {
-		p.lastFrom, p.lastFromV = pid, lua.LNumber(pid)
+	// The PID as a number, not the PID, is compared: PIDs past 2^53
+	// that round to one number have one value.
+	if v, ok := p.lastFromV.(lua.LNumber); !ok || v != lua.LNumber(pid) {
+		p.lastFromV = lua.LNumber(pid)
 	}
 	return p.lastFromV
 }
@@ -548,7 +578,7 @@ func (p *luaProcess) removeReceiver(t *task) {
 // run resumes t once and acts on how it stopped.
 func (p *luaProcess) run(t *task) {
 	if t.raise != nil { // its match function failed while it waited
-		p.lctx.raiseAtNext(t.raise, t.blockedIn)
+		p.lctx().raiseAtNext(t.raise, t.blockedIn)
 		t.raise = nil
 	}
 	p.current, p.hasReq = t, false
@@ -589,7 +619,7 @@ func (p *luaProcess) resume(t *task) (lua.ResumeState, []lua.LValue, error) {
 		}
 		return st, vals, nil
 	}
-	return p.resumeStarted(t, fitValues(args, t.wants))
+	return p.resumeStarted(t, fitValues(args, int(t.wants)))
 }
 
 // resumeStarted resumes a suspended task as coroutine.resume does
@@ -648,8 +678,8 @@ func fitValues(vs []lua.LValue, n int) []lua.LValue {
 
 // scriptError turns a failed resume into the process's error.
 func (p *luaProcess) scriptError(t *task, rerr error) error {
-	if p.ctx.Err() != nil {
-		cause := context.Cause(p.ctx)
+	if p.ctx().Err() != nil {
+		cause := context.Cause(p.ctx())
 		if sle, ok := cause.(*scheduler.StepLimitError); ok {
 			return p.stepLimitError(t, sle, rerr)
 		}
@@ -686,30 +716,29 @@ func (p *luaProcess) request(t *task, r *request) {
 	case reqCommand:
 		tag := p.newTag()
 		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
-		p.out.Yield(tag, r.command, r.args...)
+		p.out.Yield(tag, r.name, r.args...)
 	case reqReceive:
-		t.match, t.scanned = r.match, r.scanned
+		t.match, t.scanned = r.match, int(r.scanned)
 		p.receivers = append(p.receivers, t)
 		if r.timeout > 0 {
 			p.setDeadline(t, r.timeout)
 		}
 	case reqAll:
-		t.results = make([]lua.LValue, len(r.fns))
-		t.running, t.errValue = len(r.fns), nil
+		t.all = &allWait{results: make([]lua.LValue, len(r.fns)), running: len(r.fns)}
 		if len(r.fns) == 0 {
 			p.allDone(t)
 			return
 		}
-		t.children = make([]*task, len(r.fns))
+		t.all.children = make([]*task, len(r.fns))
 		for i, fn := range r.fns {
 			// see prelude.lua's trampoline
 			c := p.newTask(p.tpl.trampoline, []lua.LValue{fn}, nil)
 			c.parent, c.index = t, i
-			t.children[i] = c
+			t.all.children[i] = c
 			p.ready = append(p.ready, c)
 		}
 	case reqModule:
-		p.waitForLoad(t, r.module)
+		p.waitForLoad(t, r.name)
 	case reqCall:
 		p.waitForReply(t, *r)
 	}
@@ -738,37 +767,37 @@ func (p *luaProcess) taskEnded(t *task, vals []lua.LValue, err error) {
 		p.end(res, cerr)
 		return
 	}
-	parent := t.parent
+	a := t.parent.all
 	switch {
 	case err != nil:
-		if parent.errValue == nil || t.index < parent.errIndex {
+		if a.errValue == nil || t.index < a.errIndex {
 			var se *ScriptError
 			if errors.As(err, &se) {
-				parent.errValue = lua.LString(se.Message)
+				a.errValue = lua.LString(se.Message)
 			} else {
-				parent.errValue = lua.LString(err.Error())
+				a.errValue = lua.LString(err.Error())
 			}
-			parent.errIndex = t.index
+			a.errIndex = t.index
 		}
 	case len(vals) > 0:
-		parent.results[t.index] = vals[0]
+		a.results[t.index] = vals[0]
 	default:
-		parent.results[t.index] = lua.LNil
+		a.results[t.index] = lua.LNil
 	}
-	parent.running--
-	if parent.running == 0 {
-		p.allDone(parent)
+	a.running--
+	if a.running == 0 {
+		p.allDone(t.parent)
 	}
 }
 
 // allDone resumes a task whose process.all has finished.
 func (p *luaProcess) allDone(t *task) {
-	if t.errValue != nil {
-		t.args = []lua.LValue{lua.LFalse, t.errValue}
+	if a := t.all; a.errValue != nil {
+		t.args = []lua.LValue{lua.LFalse, a.errValue}
 	} else {
-		t.args = append([]lua.LValue{lua.LTrue}, t.results...)
+		t.args = append([]lua.LValue{lua.LTrue}, a.results...)
 	}
-	t.results, t.errValue, t.children = nil, nil, nil
+	t.all = nil
 	p.ready = append(p.ready, t)
 }
 
@@ -812,7 +841,7 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 	if p.current == nil {
 		L.RaiseError("%s: cannot block outside a process step", name)
 	}
-	if p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
+	if p.procMore != nil && p.xpRunning > 0 { // xpcall runs the handler again once unwound (debuglib.go)
 		p.xpBlocked = true
 		L.RaiseError("%s: cannot block in an xpcall handler before the stack unwinds", name)
 	}
@@ -843,7 +872,7 @@ func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	p.req, p.hasReq = *r, true
 	p.current.blockedIn = L
 	if L == p.current.co { // resumed by resumeStarted: no marker to move
-		p.current.wants = callerWants(f)
+		p.current.wants = int32(callerWants(f)) // argC of an instruction: 9 bits
 		return L.YieldMarked()
 	}
 	p.current.wants = -1

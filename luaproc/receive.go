@@ -170,7 +170,7 @@ func (p *luaProcess) receiveMatch(L *lua.LState, opts *lua.LTable) int {
 	if timeout == 0 {
 		return pushTimeout(L)
 	}
-	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout, match: f, scanned: p.mailbox.len()})
+	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout, match: f, scanned: int32(p.mailbox.len())})
 }
 
 // notInMatch raises the error of name (process.receive, wait, call,

@@ -169,7 +169,7 @@ func (p *luaProcess) register(L *lua.LState) int {
 		return 2
 	}
 	if p.rt.cluster != nil { // and in the whole cluster: a round trip (cluster.go)
-		return p.block(L, "process.register", &request{kind: reqCommand, command: registerCommand, args: []any{name, pid}})
+		return p.block(L, "process.register", &request{kind: reqCommand, name: registerCommand, args: []any{name, pid}})
 	}
 	L.Push(lua.LTrue)
 	return 1

@@ -212,7 +212,7 @@ func (p *luaProcess) waitRemote(L *lua.LState, pid scheduler.PID, timeout float6
 		L.Push(lua.LString("timeout"))
 		return 2
 	}
-	return p.block(L, "process.wait", &request{kind: reqCommand, command: waitCommand, args: []any{pid, e, timeout}})
+	return p.block(L, "process.wait", &request{kind: reqCommand, name: waitCommand, args: []any{pid, e, timeout}})
 }
 
 // waitInCluster is waitCommand's handler: it completes when the process

@@ -270,7 +270,7 @@ func (p *luaProcess) requireCheck(L *lua.LState) int {
 			L.Push(lua.LString("require cycle: " + p.taskCycle(ld)))
 			return 1
 		}
-		return p.block(L, "require", &request{kind: reqModule, module: name})
+		return p.block(L, "require", &request{kind: reqModule, name: name})
 	default:
 		L.Push(lua.LString("module '" + name + "' is being loaded by a coroutine that is suspended"))
 	}
@@ -323,7 +323,10 @@ func (p *luaProcess) waitsFor(t, target *task, depth int) bool {
 	if ld := t.waitingLoad; ld != nil && p.waitsFor(ld.task, target, depth+1) {
 		return true
 	}
-	for _, c := range t.children {
+	if t.all == nil {
+		return false
+	}
+	for _, c := range t.all.children {
 		if isTask(c.co) && p.waitsFor(c, target, depth+1) {
 			return true
 		}

@@ -55,21 +55,21 @@ const nestError = "C stack overflow (coroutines, pcalls and xpcalls nested more 
 // SlowStep implements scheduler.SlowStepper: the running loop logs where
 // it is at its next instruction (answerProbe).
 func (p *luaProcess) SlowStep(elapsed time.Duration) {
-	p.lctx.slowFor.Store(int64(elapsed))
-	p.lctx.interrupt.Flag.Or(probeFlag)
+	p.lctx().slowFor.Store(int64(elapsed))
+	p.lctx().interrupt.Flag.Or(probeFlag)
 }
 
 // answerProbe logs where the process's running code is. It runs on the
 // goroutine running the process (from checkInterrupt).
 func (p *luaProcess) answerProbe() {
-	if p.lctx.interrupt.Flag.And(^probeFlag)&probeFlag == 0 {
+	if p.lctx().interrupt.Flag.And(^probeFlag)&probeFlag == 0 {
 		return // answered already
 	}
 	where := scriptWhere(p.L.G.CurrentThread)
 	if where == "" {
 		where = p.script.name + ":"
 	}
-	elapsed := time.Duration(p.lctx.slowFor.Load()).Round(time.Millisecond)
+	elapsed := time.Duration(p.lctx().slowFor.Load()).Round(time.Millisecond)
 	p.rt.logger.Warn(fmt.Sprintf("pid %d %s has run for %v without blocking (the other processes go on; --max-step kills a step this long)",
 		p.pid, where, elapsed))
 }
@@ -129,7 +129,7 @@ func (p *luaProcess) coCreate(L *lua.LState) int {
 	n := p.tpl.rawCreate(L)
 	L.SetContext(saved)
 	if th, ok := L.Get(-1).(*lua.LState); ok {
-		p.lctx.adopt(th)
+		p.lctx().adopt(th)
 	}
 	return n
 }

@@ -47,10 +47,10 @@ func (h serveHost) Kill(pid scheduler.PID, reason string) error {
 type serveCaller struct{ p *luaProcess }
 
 func (c serveCaller) PID() scheduler.PID       { return c.p.pid }
-func (c serveCaller) Context() context.Context { return c.p.ctx }
+func (c serveCaller) Context() context.Context { return c.p.ctx() }
 
 func (c serveCaller) Block(L *lua.LState, name, command string, args ...any) int {
-	return c.p.block(L, name, &request{kind: reqCommand, command: command, args: args})
+	return c.p.block(L, name, &request{kind: reqCommand, name: command, args: args})
 }
 
 // CheckEntry answers an *EntryError if the script is known not to have
@@ -159,5 +159,5 @@ func arrival(L *lua.LState, v any) (lua.LValue, bool) {
 	if !ok || p.rt.serve == nil {
 		return nil, false
 	}
-	return p.rt.serve.Arrival(v, p.ctx)
+	return p.rt.serve.Arrival(v, p.ctx())
 }

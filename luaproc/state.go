@@ -53,11 +53,13 @@ import (
 // grow on demand, doubling (lua/FORK.md). A process's main state holds
 // at most 2 values (the luaproc tests grow none past 2; the template's
 // state, built once a runtime, grows its own): 2 slots are 32 bytes,
-// where 8 were 128. A process waiting in receive uses 16 slots, 20 if
-// it was spawned with an argument: its coroutine starts with 20.
+// where 8 were 128. A process waiting in receive uses 13 slots, 14 if
+// it was started with two arguments (its entry naming its parameters; a
+// vararg entry needs up to 19): its coroutine starts with 16, 256 bytes
+// (TestIdleCoroutineStack).
 const (
 	mainRegistrySize = 2
-	coRegistrySize   = 20
+	coRegistrySize   = 16
 )
 
 // luaCallDepth is how deep Lua calls may nest, Lua 5.1's LUAI_MAXCALLS;
@@ -465,11 +467,11 @@ func (p *luaProcess) openIo() *lua.LTable {
 	if cur := L.G.CurrentThread; cur != nil {
 		L = cur // the running coroutine (the main state waits in resume)
 	}
-	L.G.Registry.RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
+	L.G.Registry().RawSetString(ioOpenedKey, lua.LTrue) // not recycled (pool.go)
 	// OpenIo fills the table it finds registered as loaded, so that it
 	// does not read the global io, whose first read is what asks for it
 	io := L.CreateTable(0, 20)
-	L.FindTable(L.G.Registry, "_LOADED", 1).(*lua.LTable).RawSetString(lua.IoLibName, io)
+	L.FindTable(L.G.Registry(), "_LOADED", 1).(*lua.LTable).RawSetString(lua.IoLibName, io)
 	L.Push(L.NewFunction(lua.OpenIo))
 	L.Push(lua.LString(lua.IoLibName))
 	L.Call(1, 1)
@@ -585,7 +587,7 @@ func (p *luaProcess) argTable() *lua.LTable {
 	for i, v := range p.input {
 		t.RawSetInt(i+1, toLuaValue(p.L, v))
 	}
-	if p.main != nil {
+	if p.mainOpts() != nil {
 		p.setMainArgs(t) // mainproc.go
 	}
 	return t

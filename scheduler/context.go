@@ -7,14 +7,19 @@ import (
 	"time"
 )
 
-// procContext is a process's context. Most processes never look at it, so
-// it is part of proc and creates its real context (context.WithCancelCause)
-// only when something uses it: Done, Err or Value. Value delegates to the
-// real context, which makes context.Cause, context.AfterFunc and contexts
-// derived from this one behave exactly as with a plain cancel context
-// (they find its cancelCtx through Value, without a goroutine).
-type procContext struct {
-	pid PID
+// procContext is a process's context: the proc itself, seen as a
+// context.Context ((*proc).context), so that the context costs a proc no
+// PID or Interrupter of its own (a proc fits the 384-byte size class,
+// TestProcFits). Most processes never look at it, so it creates its real
+// context (context.WithCancelCause) only when something uses it: Done,
+// Err or Value. Value delegates to the real context, which makes
+// context.Cause, context.AfterFunc and contexts derived from this one
+// behave exactly as with a plain cancel context (they find its cancelCtx
+// through Value, without a goroutine).
+type procContext proc
+
+// ctxState is what a proc keeps for its context (proc.ctx).
+type ctxState struct {
 	// values: SubmitOptions.Context, whose values are the process's (not
 	// its cancellation: killWhenDone); nil: none. Set before Init.
 	values context.Context
@@ -25,10 +30,11 @@ type procContext struct {
 	// cause: the cancel cause recorded before the real context existed
 	// (under mu).
 	cause error
-	// interrupter: the process, if it is an Interrupter (set before the
-	// process is in the table, then only read).
-	interrupter Interrupter
 }
+
+// context is p's context: the one Init gets, cancelled by Kill, the
+// shutdown deadline, or the end.
+func (p *proc) context() *procContext { return (*procContext)(p) }
 
 // Interrupter is implemented by processes whose running step checks a
 // flag of their own rather than their context's Done channel (a Lua
@@ -47,41 +53,43 @@ type realContext struct {
 var _ context.Context = (*procContext)(nil)
 
 func (c *procContext) get() context.Context {
-	if r := c.real.Load(); r != nil {
+	st := &c.ctx
+	if r := st.real.Load(); r != nil {
 		return r.ctx
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r := c.real.Load(); r != nil {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r := st.real.Load(); r != nil {
 		return r.ctx
 	}
 	base := context.Background()
-	if c.values != nil {
-		base = context.WithoutCancel(c.values)
+	if st.values != nil {
+		base = context.WithoutCancel(st.values)
 	}
 	ctx, cancel := context.WithCancelCause(base)
-	if c.cause != nil {
-		cancel(c.cause)
+	if st.cause != nil {
+		cancel(st.cause)
 	}
-	c.real.Store(&realContext{ctx: ctx, cancel: cancel})
+	st.real.Store(&realContext{ctx: ctx, cancel: cancel})
 	return ctx
 }
 
 // cancel cancels the context with cause (the first cause wins).
 func (c *procContext) cancel(cause error) {
-	if c.interrupter != nil {
-		defer c.interrupter.Interrupt() // after the cancel: Err answers it
+	if c.interrupts {
+		defer c.impl.(Interrupter).Interrupt() // after the cancel: Err answers it
 	}
-	if r := c.real.Load(); r != nil {
+	st := &c.ctx
+	if r := st.real.Load(); r != nil {
 		r.cancel(cause)
 		return
 	}
-	c.mu.Lock()
-	r := c.real.Load()
-	if r == nil && c.cause == nil {
-		c.cause = cause
+	st.mu.Lock()
+	r := st.real.Load()
+	if r == nil && st.cause == nil {
+		st.cause = cause
 	}
-	c.mu.Unlock()
+	st.mu.Unlock()
 	if r != nil {
 		r.cancel(cause)
 	}
@@ -97,15 +105,16 @@ func (c *procContext) Done() <-chan struct{} { return c.get().Done() }
 // context: a process's end asks (a recycled state must not have been
 // interrupted), and most processes never need one.
 func (c *procContext) Err() error {
-	if r := c.real.Load(); r != nil {
+	st := &c.ctx
+	if r := st.real.Load(); r != nil {
 		return r.ctx.Err()
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if r := c.real.Load(); r != nil {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if r := st.real.Load(); r != nil {
 		return r.ctx.Err()
 	}
-	if c.cause != nil {
+	if st.cause != nil {
 		return context.Canceled
 	}
 	return nil
@@ -195,7 +204,7 @@ func (s *Scheduler) watchParent(p *proc, parent context.Context, reason func(err
 // parentDone kills p, homed (watchParent), if its parent context is done
 // and no kill came yet; the home and the watchdog call it.
 func (s *Scheduler) parentDone(p *proc) {
-	if parent := p.ctx.values; parent.Err() != nil && !p.killed.Load() {
+	if parent := p.ctx.values; parent.Err() != nil && !p.flag(pflagKilled) {
 		s.killForParent(p, parent, p.parentReason)
 	}
 }

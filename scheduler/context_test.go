@@ -17,7 +17,7 @@ func TestProcContextLazy(t *testing.T) {
 	early.pid = 7
 	early.cancel(reason)
 	early.cancel(errors.New("second cause loses"))
-	require.Nil(t, early.real.Load(), "no context is made until something asks")
+	require.Nil(t, early.ctx.real.Load(), "no context is made until something asks")
 	require.Equal(t, PID(7), PIDFrom(&early))
 	<-early.Done()
 	require.ErrorIs(t, early.Err(), context.Canceled)
@@ -43,10 +43,10 @@ func TestProcContextLazy(t *testing.T) {
 func TestProcContextErrIsLazy(t *testing.T) {
 	var c procContext
 	require.NoError(t, c.Err())
-	require.Nil(t, c.real.Load(), "Err made the context")
+	require.Nil(t, c.ctx.real.Load(), "Err made the context")
 	c.cancel(errors.New("gone"))
 	require.ErrorIs(t, c.Err(), context.Canceled)
-	require.Nil(t, c.real.Load(), "Err made the context")
+	require.Nil(t, c.ctx.real.Load(), "Err made the context")
 }
 
 // PIDFrom reads a process's context without boxing its PID (a PID past

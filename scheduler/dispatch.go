@@ -67,7 +67,7 @@ func (c Completer) deliver(ev Event) bool {
 	ev.Tag, ev.rec = r.tag, r
 	n.Value = ev
 	p.events.Push(n)
-	p.s.wake(p, false, nil) // any goroutine: the global queue
+	r.s.wake(p, false, nil) // any goroutine: the global queue
 	return true
 }
 

@@ -105,7 +105,7 @@ func (l *limits) admit(s *Scheduler, p *proc) bool {
 // idleMailbox opens p's window at the threshold, and gives the warning if
 // it has stayed open for mailboxIdle while p is not in a step.
 func (l *limits) idleMailbox(p *proc, n int64) {
-	if l.warn == nil || p.mailboxWarned.Load() {
+	if l.warn == nil || p.flag(pflagMailboxWarned) {
 		return
 	}
 	now := time.Now().UnixNano()
@@ -118,7 +118,7 @@ func (l *limits) idleMailbox(p *proc, n int64) {
 	if idle < mailboxIdle || p.state.Load()&stateMask == stateRunning {
 		return
 	}
-	if p.mailboxWarned.CompareAndSwap(false, true) {
+	if p.setFlag(pflagMailboxWarned) {
 		l.warn(p.pid, fmt.Sprintf("%d messages are waiting for process %d, which has taken none for %v (set a mailbox limit to refuse more)",
 			n, p.pid, idle.Round(100*time.Millisecond)))
 	}
@@ -130,14 +130,14 @@ func (l *limits) idleMailbox(p *proc, n int64) {
 // window is open, the window restarts (or closes below the threshold).
 func (l *limits) took(p *proc, drained, backlog int) {
 	if l.counting {
-		if d := backlog - p.backlog - drained; d != 0 {
+		if d := backlog - int(p.backlog) - drained; d != 0 {
 			p.mailbox.Add(int64(d))
 			if d < 0 && p.mailboxOver.Load() != 0 {
 				l.tookOver(p)
 			}
 		}
 	}
-	p.backlog = backlog
+	p.backlog = int32(backlog) // messages in memory: fewer than 2^31
 }
 
 // tookOver restarts p's open warning window: p took messages now.

@@ -243,7 +243,7 @@ func (s *Scheduler) submitWith(w *worker, p Process, method string, input payloa
 	inline := opts.Inline && w == nil // never inside a step
 	h, err := s.submitRelated(w, p, method, input, &opts, func(pr *proc) error {
 		if opts.Waited {
-			pr.waited.Store(true) // what watched() looks for
+			pr.flags.Or(pflagWaited) // what watched() looks for
 		}
 		if opts.Link != 0 {
 			owner := s.table.get(opts.Link)
@@ -307,7 +307,7 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 // a quiet one), a link, or someone waiting on its handle (for crash
 // reports).
 func (p *proc) watched() bool {
-	if p.waited.Load() || p.done.Load() != nil {
+	if p.flag(pflagWaited) || p.done.Load() != nil {
 		return true
 	}
 	r := p.rel.Load()

@@ -40,11 +40,26 @@ const (
 	flagMessage uint32 = 0x10
 )
 
-// proc is the scheduler's record of one process.
+// proc is the scheduler's record of one process. Its fields are ordered
+// so that the 4-byte ones pair up, and its once-set atomic flags share
+// a word (flags): a proc fits the 352-byte size class (TestProcFits), a
+// million idle processes 64 MB less than in the 416. It keeps no pointer
+// to its Scheduler: a completion reaches it through its yieldRec's.
 type proc struct {
 	// state: see the table above. Written by workers and by wakers (Send,
 	// Kill, completers), always by CAS except the final Done store.
 	state atomic.Uint32
+	// senders: Send calls between their Done check and their push. finish
+	// waits for it to drop to 0 before it counts the undelivered messages,
+	// so that every message Send accepted is either stepped or counted.
+	senders atomic.Int32
+	// flags: pflagKilled, pflagMailboxWarned, pflagSlowReported and
+	// pflagWaited (below), each set once (setFlag), never cleared.
+	flags atomic.Uint32
+	// backlog: the messages the process said it holds unread after its
+	// last step (StepOutput.Backlog); owned by the worker running it, as
+	// the fields after outstanding are.
+	backlog int32
 
 	// events: completions, messages and cancels, pushed by any goroutine,
 	// drained by the worker that runs the process.
@@ -55,39 +70,30 @@ type proc struct {
 	// the process before it, alive for good.
 	stub mpsc.Node[Event]
 
-	// senders: Send calls between their Done check and their push. finish
-	// waits for it to drop to 0 before it counts the undelivered messages,
-	// so that every message Send accepted is either stepped or counted.
-	senders atomic.Int32
 	// mailbox: messages accepted by Send and not yet taken by the process
 	// (queued in events, or held in its Backlog); see limits.go. Added to
 	// by senders, subtracted from by the worker running the process.
 	mailbox atomic.Int64
-	// mailboxWarned: the MailboxWarning was given (CAS by a sender).
 	// mailboxOver: when the mailbox reached the warning's threshold or
 	// the process last took messages after (unix ns; 0: not over); see
 	// limits.go.
-	mailboxWarned atomic.Bool
-	mailboxOver   atomic.Int64
+	mailboxOver atomic.Int64
 	// cancelled: the first Kill or Shutdown cancel (set once, by CAS);
-	// finish counts the process's end by it. killed: a Kill came, first
-	// or after Shutdown's cancel (it ends the grace of the commands).
+	// finish counts the process's end by it.
 	cancelled atomic.Pointer[cancelInfo]
-	killed    atomic.Bool
 	// grace: the context of the commands the process yields after
 	// Shutdown cancelled it (commandContext), made on first use; a child
 	// of the scheduler's grace, cancelled when the process ends or is
 	// killed.
 	grace atomic.Pointer[graceContext]
-	// slowReported: the watchdog reported a slow step (SlowStep), once.
-	slowReported atomic.Bool
 	// rel: its monitors, links and names (links.go); nil until first used.
 	rel atomic.Pointer[relations]
 
 	pid  PID
-	s    *Scheduler
 	impl Process
-	ctx  procContext // cancelled by Kill, the shutdown deadline, or the end
+	// ctx: what its context (context(), a procContext) keeps; the
+	// context is cancelled by Kill, the shutdown deadline, or the end.
+	ctx ctxState
 	// stopParent stops the kill SubmitOptions.Context's end would make
 	// (killWhenDone); set before the process is in the table, called by
 	// closeProcess.
@@ -98,19 +104,16 @@ type proc struct {
 	parentReason func(error) error
 
 	// Owned by the worker running the process (handed over by the state
-	// CAS): the yields awaiting completion, and the messages the process
-	// said it holds unread after its last step (StepOutput.Backlog).
+	// CAS): the yields awaiting completion (and backlog, above).
 	outstanding []*yieldRec
 	firstRecs   [1]*yieldRec // outstanding's first array (arm)
-	backlog     int
 	// handedFrom, handedMsg: a message handed straight to the process
 	// (handed true) by a sender that found it waiting for messages
 	// (worker.handOff), taken by drain before the queued events. Owned
 	// like the fields above: the sender writes it while it holds the
 	// process in Running, before making it Ready. Its sender and value
-	// only, not a whole Event (64 bytes), so that a proc stays in the
-	// 416-byte size class (TestProcFits); handed sits in waited's
-	// padding, below.
+	// only, not a whole Event (64 bytes), so that a proc stays in its
+	// size class (TestProcFits); handed sits with the bools, below.
 	handedFrom PID
 	handedMsg  any
 
@@ -119,15 +122,6 @@ type proc struct {
 	// processes are never waited on, so most never make a channel.
 	// Written by doneChan (CAS nil → new) and by finish (swap → closedDone).
 	done atomic.Pointer[chan struct{}]
-	// waited: submitted with SubmitOptions.Waited (a handle's holder
-	// will look), so watched() without a done channel made for it.
-	waited atomic.Bool
-	// handed (above), parentHomed (see parentReason) and contains (impl
-	// is a PanicContainer, set at Submit) fill the padding after waited:
-	// a word of their own would put a proc in the next size class.
-	handed      bool
-	parentHomed bool
-	contains    bool
 	// home: the goroutine that runs p from start to end (Run, home.go),
 	// nil for a process the workers run. Set before p is in the table.
 	home *home
@@ -135,7 +129,36 @@ type proc struct {
 	// Written once before done becomes closedDone.
 	result payload.Payloads
 	err    error
+
+	// handed (above), parentHomed (see parentReason), contains (impl is
+	// a PanicContainer) and interrupts (impl is an Interrupter, which
+	// the context's cancel interrupts), set at Submit, share a word.
+	handed      bool
+	parentHomed bool
+	contains    bool
+	interrupts  bool
 }
+
+// The flags of proc.flags. pflagKilled: a Kill came, first or after
+// Shutdown's cancel (it ends the grace of the commands).
+// pflagMailboxWarned: the MailboxWarning was given. pflagSlowReported:
+// the watchdog reported a slow step (SlowStep), once. pflagWaited:
+// submitted with SubmitOptions.Waited (a handle's holder will look), so
+// watched() without a done channel made for it. One word for the four,
+// so that a proc fits the 352-byte size class (TestProcFits).
+const (
+	pflagKilled uint32 = 1 << iota
+	pflagMailboxWarned
+	pflagSlowReported
+	pflagWaited
+)
+
+// flag reports whether p has flag f.
+func (p *proc) flag(f uint32) bool { return p.flags.Load()&f != 0 }
+
+// setFlag sets p's flag f and reports whether this call set it (it was
+// not set before).
+func (p *proc) setFlag(f uint32) bool { return p.flags.Or(f)&f == 0 }
 
 // graceContext is a process's grace context and its cancel.
 type graceContext struct {

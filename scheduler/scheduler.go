@@ -267,22 +267,19 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		s.stats.refusedProcesses.Add(1)
 		return Handle{}, ErrTooManyProcesses
 	}
-	pr := &proc{s: s, impl: p, pid: s.nodeBits | PID(count)}
+	pr := &proc{impl: p, pid: s.nodeBits | PID(count)}
 	_, pr.contains = p.(PanicContainer)
 	pr.events.InitWithStub(&pr.stub)
-	pr.ctx.pid = pr.pid
 	if opts != nil {
 		pr.ctx.values, pr.home = opts.Context, opts.home
 	}
-	if err := p.Init(&pr.ctx, method, input); err != nil {
-		pr.ctx.cancel(err)
+	if err := p.Init(pr.context(), method, input); err != nil {
+		pr.context().cancel(err)
 		s.table.release(pr.pid) // its PID is never used
 		s.slots.Add(-1)
 		return Handle{}, err
 	}
-	if in, ok := p.(Interrupter); ok {
-		pr.ctx.interrupter = in
-	}
+	_, pr.interrupts = p.(Interrupter)
 	if opts != nil && opts.Context != nil {
 		s.watchParent(pr, opts.Context, opts.KillReason)
 	}
@@ -340,7 +337,7 @@ func (s *Scheduler) discard(p *proc) {
 	p.state.Store(stateDone)
 	closeProcess(p)
 	p.result, p.err = nil, ErrClosed
-	p.ctx.cancel(ErrClosed)
+	p.context().cancel(ErrClosed)
 	p.endGrace(ErrClosed)
 	s.endRelations(p, ErrClosed)
 	s.table.remove(p.pid)
@@ -443,7 +440,7 @@ func (s *Scheduler) Kill(pid PID, reason error) error {
 func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 	firstKill := false
 	if !atShutdown {
-		firstKill = !p.killed.Swap(true)
+		firstKill = p.setFlag(pflagKilled)
 		p.endGrace(reason)
 	}
 	trapped := false // decided before the cancel is installed: a Kill racing it reads it
@@ -457,7 +454,7 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 		if c := p.cancelled.Load(); firstKill && c.trapped &&
 			p.cancelled.CompareAndSwap(c, &cancelInfo{reason: reason}) {
 			s.sendCancel(p, reason)
-			p.ctx.cancel(reason)
+			p.context().cancel(reason)
 		}
 		return
 	}
@@ -467,7 +464,7 @@ func (s *Scheduler) cancel(p *proc, reason error, atShutdown bool) {
 	if trapped {
 		return // it may run on until the deadline (abandon cancels it then)
 	}
-	p.ctx.cancel(reason)
+	p.context().cancel(reason)
 }
 
 // ShutdownTrapper is implemented by processes that may take Shutdown's
@@ -486,8 +483,8 @@ type ShutdownTrapper interface {
 // were cancelled with p's context). Only the worker running p calls it.
 func (s *Scheduler) commandContext(p *proc) context.Context {
 	c := p.cancelled.Load()
-	if c == nil || !c.atShutdown || p.killed.Load() {
-		return &p.ctx
+	if c == nil || !c.atShutdown || p.flag(pflagKilled) {
+		return p.context()
 	}
 	if g := p.grace.Load(); g != nil {
 		return g.ctx
@@ -498,8 +495,8 @@ func (s *Scheduler) commandContext(p *proc) context.Context {
 		g.ctx = withValuesOf{g.ctx, p.ctx.values}
 	}
 	p.grace.Store(g)
-	if p.killed.Load() { // Kill looked before the Store: end it here
-		cancel(context.Cause(&p.ctx))
+	if p.flag(pflagKilled) { // Kill looked before the Store: end it here
+		cancel(context.Cause(p.context()))
 	}
 	return g.ctx
 }
@@ -539,7 +536,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	for p.senders.Load() != 0 {
 		runtime.Gosched()
 	}
-	dropped := p.backlog
+	dropped := int(p.backlog)
 	if p.handed {
 		p.handedMsg, p.handed = nil, false
 		dropped++
@@ -578,7 +575,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	if err != nil {
 		cause = err
 	}
-	p.ctx.cancel(cause) // commands still in flight are cancelled
+	p.context().cancel(cause) // commands still in flight are cancelled
 	p.endGrace(cause)
 	s.table.remove(p.pid)
 	s.noteEnded() // before done: a waiter sees the process gone from Stats
@@ -687,7 +684,7 @@ func (s *Scheduler) abandon() error {
 	s.abandoning.Store(true)
 	s.cancelGrace() // the cleanup commands
 	for _, p := range s.table.all() {
-		p.ctx.cancel(ErrAbandoned) // those that trapped the shutdown: a long step stops
+		p.context().cancel(ErrAbandoned) // those that trapped the shutdown: a long step stops
 	}
 	for s.live.Load() > 0 {
 		for _, p := range s.table.all() {

@@ -308,7 +308,7 @@ func boolInt(b bool) int {
 func (s *Scheduler) limitStep(w *worker, p *proc, ran time.Duration) {
 	wd, st := &s.watch, &w.watch
 	report := st.contended || wd.maxStep > 0
-	if report && wd.slowStep > 0 && ran >= wd.slowStep && p.slowReported.CompareAndSwap(false, true) {
+	if report && wd.slowStep > 0 && ran >= wd.slowStep && p.setFlag(pflagSlowReported) {
 		s.stats.slowSteps.Add(1)
 		s.reportSlow(p, ran)
 	}

@@ -19,7 +19,7 @@ const randomKey = "luarun.random"
 // state has none yet (Lua 5.1 starts from a fixed seed; processes started
 // together would then all draw the same numbers).
 func generator(L *lua.LState) *rand.Rand {
-	if ud, ok := L.G.Registry.RawGetString(randomKey).(*lua.LUserData); ok {
+	if ud, ok := L.G.Registry().RawGetString(randomKey).(*lua.LUserData); ok {
 		return ud.Value.(*rand.Rand)
 	}
 	return seed(L, rand.Uint64())
@@ -27,7 +27,7 @@ func generator(L *lua.LState) *rand.Rand {
 
 func seed(L *lua.LState, s uint64) *rand.Rand {
 	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
-	L.G.Registry.RawSetString(randomKey, &lua.LUserData{Value: r})
+	L.G.Registry().RawSetString(randomKey, &lua.LUserData{Value: r})
 	return r
 }
 
@@ -66,6 +66,8 @@ func mathRandomseed(L *lua.LState) int {
 // generator, collectgarbage's tuning values), for a state handed to
 // another process.
 func Reset(L *lua.LState) {
-	L.G.Registry.RawSetString(randomKey, lua.LNil)
-	L.G.Registry.RawSetString(lua.GCStateKey, lua.LNil)
+	if reg := L.G.RegistryIfMade(); reg != nil {
+		reg.RawSetString(randomKey, lua.LNil)
+		reg.RawSetString(lua.GCStateKey, lua.LNil)
+	}
 }
