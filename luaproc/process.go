@@ -186,7 +186,6 @@ type procMore struct {
 	xpBlocked bool
 }
 
-// more returns p's procMore, made on first use.
 // mainOpts is p's MainOptions, nil for a process not the luarun
 // command's main one.
 func (p *luaProcess) mainOpts() *MainOptions {
@@ -196,6 +195,7 @@ func (p *luaProcess) mainOpts() *MainOptions {
 	return p.main
 }
 
+// more returns p's procMore, made on first use.
 func (p *luaProcess) more() *procMore {
 	if p.procMore == nil {
 		p.procMore = &procMore{}

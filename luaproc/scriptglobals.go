@@ -47,7 +47,7 @@ func (s *Script) globalsFor(tpl *template) (globals *lua.LTable, runChunk bool) 
 // after them, as lua does — their code must not see the definitions
 // before, and what they define must not hide the script's.
 func (p *luaProcess) globalsFor(tpl *template) (globals *lua.LTable, runChunk bool) {
-	if p.main != nil && len(p.main.Before) > 0 {
+	if mo := p.mainOpts(); mo != nil && len(mo.Before) > 0 {
 		return tpl.globals, true
 	}
 	return p.script.globalsFor(tpl)

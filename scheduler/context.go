@@ -133,10 +133,10 @@ func (c *procContext) Value(key any) any {
 	case *int: // perhaps context's own key: the real context answers it
 		return c.get().Value(key)
 	}
-	if c.values == nil {
+	if c.ctx.values == nil {
 		return nil // the real context's base is Background
 	}
-	return c.values.Value(key)
+	return c.ctx.values.Value(key)
 }
 
 // withValuesOf is a context whose values are its own first, then those of

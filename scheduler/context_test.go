@@ -69,14 +69,14 @@ func TestPIDFromProcContextAllocs(t *testing.T) {
 // cause through it.
 func TestProcContextValueIsLazy(t *testing.T) {
 	type key struct{}
-	c := &procContext{pid: 3, values: context.WithValue(context.Background(), key{}, "request 9")}
+	c := &procContext{pid: 3, ctx: ctxState{values: context.WithValue(context.Background(), key{}, "request 9")}}
 	require.Equal(t, "request 9", c.Value(key{}))
 	require.Nil(t, c.Value("absent"))
 	require.Equal(t, PID(3), PIDFrom(c))
-	require.Nil(t, c.real.Load(), "Value made the context")
+	require.Nil(t, c.ctx.real.Load(), "Value made the context")
 	var none procContext
 	require.Nil(t, none.Value(key{}))
-	require.Nil(t, none.real.Load(), "Value made the context")
+	require.Nil(t, none.ctx.real.Load(), "Value made the context")
 
 	reason := errors.New("gone")
 	c.cancel(reason)
