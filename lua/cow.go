@@ -96,6 +96,9 @@ type ViewSet struct {
 // written, and reads through a view of a table holding it yield a view of
 // it instead.
 func (tb *LTable) Share() {
+	if tb.IsShared() {
+		return // others may be reading it: its nodes must not move
+	}
 	tb.spreadNodes()
 	tb.Freeze()
 	tb.flags |= flagShared
