@@ -341,20 +341,12 @@ func (s *Service) acceptFunc(L *lua.LState) int {
 	return s.host.Caller(L).Block(L, "l:accept", cmdAccept, h.so, d)
 }
 
-// accept waits for the next connection.
+// accept waits for the next connection; the accept lock is let go
+// before the requester resumes.
 func (s *Service) accept(c scheduler.Call) error {
 	so, d := c.Args[0].(*socket), c.Args[1].(time.Duration)
 	s.goRun(func() {
-		so.acceptMu.Lock()
-		defer so.acceptMu.Unlock()
-		stop := interruptOn(c.Ctx, func(t time.Time) { so.ln.(*net.TCPListener).SetDeadline(t) })
-		defer stop()
-		var deadline time.Time
-		if d >= 0 {
-			deadline = time.Now().Add(d)
-		}
-		so.ln.(*net.TCPListener).SetDeadline(deadline)
-		conn, err := so.ln.Accept()
+		conn, err := so.acceptLocked(c.Ctx, d)
 		if err != nil {
 			c.Fail(sockError(so, err))
 			return
@@ -362,6 +354,22 @@ func (s *Service) accept(c scheduler.Call) error {
 		s.complete(c, newSocket(nil, conn))
 	})
 	return nil
+}
+
+// acceptLocked waits up to d (forever if d < 0) for a connection,
+// holding acceptMu; a kill of the process (ctx) ends the wait.
+func (so *socket) acceptLocked(ctx context.Context, d time.Duration) (net.Conn, error) {
+	so.acceptMu.Lock()
+	defer so.acceptMu.Unlock()
+	ln := so.ln.(*net.TCPListener)
+	stop := interruptOn(ctx, func(t time.Time) { ln.SetDeadline(t) })
+	defer stop()
+	var deadline time.Time
+	if d >= 0 {
+		deadline = time.Now().Add(d)
+	}
+	ln.SetDeadline(deadline)
+	return ln.Accept()
 }
 
 // interruptOn sets a deadline in the past through set when ctx ends (the
@@ -508,23 +516,13 @@ func (so *socket) answer(format any) (string, bool) {
 	return "", false
 }
 
-// read runs a read on its goroutine.
+// read runs a read on its goroutine. The read lock is let go before
+// the requester resumes: its next read may be an inline one (buffered),
+// whose TryLock must not meet the lock of a read that has finished.
 func (s *Service) read(c scheduler.Call) error {
 	so, format := c.Args[0].(*socket), c.Args[1]
 	s.goRun(func() {
-		so.readMu.Lock()
-		defer so.readMu.Unlock()
-		stop := interruptOn(c.Ctx, func(t time.Time) { so.conn.SetReadDeadline(t) })
-		defer stop()
-		so.conn.SetReadDeadline(so.deadline())
-		var data string
-		var err error
-		switch f := format.(type) {
-		case int64:
-			data, err = so.readCount(int(f))
-		case string:
-			data, err = so.readFormat(f)
-		}
+		data, err := so.readLocked(c.Ctx, format)
 		if err != nil {
 			c.Fail(err)
 			return
@@ -532,6 +530,20 @@ func (s *Service) read(c scheduler.Call) error {
 		c.Complete(data)
 	})
 	return nil
+}
+
+// readLocked waits for a read's answer, holding readMu; a kill of the
+// process (ctx) ends the wait.
+func (so *socket) readLocked(ctx context.Context, format any) (string, error) {
+	so.readMu.Lock()
+	defer so.readMu.Unlock()
+	stop := interruptOn(ctx, func(t time.Time) { so.conn.SetReadDeadline(t) })
+	defer stop()
+	so.conn.SetReadDeadline(so.deadline())
+	if n, ok := format.(int64); ok {
+		return so.readCount(int(n))
+	}
+	return so.readFormat(format.(string))
 }
 
 // fill reads once more into the buffer; false at the end or on an error.
@@ -643,22 +655,30 @@ func (s *Service) writeFunc(L *lua.LState) int {
 	return s.host.Caller(L).Block(L, "c:write", cmdWrite, h.so, data)
 }
 
-// write runs a write on its goroutine.
+// write runs a write on its goroutine. As with read, the write lock is
+// let go before the requester resumes, for its next inline write.
 func (s *Service) write(c scheduler.Call) error {
 	so, data := c.Args[0].(*socket), c.Args[1].(string)
 	s.goRun(func() {
-		so.writeMu.Lock()
-		defer so.writeMu.Unlock()
-		stop := interruptOn(c.Ctx, func(t time.Time) { so.conn.SetWriteDeadline(t) })
-		defer stop()
-		so.conn.SetWriteDeadline(so.deadline())
-		if _, err := io.WriteString(so.conn, data); err != nil {
+		if err := so.writeLocked(c.Ctx, data); err != nil {
 			c.Fail(sockError(so, err))
 			return
 		}
 		c.Complete(true)
 	})
 	return nil
+}
+
+// writeLocked writes all of data, holding writeMu; a kill of the process
+// (ctx) ends the wait.
+func (so *socket) writeLocked(ctx context.Context, data string) error {
+	so.writeMu.Lock()
+	defer so.writeMu.Unlock()
+	stop := interruptOn(ctx, func(t time.Time) { so.conn.SetWriteDeadline(t) })
+	defer stop()
+	so.conn.SetWriteDeadline(so.deadline())
+	_, err := io.WriteString(so.conn, data)
+	return err
 }
 
 // netError drops Go's wrappers around a system error ("listen tcp
