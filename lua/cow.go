@@ -192,6 +192,9 @@ func (s *ViewSet) Bind(shared *LTable) {
 	s.viewLink(s.g.Global, &s.rootLink, shared)
 }
 
+// Root is the shared table the globals are a view of (Bind's), or nil.
+func (s *ViewSet) Root() *LTable { return s.rootLink.base }
+
 // Reset forgets every view (a state reused for a new program).
 func (s *ViewSet) Reset() {
 	clear(s.views)
@@ -245,6 +248,85 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 	v.Metatable = s.mapped(shared.Metatable)
 	s.followTypeMetatables(shared)
 	return v
+}
+
+// Unchanged reports whether reading is all the state did to its views
+// and type metatables since Reset: each view is still a view of its base
+// (one the Maker supplied is not: it is of another table, or none), with the metatable its base's maps to and
+// in its own part only what reads cached there (for each key the state's
+// own value for the base's: its view of a shared table, or its closure of
+// a function template, with the globals as environment); and no type
+// metatable is set but strings', which is stringMT or the state's view of
+// it. A state so left shows a new program of the same globals exactly
+// what new views would (luarun: a recycled state keeps them, saving their
+// allocations and first reads).
+func (s *ViewSet) Unchanged(stringMT *LTable) bool {
+	if s.g == nil || !s.typeMetatablesUnchanged(stringMT) {
+		return false
+	}
+	if !s.viewUnchanged(s.g.Global, s.rootLink.base) {
+		return false
+	}
+	if s.firstView != nil && !s.viewUnchanged(s.firstView, s.firstLink.base) {
+		return false
+	}
+	for _, p := range s.views {
+		if !s.viewUnchanged(p.view, p.shared) {
+			return false
+		}
+	}
+	return true
+}
+
+// typeMetatablesUnchanged is Unchanged's test of the type metatables.
+func (s *ViewSet) typeMetatablesUnchanged(stringMT *LTable) bool {
+	for i, t := range s.g.builtinMts {
+		switch {
+		case t == nil:
+		case i != int(LTString) || stringMT == nil:
+			return false
+		case t != stringMT && t != s.Lookup(stringMT):
+			return false
+		}
+	}
+	return true
+}
+
+// viewUnchanged is Unchanged's test of view v of base.
+func (s *ViewSet) viewUnchanged(v, base *LTable) bool {
+	if base == nil || !v.isView() || v.home.base != base || !s.holdsOwn(base.Metatable, v.Metatable) {
+		return false
+	}
+	for i, val := range v.array {
+		if val != LNil && !s.holdsOwn(base.RawGetInt(i+1), val) {
+			return false
+		}
+	}
+	for i := range v.node {
+		n := &v.node[i]
+		if n.val != nil && n.val != LNil && !s.holdsOwn(base.RawGet(n.key), n.val) {
+			return false
+		}
+	}
+	return true
+}
+
+// holdsOwn reports whether own is what a read of v, a base's value, puts
+// in a view: the state's own value for v, or v itself.
+func (s *ViewSet) holdsOwn(v, own LValue) bool {
+	switch t := v.(type) {
+	case *LTable:
+		if t.IsShared() {
+			view := s.Lookup(t)
+			return view != nil && own == LValue(view)
+		}
+	case *LFunction:
+		if t.isTemplate() {
+			f, ok := own.(*LFunction)
+			return ok && !f.IsG && f.Proto == t.Proto && f.Env == s.g.Global && len(f.Upvalues) == 0
+		}
+	}
+	return own == v
 }
 
 // mapped returns v, or this state's own value for it: its view of a

@@ -47,28 +47,36 @@ func (p *luaProcess) recycle() bool {
 	return true
 }
 
-// reusedState returns a recycled state with empty globals, or nil.
-func (rt *Runtime) reusedState() *pooledState {
-	ps, _ := rt.states.Get().(*pooledState)
+// reusedState returns a recycled state, or nil: with its globals and
+// views as they are when its last process ran a program of the same
+// globals and only read them (lua.ViewSet.Unchanged: kept is true, and
+// the new process sees what fresh views would show it, without making
+// them again), else with empty globals that setupState binds.
+func (rt *Runtime) reusedState(globals, stringMT *lua.LTable) (ps *pooledState, kept bool) {
+	ps, _ = rt.states.Get().(*pooledState)
 	if ps == nil {
-		return nil
+		return nil, false
 	}
 	L, co := ps.L, ps.co
 	lualib.Reset(L) // the last process's random generator is not the next one's
-	g := L.CreateTable(0, 4)
-	L.G.Global, L.Env, co.Env = g, g, g
-	L.G.Views.Reset() // setupState binds g to the shared globals
+	g, views := L.G.Global, &L.G.Views
+	kept = views.Root() == globals && L.Env == g && co.Env == g && views.Unchanged(stringMT)
+	if !kept {
+		g = L.CreateTable(0, 4)
+		L.G.Global, L.Env, co.Env = g, g, g
+		views.Reset() // setupState binds g to the shared globals
+		// setmetatable(0, mt) and the like set per-type metatables of
+		// the state; the next process starts without them (strings' is
+		// set anew by setupState).
+		L.G.ClearTypeMetatables()
+	}
 	L.SetTop(0)
 	co.SetTop(0)
 	co.Dead, co.Parent = false, nil
-	// setmetatable(0, mt) and the like set per-type metatables of the
-	// state; the next process starts without them (strings' is set anew
-	// by setupState).
-	L.G.ClearTypeMetatables()
 	if reg := L.G.RegistryIfMade(); reg != nil {
 		reg.RawSetString(debugRegistryKey, lua.LNil) // debuglib.go
 	}
 	L.SetHook(nil) // debug.sethook's (debuglib.go)
 	co.SetHook(nil)
-	return ps
+	return ps, kept
 }

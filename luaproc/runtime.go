@@ -48,6 +48,10 @@ type Runtime struct {
 	paths sync.Map     // program directory → its default package.path, boxed
 
 	states sync.Pool // *pooledState: states of finished processes (pool.go)
+	// keptViews counts the processes that started on a recycled state
+	// with its last process's views (pool.go); starting goroutines add,
+	// tests read.
+	keptViews atomic.Int64
 
 	exit exitRequest // the first os.exit (runaway.go)
 	mem  *memBounds  // Options.MaxMemory and MaxProcessMemory (memory.go)

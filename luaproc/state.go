@@ -385,9 +385,11 @@ func open(L *lua.LState, name string, f lua.LGFunction) {
 // is one (then it returns the recycled root coroutine).
 func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	tpl := rt.template()
+	globals, _ := p.globalsFor(tpl)
 	var L *lua.LState
-	if ps := rt.reusedState(); ps != nil {
-		L, co = ps.L, ps.co
+	kept := false
+	if ps, k := rt.reusedState(globals, tpl.stringMT); ps != nil {
+		L, co, kept = ps.L, ps.co, k
 		ps.L, ps.co, p.pooled = nil, nil, ps
 	} else {
 		L = lua.NewState(stateOptions)
@@ -400,9 +402,12 @@ func (rt *Runtime) setupState(p *luaProcess) (co *lua.LState) {
 	views := &L.G.Views
 	views.Maker = p
 	p.startMemory()
-	globals, _ := p.globalsFor(tpl)
-	views.Bind(globals)
-	L.SetMetatable(lua.LString(""), tpl.stringMT)
+	if kept {
+		rt.keptViews.Add(1)
+	} else {
+		views.Bind(globals)
+		L.SetMetatable(lua.LString(""), tpl.stringMT)
+	}
 	return co
 }
 
