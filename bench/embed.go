@@ -30,6 +30,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -95,11 +96,11 @@ func embedBench() []row {
 		{"go", goEmbedHandler},
 		{"start", startEmbedHandler},
 	}
-	results := make([][]embedLoad, len(variants))
+	results := make([][]cpuLoad, len(variants))
 	for r := range rounds {
 		for i, v := range variants {
 			if !slices.Contains(strings.Split(*embedOnly, ","), v.name) {
-				results[i] = append(results[i], embedLoad{load: load{errText: "not run (-embed)"}})
+				results[i] = append(results[i], cpuLoad{load: load{errText: "not run (-embed)"}})
 				continue
 			}
 			h, stop := v.handler(db)
@@ -137,9 +138,9 @@ func embedBench() []row {
 // roundRatios compares a with b round by round (the two ran next to
 // each other, so a busy host slowed them alike): the median of the
 // rounds' requests/s ratios, each round's, and the ratio of CPU time per
-// request (less sensitive to the host's load); "-" when either did not
-// run.
-func roundRatios(a, b []embedLoad) string {
+// request (less sensitive to the host's load) when both ran in this
+// process; "-" when either did not run.
+func roundRatios(a, b []cpuLoad) string {
 	var rps, cpu []float64
 	for i := range a {
 		if a[i].rps == 0 || b[i].rps == 0 {
@@ -156,34 +157,37 @@ func roundRatios(a, b []embedLoad) string {
 		}
 		s += " (rounds " + strings.Join(parts, ", ") + ")"
 	}
+	if slices.Contains(cpu, 0) || slices.ContainsFunc(cpu, func(r float64) bool { return math.IsInf(r, 0) || math.IsNaN(r) }) {
+		return s // one of them ran in another process (nginx): its CPU is not counted
+	}
 	return s + fmt.Sprintf("; CPU/req %.2fx", medianF(cpu))
 }
 
-// embedLoad is a load run with the CPU time this process spent on each
+// cpuLoad is a load run with the CPU time this process spent on each
 // request (the server's, not the generator's: on a busy host requests/s
 // depends on the share of the CPUs the server gets, this much less).
-type embedLoad struct {
+type cpuLoad struct {
 	load
 	cpu time.Duration
 }
 
-func (l embedLoad) String() string {
-	if l.errText != "" || l.rps == 0 {
-		return l.load.String()
+func (l cpuLoad) String() string {
+	if l.errText != "" || l.rps == 0 || l.cpu == 0 {
+		return l.load.String() // no CPU time: it ran in another process
 	}
 	return fmt.Sprintf("%s, %s CPU/req", l.load, fmtDur(l.cpu))
 }
 
 // medianLoad is the run with the median requests/s.
-func medianLoad(ls []embedLoad) embedLoad {
+func medianLoad(ls []cpuLoad) cpuLoad {
 	s := slices.Clone(ls)
-	slices.SortFunc(s, func(a, b embedLoad) int { return cmp.Compare(a.rps, b.rps) })
+	slices.SortFunc(s, func(a, b cpuLoad) int { return cmp.Compare(a.rps, b.rps) })
 	return s[len(s)/2]
 }
 
 // serveLoad serves h with net/http on a loopback port and loads embedPath
 // for dur, after one request that must answer 200.
-func serveLoad(h http.Handler, dur time.Duration) embedLoad {
+func serveLoad(h http.Handler, dur time.Duration) cpuLoad {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	srv := &http.Server{Handler: h}
@@ -197,13 +201,7 @@ func serveLoad(h http.Handler, dur time.Duration) embedLoad {
 	if resp.StatusCode != 200 || string(body) != "GET k42: value-42\n" {
 		check(fmt.Errorf("embed: %s answered %d %q", url, resp.StatusCode, body))
 	}
-	cpu0 := cpuTime()
-	l := runLoad(url, dur)
-	el := embedLoad{load: l}
-	if n := l.rps * dur.Seconds(); n > 0 {
-		el.cpu = time.Duration(float64(cpuTime()-cpu0) / n)
-	}
-	return el
+	return loadWithCPU(url, dur)
 }
 
 // luarunEmbedHandler runs a process of embedLua per request, on the

@@ -2,12 +2,15 @@ package main
 
 // The serving workload of issue 28: requests per second and latency of
 // http.serve beside Go's net/http, driven by the same load generator in
-// the same run (wrk when installed — one thread, 50 keep-alive
-// connections — else a Go generator with the same shape), and beside
-// nginx with its Lua module when that is installed.
+// the same run, in interleaved rounds whose ratios' median is reported
+// (wrk when installed — one thread, 50 keep-alive connections — else a
+// Go generator with the same shape), and beside nginx with its Lua module
+// when that is installed.
 //
 //   - hello: `return "hello " .. (req.query.name or "world")`, a process
-//     per request, against a Go handler writing the same;
+//     per request, against a Go handler writing the same (on a plain
+//     net/http server, and on one with http.serve's read and idle
+//     timeouts);
 //   - kv GET: a request process asks a store process with process.call
 //     (scripts/kvstore.lua's shape) against a Go map behind a mutex;
 //     p99 latency reported for both.
@@ -33,6 +36,7 @@ import (
 	"time"
 
 	"github.com/luarun/luarun/luaproc"
+	"github.com/luarun/luarun/serve"
 )
 
 const serveLua = `
@@ -88,31 +92,45 @@ func (l load) String() string {
 }
 
 func serveBench() []row {
-	dur := time.Duration(size(5, 2)) * time.Second
+	dur := time.Duration(size(3, 2)) * time.Second
+	rounds := size(5, 1)
 	gen := "go generator, 50 connections"
 	if wrkPath() != "" {
 		gen = "wrk -t1 -c50"
 	}
-	fmt.Fprintf(os.Stderr, "serve: load generator %s, %v per run\n", gen, dur)
-	helloL := luarunServe("hello", dur, "/?name=bench", nil)
-	helloG := goServe(dur, "/?name=bench", helloHandler)
+	fmt.Fprintf(os.Stderr, "serve: load generator %s, %v per run, %d interleaved rounds\n", gen, dur, rounds)
+	var helloL, helloG, helloT, helloN, kvL, kvG []cpuLoad
+	for r := range rounds {
+		run := func(name string, into *[]cpuLoad, l cpuLoad) {
+			fmt.Fprintf(os.Stderr, "serve: round %d %s: %s\n", r+1, name, l)
+			*into = append(*into, l)
+		}
+		run("hello luarun", &helloL, luarunServe("hello", dur, "/?name=bench", nil))
+		run("hello net/http", &helloG, goServe(dur, "/?name=bench", helloHandler))
+		run("hello net/http, timeouts", &helloT, goServeWith(withTimeouts, dur, "/?name=bench", helloHandler))
+		run("hello nginx+lua", &helloN, cpuLoad{load: nginxServe(dur)})
+		run("kv luarun", &kvL, luarunServe("kv", dur, "/kv/key", func(addr string) { putKey("http://" + addr + "/kv/key") }))
+		run("kv Go map", &kvG, goServe(dur, "/kv/key", newMapServer().ServeHTTP))
+	}
+	of := fmt.Sprintf(" (%s, median of %d interleaved rounds)", gen, rounds)
 	rows := []row{{
-		workload: "serve hello (" + gen + ")", luarun: helloL.String(), baseline: "net/http: " + helloG.String(),
-		ratio: fmt.Sprintf("%.2fx", helloL.rps/helloG.rps), target: ">= 0.8x net/http",
+		workload: "serve hello" + of, luarun: medianLoad(helloL).String(), baseline: "net/http: " + medianLoad(helloG).String(),
+		ratio: roundRatios(helloL, helloG), target: ">= 0.8x net/http",
 	}}
-	if ng := nginxServe(dur); ng.rps > 0 {
-		rows = append(rows, row{workload: "serve hello vs nginx+lua", luarun: helloL.String(), baseline: "nginx+lua: " + ng.String(),
-			ratio: fmt.Sprintf("%.2fx", helloL.rps/ng.rps), target: "moonshot >= 1.0x"})
+	rows = append(rows, row{
+		workload: "serve hello vs net/http with http.serve's read and idle timeouts", luarun: medianLoad(helloL).String(),
+		baseline: "net/http, timeouts: " + medianLoad(helloT).String(), ratio: roundRatios(helloL, helloT), target: "-",
+	})
+	if ng := medianLoad(helloN); ng.rps > 0 {
+		rows = append(rows, row{workload: "serve hello vs nginx+lua", luarun: medianLoad(helloL).String(), baseline: "nginx+lua: " + ng.String(),
+			ratio: roundRatios(helloL, helloN), target: "moonshot >= 1.0x"})
 	} else {
 		rows = append(rows, row{workload: "serve hello vs nginx+lua", luarun: "-", baseline: ng.errText, ratio: "-", target: "-"})
 	}
-	kvL := luarunServe("kv", dur, "/kv/key", func(addr string) { putKey("http://" + addr + "/kv/key") })
-	kvG := goServe(dur, "/kv/key", newMapServer().ServeHTTP)
-	rows = append(rows, row{
-		workload: "serve kv GET via process.call", luarun: kvL.String(), baseline: "Go map+mutex: " + kvG.String(),
-		ratio: fmt.Sprintf("%.2fx", kvL.rps/kvG.rps), target: ">= 0.5x",
+	return append(rows, row{
+		workload: "serve kv GET via process.call" + of, luarun: medianLoad(kvL).String(), baseline: "Go map+mutex: " + medianLoad(kvG).String(),
+		ratio: roundRatios(kvL, kvG), target: ">= 0.5x",
 	})
-	return rows
 }
 
 func helloHandler(w http.ResponseWriter, r *http.Request) {
@@ -125,13 +143,24 @@ func helloHandler(w http.ResponseWriter, r *http.Request) {
 }
 
 // luarunServe serves entry of serveLua and loads path.
-func luarunServe(entry string, dur time.Duration, path string, prepare func(addr string)) load {
+func luarunServe(entry string, dur time.Duration, path string, prepare func(addr string)) cpuLoad {
 	addr, stop := startServer(serveLua, entry)
 	defer stop()
 	if prepare != nil {
 		prepare(addr)
 	}
-	return runLoad("http://"+addr+path, dur)
+	return loadWithCPU("http://"+addr+path, dur)
+}
+
+// loadWithCPU is runLoad with the CPU time this process spent on each
+// request (the server's when it runs in this process).
+func loadWithCPU(url string, dur time.Duration) cpuLoad {
+	cpu0 := cpuTime()
+	l := cpuLoad{load: runLoad(url, dur)}
+	if n := l.rps * dur.Seconds(); n > 0 {
+		l.cpu = time.Duration(float64(cpuTime()-cpu0) / n)
+	}
+	return l
 }
 
 // startServer runs main(inbox, entry) of src, which sends the address it
@@ -153,15 +182,28 @@ func startServer(src, entry string) (addr string, stop func()) {
 }
 
 // goServe serves h with net/http and loads path.
-func goServe(dur time.Duration, path string, h http.HandlerFunc) load {
+func goServe(dur time.Duration, path string, h http.HandlerFunc) cpuLoad {
+	return goServeWith(func(*http.Server) {}, dur, path, h)
+}
+
+// withTimeouts gives srv the read and idle timeouts http.serve has by
+// default (a server open to the network needs them against slow
+// clients; each request then sets the connection's deadlines).
+func withTimeouts(srv *http.Server) {
+	srv.ReadTimeout, srv.IdleTimeout = serve.DefaultReadTimeout, serve.DefaultIdleTimeout
+}
+
+// goServeWith is goServe with the server configured by config.
+func goServeWith(config func(*http.Server), dur time.Duration, path string, h http.HandlerFunc) cpuLoad {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	srv := &http.Server{Handler: h}
+	config(srv)
 	go srv.Serve(ln)
 	defer srv.Close()
 	addr := ln.Addr().String()
 	putKey("http://" + addr + "/kv/key")
-	return runLoad("http://"+addr+path, dur)
+	return loadWithCPU("http://"+addr+path, dur)
 }
 
 func putKey(url string) {
