@@ -78,8 +78,8 @@ const embedPath = "/item?key=k42"
 var embedOnly = flag.String("embed", "luarun,pool,syncpool,go,start", "the embed workload's variants to run (for profiling one)")
 
 func embedBench() []row {
-	dur := time.Duration(size(5, 2)) * time.Second
-	rounds := size(3, 1)
+	dur := time.Duration(size(3, 2)) * time.Second
+	rounds := size(5, 1)
 	gen := "go generator, 50 connections"
 	if wrkPath() != "" {
 		gen = "wrk -t1 -c50"
