@@ -12,6 +12,8 @@ package main
 //     returns the status and the body;
 //   - start: the same with rt.Start and Handle.Wait (the process runs
 //     on the workers; the request's goroutine waits);
+//   - luarun-sync: luarun with db.get answered in its handler, on the
+//     process's goroutine (the pool's work, without the hand-off);
 //   - pool: how gopher-lua is embedded today — a channel of *lua.LState
 //     (our lua package), each with the script loaded once and db.get a
 //     direct LGFunction doing the same lookup on the request's goroutine;
@@ -75,7 +77,7 @@ func (db *embedDB) get(key string) (string, bool) {
 
 const embedPath = "/item?key=k42"
 
-var embedOnly = flag.String("embed", "luarun,pool,syncpool,go,start", "the embed workload's variants to run (for profiling one)")
+var embedOnly = flag.String("embed", "luarun,pool,syncpool,go,start,luarun-sync", "the embed workload's variants to run (for profiling one)")
 
 func embedBench() []row {
 	dur := time.Duration(size(3, 2)) * time.Second
@@ -95,6 +97,7 @@ func embedBench() []row {
 		{"syncpool", syncPoolEmbedHandler},
 		{"go", goEmbedHandler},
 		{"start", startEmbedHandler},
+		{"luarun-sync", luarunSyncEmbedHandler},
 	}
 	results := make([][]cpuLoad, len(variants))
 	for r := range rounds {
@@ -110,7 +113,8 @@ func embedBench() []row {
 			results[i] = append(results[i], l)
 		}
 	}
-	lr, pr, sr, gr, str := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2]), medianLoad(results[3]), medianLoad(results[4])
+	lr, pr, sr, gr, str, syr := medianLoad(results[0]), medianLoad(results[1]), medianLoad(results[2]),
+		medianLoad(results[3]), medianLoad(results[4]), medianLoad(results[5])
 	return []row{
 		{
 			workload: fmt.Sprintf("embed: process per request vs LState pool (%s, median of %d)", gen, rounds),
@@ -131,6 +135,11 @@ func embedBench() []row {
 			workload: "embed: Start+Wait per request (on the workers) vs LState pool",
 			luarun:   str.String(), baseline: "pool: " + pr.String(),
 			ratio: roundRatios(results[4], results[1]), target: "-",
+		},
+		{
+			workload: "embed: process per request, db.get answered in its handler (the pool's work) vs LState pool",
+			luarun:   syr.String(), baseline: "pool: " + pr.String(),
+			ratio: roundRatios(results[5], results[1]), target: "-",
 		},
 	}
 }
@@ -239,19 +248,40 @@ func startEmbedHandler(db *embedDB) (http.Handler, func()) {
 	return h, func() { shutdown(rt) }
 }
 
+// luarunSyncEmbedHandler is luarunEmbedHandler with db.get answered in
+// its handler, on the process's goroutine, as the pool's LGFunction
+// answers it: the same work as the pool, without a goroutine's hand-off.
+func luarunSyncEmbedHandler(db *embedDB) (http.Handler, func()) {
+	rt, s := embedRuntimeWith(db, func(answer func()) { answer() })
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := rt.Call(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		writeLuaResult(w, res)
+	})
+	return h, func() { shutdown(rt) }
+}
+
 // embedRuntime is a runtime with db.get registered (answered from a
 // goroutine) and embedLua loaded.
 func embedRuntime(db *embedDB) (*luaproc.Runtime, *luaproc.Script) {
+	return embedRuntimeWith(db, func(answer func()) { go answer() })
+}
+
+// embedRuntimeWith is embedRuntime with db.get's answer run by run.
+func embedRuntimeWith(db *embedDB, run func(answer func())) (*luaproc.Runtime, *luaproc.Script) {
 	rt := newRuntime(*workers)
 	check(rt.Register("db.get", func(c luaproc.Call) error {
 		key, _ := c.Args[0].(string)
-		go func() {
+		run(func() {
 			if v, ok := db.get(key); ok {
 				c.Complete(v)
 			} else {
 				c.Complete(nil)
 			}
-		}()
+		})
 		return nil
 	}))
 	s, err := rt.LoadString("handler.lua", embedLua)
