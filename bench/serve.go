@@ -10,7 +10,8 @@ package main
 //   - hello: `return "hello " .. (req.query.name or "world")`, a process
 //     per request, against a Go handler writing the same (on a plain
 //     net/http server, and on one with http.serve's read and idle
-//     timeouts);
+//     timeouts); luarun as the command serving a script (servecmd.go:
+//     the targets' rows), and embedded in this program;
 //   - kv GET: a request process asks a store process with process.call
 //     (scripts/kvstore.lua's shape) against a Go map behind a mutex;
 //     p99 latency reported for both.
@@ -99,38 +100,45 @@ func serveBench() []row {
 		gen = "wrk -t1 -c50"
 	}
 	fmt.Fprintf(os.Stderr, "serve: load generator %s, %v per run, %d interleaved rounds\n", gen, dur, rounds)
-	var helloL, helloG, helloT, helloN, kvL, kvG []cpuLoad
+	var helloC, helloL, helloG, helloT, helloN, kvC, kvL, kvG []cpuLoad
+	sc := newServeCommand()
 	for r := range rounds {
 		run := func(name string, into *[]cpuLoad, l cpuLoad) {
 			fmt.Fprintf(os.Stderr, "serve: round %d %s: %s\n", r+1, name, l)
 			*into = append(*into, l)
 		}
-		run("hello luarun", &helloL, luarunServe("hello", dur, "/?name=bench", nil))
+		run("hello luarun command", &helloC, sc.run("hello", dur, "/?name=bench", nil))
+		run("hello luarun embedded", &helloL, luarunServe("hello", dur, "/?name=bench", nil))
 		run("hello net/http", &helloG, goServe(dur, "/?name=bench", helloHandler))
 		run("hello net/http, timeouts", &helloT, goServeWith(withTimeouts, dur, "/?name=bench", helloHandler))
 		run("hello nginx+lua", &helloN, cpuLoad{load: nginxServe(dur)})
-		run("kv luarun", &kvL, luarunServe("kv", dur, "/kv/key", func(addr string) { putKey("http://" + addr + "/kv/key") }))
+		putFirst := func(addr string) { putKey("http://" + addr + "/kv/key") }
+		run("kv luarun command", &kvC, sc.run("kv", dur, "/kv/key", putFirst))
+		run("kv luarun embedded", &kvL, luarunServe("kv", dur, "/kv/key", putFirst))
 		run("kv Go map", &kvG, goServe(dur, "/kv/key", newMapServer().ServeHTTP))
 	}
 	of := fmt.Sprintf(" (%s, median of %d interleaved rounds)", gen, rounds)
-	rows := []row{{
-		workload: "serve hello" + of, luarun: medianLoad(helloL).String(), baseline: "net/http: " + medianLoad(helloG).String(),
-		ratio: roundRatios(helloL, helloG), target: ">= 0.8x net/http",
-	}}
-	rows = append(rows, row{
-		workload: "serve hello vs net/http with http.serve's read and idle timeouts", luarun: medianLoad(helloL).String(),
-		baseline: "net/http, timeouts: " + medianLoad(helloT).String(), ratio: roundRatios(helloL, helloT), target: "-",
-	})
+	hc, hl, kc := medianLoad(helloC).String(), medianLoad(helloL).String(), medianLoad(kvC).String()
+	rows := []row{
+		{workload: "serve hello, the luarun command" + of, luarun: hc, baseline: "net/http: " + medianLoad(helloG).String(),
+			ratio: roundRatios(helloC, helloG), target: ">= 0.8x net/http"},
+		{workload: "serve hello, the luarun command vs net/http with http.serve's read and idle timeouts", luarun: hc,
+			baseline: "net/http, timeouts: " + medianLoad(helloT).String(), ratio: roundRatios(helloC, helloT), target: "-"},
+		{workload: "serve hello, http.serve embedded in a Go program (Go's collector pace) vs net/http", luarun: hl,
+			baseline: "net/http: " + medianLoad(helloG).String(), ratio: roundRatios(helloL, helloG), target: "-"},
+	}
 	if ng := medianLoad(helloN); ng.rps > 0 {
-		rows = append(rows, row{workload: "serve hello vs nginx+lua", luarun: medianLoad(helloL).String(), baseline: "nginx+lua: " + ng.String(),
-			ratio: roundRatios(helloL, helloN), target: "moonshot >= 1.0x"})
+		rows = append(rows, row{workload: "serve hello, the luarun command vs nginx+lua", luarun: hc, baseline: "nginx+lua: " + ng.String(),
+			ratio: roundRatios(helloC, helloN), target: "moonshot >= 1.0x"})
 	} else {
 		rows = append(rows, row{workload: "serve hello vs nginx+lua", luarun: "-", baseline: ng.errText, ratio: "-", target: "-"})
 	}
-	return append(rows, row{
-		workload: "serve kv GET via process.call" + of, luarun: medianLoad(kvL).String(), baseline: "Go map+mutex: " + medianLoad(kvG).String(),
-		ratio: roundRatios(kvL, kvG), target: ">= 0.5x",
-	})
+	return append(rows,
+		row{workload: "serve kv GET via process.call, the luarun command" + of, luarun: kc,
+			baseline: "Go map+mutex: " + medianLoad(kvG).String(), ratio: roundRatios(kvC, kvG), target: ">= 0.5x"},
+		row{workload: "serve kv GET, http.serve embedded in a Go program vs the Go map", luarun: medianLoad(kvL).String(),
+			baseline: "Go map+mutex: " + medianLoad(kvG).String(), ratio: roundRatios(kvL, kvG), target: "-"},
+	)
 }
 
 func helloHandler(w http.ResponseWriter, r *http.Request) {
