@@ -169,7 +169,7 @@ func (a *appModules) checkGlobal(name string, fns []string) error {
 // registered.
 func (rt *Runtime) newTemplate() {
 	rt.tplMu.Lock()
-	rt.tpl = nil
+	rt.tpl.Store(nil)
 	rt.tplMu.Unlock()
 }
 

@@ -72,8 +72,11 @@ type Runtime struct {
 	// (calls.go); any process's goroutine adds to it.
 	droppedReplies atomic.Int64
 
-	tplMu sync.Mutex // guards tpl; never taken inside mu
-	tpl   *template  // what every state copies (state.go); nil: to build
+	// tpl is what every state copies (state.go); nil: to build. Every
+	// process start loads it; a builder stores it and newTemplate clears
+	// it, both under tplMu (never taken inside mu).
+	tplMu sync.Mutex
+	tpl   atomic.Pointer[template]
 }
 
 // New starts a runtime and its workers. An option out of range, or a

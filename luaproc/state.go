@@ -120,13 +120,20 @@ var tableLibs = []struct {
 // removedGlobals are base functions luarun does not offer.
 var removedGlobals = []string{"_printregs", "_GOPHER_LUA_VERSION"}
 
+// template returns the runtime's template, built at the first start
+// after a registration (newTemplate).
 func (rt *Runtime) template() *template {
+	if tpl := rt.tpl.Load(); tpl != nil {
+		return tpl // every start but the first after a registration: no lock for all workers to meet
+	}
 	rt.tplMu.Lock()
 	defer rt.tplMu.Unlock()
-	if rt.tpl == nil {
-		rt.tpl = rt.buildTemplate()
+	tpl := rt.tpl.Load()
+	if tpl == nil {
+		tpl = rt.buildTemplate()
+		rt.tpl.Store(tpl)
 	}
-	return rt.tpl
+	return tpl
 }
 
 func (rt *Runtime) buildTemplate() *template {
