@@ -3,8 +3,10 @@ package luaproc
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -74,4 +76,36 @@ func TestRecycledStateKeepsOnlyUnchangedViews(t *testing.T) {
 		require.Equal(t, fresh, call("check"), "after %s", entry)
 		require.Equal(t, kept, rt.keptViews.Load(), "the state %s ran in kept its views", entry)
 	}
+}
+
+// TestKeptViewsUnderConcurrentCalls: callers on several Ps run the
+// changing entries and check at once, so recycled states move between
+// them in every order; no check ever sees another process's change.
+func TestKeptViewsUnderConcurrentCalls(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{})
+	s, err := rt.LoadString("kept.lua", keptViewsLua)
+	require.NoError(t, err)
+	const fresh = "nil nil nil true nil nil false A nil true true nil nil true"
+	changes := []string{"setglobal", "setlib", "rawsetlib", "dellib", "libmt", "strmt", "strmtindex",
+		"typemt", "strtypemt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 60 {
+				entry := "check"
+				if (i+g)%2 == 0 {
+					entry = changes[(i*7+g)%len(changes)]
+				}
+				res, err := rt.Call(context.Background(), s, entry)
+				if !assert.NoError(t, err, entry) {
+					return
+				}
+				if entry == "check" {
+					assert.Equal(t, []any{fresh}, res, "caller %d, call %d", g, i)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	t.Logf("kept views: %d of %d starts", rt.keptViews.Load(), 4*60)
 }
