@@ -216,7 +216,11 @@ func serveLoad(h http.Handler, dur time.Duration) cpuLoad {
 // luarunEmbedHandler runs a process of embedLua per request, on the
 // request's goroutine (Runtime.Call).
 func luarunEmbedHandler(db *embedDB) (http.Handler, func()) {
-	rt, s := embedRuntime(db)
+	return callHandler(embedRuntime(db))
+}
+
+// callHandler answers each request with a Call of s's handle in rt.
+func callHandler(rt *luaproc.Runtime, s *luaproc.Script) (http.Handler, func()) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := rt.Call(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
 		if err != nil {
@@ -252,16 +256,7 @@ func startEmbedHandler(db *embedDB) (http.Handler, func()) {
 // its handler, on the process's goroutine, as the pool's LGFunction
 // answers it: the same work as the pool, without a goroutine's hand-off.
 func luarunSyncEmbedHandler(db *embedDB) (http.Handler, func()) {
-	rt, s := embedRuntimeWith(db, func(answer func()) { answer() })
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		res, err := rt.Call(r.Context(), s, "handle", r.Method, r.URL.Query().Get("key"))
-		if err != nil {
-			http.Error(w, err.Error(), 500)
-			return
-		}
-		writeLuaResult(w, res)
-	})
-	return h, func() { shutdown(rt) }
+	return callHandler(embedRuntimeWith(db, func(answer func()) { answer() }))
 }
 
 // embedRuntime is a runtime with db.get registered (answered from a
