@@ -252,14 +252,15 @@ func (s *ViewSet) View(shared *LTable) *LTable {
 
 // Unchanged reports whether reading is all the state did to its views
 // and type metatables since Reset: each view is still a view of its base
-// (one the Maker supplied is not: it is of another table, or none), with the metatable its base's maps to and
-// in its own part only what reads cached there (for each key the state's
-// own value for the base's: its view of a shared table, or its closure of
-// a function template, with the globals as environment); and no type
-// metatable is set but strings', which is stringMT or the state's view of
-// it. A state so left shows a new program of the same globals exactly
-// what new views would (luarun: a recycled state keeps them, saving their
-// allocations and first reads).
+// (one the Maker supplied is not: it is of another table, or none), with
+// the metatable its base's maps to and in its own part only what reads
+// cached there (for each key the state's own value for the base's: its
+// view of a shared table, or its closure of a function template, with
+// the globals as environment); and no type metatable is set but
+// strings', which is stringMT or the state's view of it. A state so left
+// shows a new program of the same globals exactly what new views would
+// (luarun: a recycled state keeps them, saving their allocations and
+// first reads).
 func (s *ViewSet) Unchanged(stringMT *LTable) bool {
 	if s.g == nil || !s.typeMetatablesUnchanged(stringMT) {
 		return false
