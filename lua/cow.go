@@ -34,7 +34,10 @@ package lua
 // one view per shared table and state. Views belong to one state and are
 // used by one goroutine at a time, as any table of a state is.
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // tableHome ties a table to its state (LTable.home): g is the state whose
 // memory the table's growth charges (memory.go). A view's home (flagView
@@ -282,11 +285,11 @@ func (s *ViewSet) Unchanged(stringMT *LTable) bool {
 // typeMetatablesUnchanged is Unchanged's test of the type metatables.
 func (s *ViewSet) typeMetatablesUnchanged(stringMT *LTable) bool {
 	for i, t := range s.g.builtinMts {
-		switch {
-		case t == nil:
-		case i != int(LTString) || stringMT == nil:
-			return false
-		case t != stringMT && t != s.Lookup(stringMT):
+		if i == int(LTString) && stringMT != nil {
+			if t == nil || t != stringMT && t != s.Lookup(stringMT) {
+				return false // removed (debug.setmetatable("", nil)) or replaced
+			}
+		} else if t != nil {
 			return false
 		}
 	}
@@ -326,6 +329,10 @@ func (s *ViewSet) holdsOwn(v, own LValue) bool {
 			f, ok := own.(*LFunction)
 			return ok && !f.IsG && f.Proto == t.Proto && f.Env == s.g.Global && len(f.Upvalues) == 0
 		}
+	}
+	if n, ok := v.(LNumber); ok { // 0 == -0, but 1/x tells them apart
+		m, ok := own.(LNumber)
+		return ok && math.Float64bits(float64(n)) == math.Float64bits(float64(m))
 	}
 	return own == v
 }

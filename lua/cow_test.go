@@ -270,3 +270,31 @@ func TestShareLaysOutNodesOnce(t *testing.T) {
 		t.Error("the array part lost its item")
 	}
 }
+
+// TestUnchangedTellsNegativeZero: a view that holds -0 where its base
+// holds 0 has been written (1/x tells them apart), though 0 == -0.
+func TestUnchangedTellsNegativeZero(t *testing.T) {
+	lib := NewTable(0, 1)
+	lib.RawSetString("zero", LNumber(0))
+	lib.Share()
+	globals := NewTable(0, 1)
+	globals.RawSetString("lib", lib)
+	globals.Share()
+	L := NewState(Options{SkipOpenLibs: true})
+	defer L.Close()
+	g := newLTable(0, 0)
+	L.G.Global, L.Env = g, g
+	L.G.Views.Bind(globals)
+	if err := L.DoString(`local z = lib.zero`); err != nil {
+		t.Fatal(err)
+	}
+	if !L.G.Views.Unchanged(nil) {
+		t.Fatal("reading lib.zero changed the views")
+	}
+	if err := L.DoString(`lib.zero = -0.0`); err != nil {
+		t.Fatal(err)
+	}
+	if L.G.Views.Unchanged(nil) {
+		t.Fatal("lib.zero = -0 was not seen")
+	}
+}

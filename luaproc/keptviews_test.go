@@ -34,6 +34,7 @@ function strmt() getmetatable("").leak = "strmt" end
 function strmtindex() getmetatable("").__index = {upper = function() return "hijacked" end} end
 function typemt() debug.setmetatable(1, {__index = {leak = "number"}}) end
 function strtypemt() debug.setmetatable("", {__index = {upper = function() return "hijacked" end}}) end
+function nostrmt() debug.setmetatable("", nil) end
 function fenv() setfenv(victim, {leak = "fenv"}) end
 function threadenv() setfenv(0, {}) end
 function alias() string.sub2 = string.sub end
@@ -69,7 +70,7 @@ func TestRecycledStateKeepsOnlyUnchangedViews(t *testing.T) {
 	}
 	require.Greater(t, rt.keptViews.Load(), kept, "a state whose process only read keeps its views")
 	for _, entry := range []string{"setglobal", "setlib", "rawsetlib", "dellib", "libmt", "strmt",
-		"strmtindex", "typemt", "strtypemt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"} {
+		"strmtindex", "typemt", "strtypemt", "nostrmt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"} {
 		call("check") // the state's views are its own again (kept or new)
 		call(entry)
 		kept := rt.keptViews.Load()
@@ -87,7 +88,7 @@ func TestKeptViewsUnderConcurrentCalls(t *testing.T) {
 	require.NoError(t, err)
 	const fresh = "nil nil nil true nil nil false A nil true true nil nil true"
 	changes := []string{"setglobal", "setlib", "rawsetlib", "dellib", "libmt", "strmt", "strmtindex",
-		"typemt", "strtypemt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"}
+		"typemt", "strtypemt", "nostrmt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
