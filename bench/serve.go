@@ -102,6 +102,7 @@ func serveBench() []row {
 	fmt.Fprintf(os.Stderr, "serve: load generator %s, %v per run, %d interleaved rounds\n", gen, dur, rounds)
 	var helloC, helloL, helloG, helloT, helloN, kvC, kvL, kvG []cpuLoad
 	sc := newServeCommand()
+	defer sc.close()
 	for r := range rounds {
 		run := func(name string, into *[]cpuLoad, l cpuLoad) {
 			fmt.Fprintf(os.Stderr, "serve: round %d %s: %s\n", r+1, name, l)

@@ -30,13 +30,16 @@ function main(entry)
   process.receive()
 end`
 
-// serveCommand is the luarun command and its serving script, built once.
-type serveCommand struct{ bin, script string }
+// serveCommand is the luarun command and its serving script, built once
+// into dir (removed by close).
+type serveCommand struct{ dir, bin, script string }
 
 func newServeCommand() serveCommand {
 	dir, bin := luarunDir("luarun-serve")
-	return serveCommand{bin: bin, script: writeScript(dir, "serve.lua", serveCmdLua)}
+	return serveCommand{dir: dir, bin: bin, script: writeScript(dir, "serve.lua", serveCmdLua)}
 }
+
+func (sc serveCommand) close() { os.RemoveAll(sc.dir) }
 
 // run serves entry with the command and loads path, with the command's
 // CPU time per request.
