@@ -114,7 +114,7 @@ func yieldRoundTrip() []row {
 	luarun := time.Since(t0) / time.Duration(n)
 	shutdown(rt)
 	return []row{{
-		workload: "yield round trip: Lua calls a command Go completes at once",
+		workload: "yield round trip: Lua calls a command Go completes at once (in its handler: the call returns without yielding)",
 		luarun:   fmtDur(luarun), baseline: "—", floor: fmtDur(floor),
 		ratio:  fmt.Sprintf("%.2f× floor", float64(luarun)/float64(floor)),
 		target: "≤ 1.5× floor",

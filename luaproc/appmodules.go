@@ -40,10 +40,13 @@ type appModules struct {
 // Register makes an application command callable from Lua as
 // module.function: Register("db.query", h) gives every process started
 // afterwards a global table db with a function query, which require("db")
-// also returns. A call yields the process; h runs on the worker's
-// goroutine and must return at once, completing c (c.Complete / c.Fail)
-// now or later from any goroutine. The Lua call returns the completion's
-// values, or nil and the error's message. Register commands before
+// also returns. h runs when Lua calls, on the goroutine running the
+// calling process, and must return at once, completing c (c.Complete /
+// c.Fail) now or later from any goroutine: completed before h returns,
+// the call returns at once (as a RegisterGoModule function's would);
+// later, the process yields until the completion comes and the others
+// run meanwhile. The Lua call returns the completion's values, or nil
+// and the error's message. Register commands before
 // starting the processes that use them. A command registered already, a
 // nil h, and a call after Shutdown (ErrClosed) are errors.
 func (rt *Runtime) Register(command string, h Handler) error {

@@ -432,7 +432,7 @@ func (p *luaProcess) sleep(L *lua.LState) int {
 	case d < 0:
 		d = 0
 	}
-	return p.block(L, "time.sleep", &request{kind: reqCommand, name: "time.sleep", args: []any{d}})
+	return p.block(L, "time.sleep", &request{kind: reqCommand, yields: true, name: "time.sleep", args: []any{d}})
 }
 
 // commandFunc makes the Lua function of an application command: its

@@ -297,6 +297,9 @@ const (
 	reqAll
 	reqModule
 	reqCall
+	// reqAnswer: a command commandNow dispatched that its handler did not
+	// answer at once; the task's waiter for it is registered.
+	reqAnswer
 )
 
 // request is one blocking call. Its fields are few and packed (the name
@@ -304,6 +307,10 @@ const (
 // every luaProcess holds one (TestIdleProcessFits).
 type request struct {
 	kind requestKind
+	// yields: a reqCommand that yields even when its handler answers at
+	// once (time.sleep(0): the other processes run before it returns),
+	// where commandNow would return at once.
+	yields bool
 	// scanned: reqReceive, the entries match has refused (a mailbox of
 	// 2^31 messages would not fit in memory).
 	scanned int32
@@ -507,15 +514,22 @@ func (p *luaProcess) completed(ev *scheduler.Event) {
 		return
 	}
 	t := w.t
+	t.args = p.answerValues(t, ev)
+	p.ready = append(p.ready, t)
+}
+
+// answerValues are the values the command call of task t returns for
+// its completion ev (a single value in t.argBuf: free, t's last resume's
+// values are on its stack).
+func (p *luaProcess) answerValues(t *task, ev *scheduler.Event) []lua.LValue {
 	switch b, isLines := ev.Data.(commands.Lines); {
 	case ev.Error != nil:
-		t.args = p.errorValues(ev.Error)
+		return p.errorValues(ev.Error)
 	case isLines: // a lines iterator's batch (fsfile.go)
-		t.args = []lua.LValue{p.firstLine(t, b)}
+		return []lua.LValue{p.firstLine(t, b)}
 	default:
-		t.args = p.resultValues(ev.Data, t.argBuf[:0]) // free: t waits
+		return p.resultValues(ev.Data, t.argBuf[:0])
 	}
-	p.ready = append(p.ready, t)
 }
 
 // errorValues are what a failed command's Lua call returns: nil, the
@@ -713,7 +727,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 // request turns t's blocking call into what it waits for.
 func (p *luaProcess) request(t *task, r *request) {
 	switch r.kind {
-	case reqCommand:
+	case reqCommand: // one that yields (commandNow dispatches the others)
 		tag := p.newTag()
 		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
 		p.out.Yield(tag, r.name, r.args...)
@@ -827,6 +841,39 @@ func (p *luaProcess) end(res payload.Payloads, err error) {
 	p.ready, p.receivers = nil, nil
 }
 
+// answerAwaited is the request of a task whose command commandNow
+// dispatched, waiting for its answer.
+var answerAwaited = request{kind: reqAnswer}
+
+// commandNow dispatches r's command from the blocking call itself
+// (scheduler.StepOutput.Command), not after the task has yielded: a
+// handler that answers before it returns — a Go function answering at
+// once — has its answer pushed here as the call's results (n of them,
+// answered true), without the yield, the step's end, the next step and
+// the resume its answer would otherwise cost. Otherwise the task waits
+// for the answer as for any command's, its waiter registered here. The
+// call has passed blockable: where it could not block, it fails alike
+// whether or not the handler would answer at once.
+func (p *luaProcess) commandNow(L *lua.LState, r *request) (n int, answered bool) {
+	t := p.current
+	tag := p.newTag()
+	ev, answered := p.out.Command(tag, r.name, r.args)
+	if !answered {
+		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
+		return 0, false
+	}
+	vals := p.answerValues(t, &ev) // into t.argBuf: t runs, its resume's values are on its stack
+	if t.raise != nil {            // a failed batch of file:lines
+		err := t.raise
+		t.raise = nil
+		L.RaiseError("%s", err.Error())
+	}
+	for _, v := range vals {
+		L.Push(v)
+	}
+	return len(vals), true
+}
+
 // block is how a Go function makes a blocking call: it yields the
 // request out of the process's coroutine. The function must return its
 // result directly.
@@ -865,6 +912,12 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 // park suspends the current task in the blocking call whose frame is f
 // (blockable), with request r.
 func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
+	if r.kind == reqCommand && !r.yields {
+		if n, answered := p.commandNow(L, r); answered {
+			return n
+		}
+		r = &answerAwaited
+	}
 	// The values the resume brings are fitted to what this call wants
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,

@@ -63,6 +63,14 @@ func (c Completer) deliver(ev Event) bool {
 	}
 	// The CAS made this goroutine the only one that may read r's fields
 	// until the worker consumes the event (and only then recycles r).
+	if r.answer.Load() == answerAwaited { // dispatched by StepOutput.Command: maybe answered in its handler
+		ev.Tag = r.tag
+		r.answered = ev
+		if r.answer.CompareAndSwap(answerAwaited, answerGiven) {
+			return true // Command returns it: no event, no wake
+		}
+		r.answered = Event{} // Command gave up waiting first: an event, as for any yield
+	}
 	p, n := r.p, r.node
 	ev.Tag, ev.rec = r.tag, r
 	n.Value = ev
@@ -98,6 +106,49 @@ type yieldRec struct {
 	// p.outstanding.
 	gen uint64
 	idx int
+
+	// answer: answerAwaited while StepOutput.Command waits in the
+	// dispatch for the handler's answer, else answerNone. Set to
+	// awaited by the worker before it dispatches; then one CAS decides
+	// between the winning completer (awaited → given: it stored the
+	// completion in answered, which the worker reads after seeing
+	// given) and the worker once the handler returned (awaited → none:
+	// the completion comes as an event).
+	answer   atomic.Uint32
+	answered Event
+}
+
+// yieldRec.answer's values.
+const (
+	answerNone uint32 = iota
+	answerAwaited
+	answerGiven
+)
+
+// dispatchNow is StepOutput.Command on w, stepping p.
+func (w *worker) dispatchNow(p *proc, tag uint64, command string, args payload.Payloads) (Event, bool) {
+	r := w.arm(p, tag)
+	r.answer.Store(answerAwaited)
+	w.s.dispatcher.Dispatch(Call{
+		Completer: Completer{rec: r, gen: r.gen},
+		PID:       p.pid,
+		Command:   command,
+		Args:      args,
+		Ctx:       w.s.commandContext(p),
+	})
+	if r.answer.CompareAndSwap(answerAwaited, answerNone) {
+		return Event{}, false // answered later, from anywhere: an event
+	}
+	// answerGiven: the CAS that failed saw the completer's, which
+	// stored answered before it.
+	ev := r.answered
+	r.answered = Event{}
+	r.answer.Store(answerNone)
+	if len(w.nodes) < maxFreeNodes { // the node it would have come in
+		w.nodes = append(w.nodes, r.node)
+	}
+	w.retire(p, r)
+	return ev, true
 }
 
 // HandlerFunc handles one command. It returns at once, having called

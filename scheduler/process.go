@@ -143,6 +143,7 @@ type StepOutput struct {
 
 	// Set by the worker for the duration of Step (see Send).
 	w    *worker
+	p    *proc
 	self PID
 }
 
@@ -174,6 +175,23 @@ func (o *StepOutput) SpawnWith(p Process, method string, input payload.Payloads,
 		return Handle{}, 0, errSpawnOutsideStep
 	}
 	return o.w.s.submitWith(o.w, p, method, input, opts)
+}
+
+// Command dispatches a command now, from inside Step, where Yield
+// dispatches it after the step: the handler runs on this goroutine
+// before Command returns. If it answered before returning (Complete or
+// Fail called in the handler: a Go function that answers at once),
+// Command returns that completion (Tag set) and true, and no event comes
+// for it: the process needs no further step to have it. Otherwise it
+// returns false, and the completion comes as an EventYieldComplete with
+// tag, as a Yield's does. Outside Step it is Yield (and returns false).
+// Must not be called from another goroutine during Step.
+func (o *StepOutput) Command(tag uint64, command string, args payload.Payloads) (Event, bool) {
+	if o.w == nil {
+		o.Yield(tag, command, args...)
+		return Event{}, false
+	}
+	return o.w.dispatchNow(o.p, tag, command, args)
 }
 
 // Yield appends a yield to the output.

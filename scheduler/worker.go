@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 
@@ -19,7 +20,8 @@ import (
 // a random victim's deque.
 //
 // Running a process: CAS Ready→Running (a failure means a stale queue
-// entry), drain its events, Step, dispatch the yields, then park it. A
+// entry), drain its events, Step (which may dispatch commands itself:
+// StepOutput.Command), dispatch the yields, then park it. A
 // completion that arrived during the step (flagWoken) makes the worker step
 // it again at once, up to rerunBudget times, then send it to the back of
 // the global queue so others get a turn (unless no other work is queued
@@ -260,10 +262,10 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 // (a PanicContainer's Step does that itself: no deferred recover here).
 func (w *worker) step(p *proc) error {
 	w.out.reset()
-	w.out.w, w.out.self = w, p.pid
+	w.out.w, w.out.p, w.out.self = w, p, p.pid
 	if p.contains {
 		err := p.impl.Step(w.events, &w.out)
-		w.out.w = nil
+		w.out.w, w.out.p = nil, nil
 		return err
 	}
 	return w.stepRecovering(p)
@@ -272,7 +274,7 @@ func (w *worker) step(p *proc) error {
 // stepRecovering is step for a process that may panic.
 func (w *worker) stepRecovering(p *proc) (err error) {
 	defer func() { // one deferred call for both: each costs its closure's call
-		w.out.w = nil
+		w.out.w, w.out.p = nil, nil
 		if v := recover(); v != nil {
 			err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
 		}
@@ -313,6 +315,7 @@ func (w *worker) arm(p *proc, tag uint64) *yieldRec {
 		r.node = new(mpsc.Node[Event])
 	}
 	r.p, r.tag = p, tag
+	r.answer.Store(answerNone) // a use that ended inside dispatchNow (a panic) may have left it awaited
 	r.gen++
 	r.idx = len(p.outstanding)
 	if p.outstanding == nil {
@@ -368,6 +371,14 @@ func (w *worker) park(p *proc, rerun, broken bool) bool {
 		if p.state.CompareAndSwap(st, next) {
 			if next == stateReady {
 				w.s.enqueue(p) // the back of the global queue: others go first
+			}
+			if broken {
+				// The push in progress may be a goroutine's on this P,
+				// preempted between its swap and its link: let it run,
+				// or this worker takes p again at once, finds the chain
+				// still broken, and goes round without end (seen with
+				// one P under -race: 1.5M empty steps in 3 s).
+				runtime.Gosched()
 			}
 			return false
 		}
