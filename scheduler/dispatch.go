@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -136,6 +137,14 @@ func (w *worker) dispatchNow(p *proc, tag uint64, command string, args payload.P
 		Args:      args,
 		Ctx:       w.s.commandContext(p),
 	})
+	if p.home != nil && r.answer.Load() == answerAwaited {
+		// A homed process's handler that answers from a goroutine it
+		// starts (go c.Complete(...)) has put that goroutine next in line
+		// on this P: let it run once, and its answer most likely comes
+		// back here, with no yield, no event and no signal to the home —
+		// the home's yieldFirst (home.go), done before the step unwinds.
+		runtime.Gosched()
+	}
 	if r.answer.CompareAndSwap(answerAwaited, answerNone) {
 		return Event{}, false // answered later, from anywhere: an event
 	}

@@ -21,7 +21,10 @@ package scheduler
 // and woken (no wakep of an idle P), and the home takes it without
 // blocking, and without asking its parent context for the Done channel
 // a cancelCtx makes on first use. An answer that takes longer costs one
-// Gosched more before the home blocks as before.
+// Gosched more before the home blocks as before. A command dispatched
+// from inside the step (StepOutput.Command) gets the same Gosched there,
+// before the step unwinds: the answer then comes back to the call
+// itself, and the process does not yield at all.
 //
 // Invariants:
 //
