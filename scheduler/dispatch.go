@@ -130,13 +130,7 @@ const (
 func (w *worker) dispatchNow(p *proc, tag uint64, command string, args payload.Payloads) (Event, bool) {
 	r := w.arm(p, tag)
 	r.answer.Store(answerAwaited)
-	w.s.dispatcher.Dispatch(Call{
-		Completer: Completer{rec: r, gen: r.gen},
-		PID:       p.pid,
-		Command:   command,
-		Args:      args,
-		Ctx:       w.s.commandContext(p),
-	})
+	w.s.dispatcher.Dispatch(w.call(p, r, command, args))
 	if p.home != nil && r.answer.Load() == answerAwaited {
 		// A homed process's handler that answers from a goroutine it
 		// starts (go c.Complete(...)) has put that goroutine next in line

@@ -10,6 +10,7 @@ import (
 
 	"github.com/luarun/luarun/deque"
 	"github.com/luarun/luarun/mpsc"
+	"github.com/luarun/luarun/payload"
 )
 
 // A worker is one goroutine running processes (the Go runtime's P).
@@ -287,14 +288,18 @@ func (w *worker) stepRecovering(p *proc) (err error) {
 func (w *worker) dispatch(p *proc) {
 	for i := range w.out.Yields {
 		y := &w.out.Yields[i]
-		r := w.arm(p, y.Tag)
-		w.s.dispatcher.Dispatch(Call{
-			Completer: Completer{rec: r, gen: r.gen},
-			PID:       p.pid,
-			Command:   y.Command,
-			Args:      y.Args,
-			Ctx:       w.s.commandContext(p),
-		})
+		w.s.dispatcher.Dispatch(w.call(p, w.arm(p, y.Tag), y.Command, y.Args))
+	}
+}
+
+// call is the Call of a yield of p whose record r is armed.
+func (w *worker) call(p *proc, r *yieldRec, command string, args payload.Payloads) Call {
+	return Call{
+		Completer: Completer{rec: r, gen: r.gen},
+		PID:       p.pid,
+		Command:   command,
+		Args:      args,
+		Ctx:       w.s.commandContext(p),
 	}
 }
 
