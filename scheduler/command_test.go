@@ -13,7 +13,7 @@ func TestCommandAnsweredInHandler(t *testing.T) {
 	s := newSched(t, 2, map[string]HandlerFunc{"echo": echo})
 	const n = 100
 	steps := 0
-	h, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+	h := submitStep(t, s, func(events []Event, out *StepOutput) error {
 		steps++
 		if len(events) > 0 {
 			t.Errorf("step %d got events %v", steps, events)
@@ -28,10 +28,7 @@ func TestCommandAnsweredInHandler(t *testing.T) {
 		}
 		out.Status, out.Result = StatusDone, payload.Payloads{sum}
 		return nil
-	}}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	res, err := wait(t, h)
 	if err != nil || res[0] != int64(n*(n-1)/2) {
 		t.Fatalf("%v, %v", res, err)
@@ -50,7 +47,7 @@ func TestCommandAnsweredLater(t *testing.T) {
 	calls := make(holder, 1)
 	returned := make(chan struct{})
 	s := newSched(t, 1, map[string]HandlerFunc{"held": calls.handle})
-	h, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+	h := submitStep(t, s, func(events []Event, out *StepOutput) error {
 		if len(events) == 0 {
 			if _, ok := out.Command(7, "held", nil); ok {
 				t.Error("answered before anyone completed it")
@@ -63,10 +60,7 @@ func TestCommandAnsweredLater(t *testing.T) {
 		}
 		out.Status = StatusDone
 		return nil
-	}}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	c := calls.next(t)
 	<-returned // an answer before this could come back from Command itself
 	if !c.Complete("late") {
@@ -87,17 +81,14 @@ func TestCommandAnsweredTwice(t *testing.T) {
 		return nil
 	}
 	s := newSched(t, 1, map[string]HandlerFunc{"twice": twice})
-	h, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+	h := submitStep(t, s, func(events []Event, out *StepOutput) error {
 		ev, ok := out.Command(1, "twice", nil)
 		if !ok || ev.Data != 1 {
 			t.Errorf("%+v, %v", ev, ok)
 		}
 		out.Status = StatusDone
 		return nil
-	}}, "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	})
 	if _, err := wait(t, h); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +120,7 @@ func TestAnswersRaceTheStep(t *testing.T) {
 				got[i]++
 				answered++
 			}
-			h, err := s.Submit(&fnProc{step: func(events []Event, out *StepOutput) error {
+			h := submitStep(t, s, func(events []Event, out *StepOutput) error {
 				for _, ev := range events {
 					take(ev.Data.(int64))
 				}
@@ -145,10 +136,7 @@ func TestAnswersRaceTheStep(t *testing.T) {
 					out.Status = StatusDone
 				}
 				return nil
-			}}, "", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			})
 			if _, err := wait(t, h); err != nil {
 				t.Fatal(err)
 			}
@@ -162,4 +150,14 @@ func TestAnswersRaceTheStep(t *testing.T) {
 			}
 		})
 	}
+}
+
+// submitStep submits a process stepped by step.
+func submitStep(t *testing.T, s *Scheduler, step func([]Event, *StepOutput) error) Handle {
+	t.Helper()
+	h, err := s.Submit(&fnProc{step: step}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
