@@ -43,7 +43,9 @@ type appModules struct {
 // also returns. h runs when Lua calls, on the goroutine running the
 // calling process, and must return at once, completing c (c.Complete /
 // c.Fail) now or later from any goroutine: completed before h returns,
-// the call returns at once (as a RegisterGoModule function's would);
+// the call returns at once (as a RegisterGoModule function's would),
+// except that after 256 of them in one step the next call yields (a loop
+// of them lets the process's other tasks and the other processes run);
 // later, the process yields until the completion comes and the others
 // run meanwhile. The Lua call returns the completion's values, or nil
 // and the error's message. Register commands before

@@ -116,7 +116,10 @@ type luaProcess struct {
 
 	// depth: resumes, pcalls and xpcalls nested on the Go stack now
 	// (runaway.go).
-	depth int
+	depth int32
+	// atOnceLeft: how many more commands answered in their handler this
+	// step may return without a yield (commandNow; maxAtOnce a step).
+	atOnceLeft int32
 
 	// trapping: it traps exits (read by Shutdown's goroutine:
 	// TrapsShutdown).
@@ -398,6 +401,7 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 // Step implements scheduler.Process.
 func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
 	p.out = out
+	p.atOnceLeft = maxAtOnce
 	defer p.recoverStep(out, &err) // internal.go; it also unsets p.out
 	last := len(events) - 1
 	for i := range events {
@@ -727,7 +731,7 @@ func (p *luaProcess) scriptError(t *task, rerr error) error {
 // request turns t's blocking call into what it waits for.
 func (p *luaProcess) request(t *task, r *request) {
 	switch r.kind {
-	case reqCommand: // one that yields (commandNow dispatches the others)
+	case reqCommand: // one that yields (time.sleep, or past maxAtOnce: commandNow dispatches the others)
 		tag := p.newTag()
 		p.waiting = append(p.waiting, waiter{tag: tag, t: t})
 		p.out.Yield(tag, r.name, r.args...)
@@ -845,6 +849,16 @@ func (p *luaProcess) end(res payload.Payloads, err error) {
 // dispatched, waiting for its answer.
 var answerAwaited = request{kind: reqAnswer}
 
+// maxAtOnce bounds the commands answered in their handler that one step
+// returns without a yield; the next one yields as before commandNow
+// existed. A command call was a point where the process's other tasks
+// (process.all, calls) and the other processes ran; without the bound a
+// task polling through such a command (while not done do app.poll()
+// end) would keep the step for ever: its siblings never ran, and
+// MaxStep killed a process that had never run long between calls.
+// 256 keeps the yields a loop of them costs to one in 256.
+const maxAtOnce = 256
+
 // commandNow dispatches r's command from the blocking call itself
 // (scheduler.StepOutput.Command), not after the task has yielded: a
 // handler that answers before it returns — a Go function answering at
@@ -912,8 +926,9 @@ func (p *luaProcess) blockable(L *lua.LState, name string) *callFrame {
 // park suspends the current task in the blocking call whose frame is f
 // (blockable), with request r.
 func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
-	if r.kind == reqCommand && !r.yields {
+	if r.kind == reqCommand && !r.yields && p.atOnceLeft > 0 {
 		if n, answered := p.commandNow(L, r); answered {
+			p.atOnceLeft--
 			return n
 		}
 		r = &answerAwaited

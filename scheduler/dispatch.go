@@ -128,9 +128,14 @@ const (
 
 // dispatchNow is StepOutput.Command on w, stepping p.
 func (w *worker) dispatchNow(p *proc, tag uint64, command string, args payload.Payloads) (Event, bool) {
+	if w.nowRec != nil { // an earlier Command's Dispatch panicked, and the step went on
+		w.settleNow()
+	}
 	r := w.arm(p, tag)
 	r.answer.Store(answerAwaited)
+	w.nowRec = r
 	w.s.dispatcher.Dispatch(w.call(p, r, command, args))
+	w.nowRec = nil
 	if p.home != nil && r.answer.Load() == answerAwaited {
 		// A homed process's handler that answers from a goroutine it
 		// starts (go c.Complete(...)) has put that goroutine next in line
@@ -152,6 +157,30 @@ func (w *worker) dispatchNow(p *proc, tag uint64, command string, args payload.P
 	}
 	w.retire(p, r)
 	return ev, true
+}
+
+// settleNow ends the wait of a Command whose Dispatch panicked (w.nowRec):
+// nobody will read an answer left in its record, so the answer comes as
+// the tag's event, as for a Command that gave up waiting. A completer
+// that has not answered yet finds the record no longer awaited and
+// sends the event itself; one that has answered into the record has its
+// answer sent here. Without this, a Step that recovers the panic and
+// waits for the tag never gets the answer, though Complete reported it
+// delivered (TestCommandAnswerAfterDispatchPanic).
+func (w *worker) settleNow() {
+	r := w.nowRec
+	w.nowRec = nil
+	if r.answer.CompareAndSwap(answerAwaited, answerNone) {
+		return
+	}
+	ev := r.answered // answerGiven: Tag set by the completer
+	r.answered = Event{}
+	r.answer.Store(answerNone)
+	p, n := r.p, r.node
+	ev.rec = r
+	n.Value = ev
+	p.events.Push(n)
+	w.s.wake(p, false, nil) // p is Running: flagWoken, so it is stepped again
 }
 
 // HandlerFunc handles one command. It returns at once, having called

@@ -42,6 +42,10 @@ type worker struct {
 	// freed by draining. Any process run here may reuse them.
 	recs  []*yieldRec
 	nodes []*mpsc.Node[Event]
+	// nowRec: the record of a StepOutput.Command whose Dispatch has not
+	// returned — one that panicked, if the step goes on or has ended
+	// (settleNow).
+	nowRec *yieldRec
 
 	stats workerStats
 	watch stepWatch // what the watchdog sees of this worker (watchdog.go)
@@ -267,6 +271,9 @@ func (w *worker) step(p *proc) error {
 	if p.contains {
 		err := p.impl.Step(w.events, &w.out)
 		w.out.w, w.out.p = nil, nil
+		if w.nowRec != nil {
+			w.settleNow()
+		}
 		return err
 	}
 	return w.stepRecovering(p)
@@ -276,6 +283,9 @@ func (w *worker) step(p *proc) error {
 func (w *worker) stepRecovering(p *proc) (err error) {
 	defer func() { // one deferred call for both: each costs its closure's call
 		w.out.w, w.out.p = nil, nil
+		if w.nowRec != nil {
+			w.settleNow()
+		}
 		if v := recover(); v != nil {
 			err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
 		}
