@@ -278,18 +278,24 @@ func freeCallFrameStackSegment(seg *callFrameStackSegment) {
 // it will actually grow up to the next segment size multiple after maxSize, where the segment size is dictated by
 // FramesPerSegment.
 func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
+	cs := &autoGrowingCallFrameStack{}
+	cs.init(maxSize, make([]*callFrameStackSegment, 1))
+	return cs
+}
+
+// init makes cs an empty stack of at most maxSize frames (rounded up to
+// whole segments) whose first segment slot is first[0] (luarun: one
+// slot, doubling in Push: a state that only resumes coroutines, or a
+// process waiting in receive, uses one segment; the slot may live in
+// the state's own allocation, stateAllocs).
+func (cs *autoGrowingCallFrameStack) init(maxSize int, first []*callFrameStackSegment) {
 	maxSegs := (maxSize + (FramesPerSegment - 1)) / FramesPerSegment
-	cs := &autoGrowingCallFrameStack{
-		// luarun: one segment's slot, doubling in Push: a state that
-		// only resumes coroutines, or a process waiting in receive, uses
-		// one segment (8 bytes, where 4 slots were 32).
-		segments: make([]*callFrameStackSegment, min(maxSegs, 1)),
+	*cs = autoGrowingCallFrameStack{
+		segments: first[:min(maxSegs, 1)],
 		maxSegs:  int32(min(maxSegs, math.MaxInt32)),
-		segIdx:   0,
 	}
 	// luarun: the first segment is made by the first Push (a state that
 	// only resumes coroutines never calls anything itself).
-	return cs
 }
 
 func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
@@ -468,7 +474,15 @@ type registry struct {
 }
 
 func newRegistry(handler registryHandler, initialSize int, growBy int, maxSize int, alloc *allocator) *registry {
-	return &registry{make([]LValue, initialSize), 0, int32(min(growBy, math.MaxInt32)), int32(min(maxSize, math.MaxInt32)), alloc, handler}
+	rg := &registry{}
+	rg.init(handler, initialSize, growBy, maxSize, alloc)
+	return rg
+}
+
+// init makes rg an empty registry of initialSize slots (luarun: rg may
+// live in its state's allocation, stateAllocs).
+func (rg *registry) init(handler registryHandler, initialSize int, growBy int, maxSize int, alloc *allocator) {
+	*rg = registry{make([]LValue, initialSize), 0, int32(min(growBy, math.MaxInt32)), int32(min(maxSize, math.MaxInt32)), alloc, handler}
 }
 
 func (rg *registry) checkSize(requiredSize int) { // +inline-start
@@ -684,8 +698,21 @@ func newLState(options Options) *LState {
 // and a map, ~7 KB) and an allocator only to drop or duplicate them: the
 // threads of one state never run at the same time, so they can share
 // the number allocator.
+// stateAllocs is a state with its registry and frame stack, made in one
+// allocation (luarun): they live exactly as long as the state, and every
+// process makes two states when none is recycled (a spawn's four
+// allocations fewer).
+type stateAllocs struct {
+	ls    LState
+	reg   registry
+	stack autoGrowingCallFrameStack
+	segs  [1]*callFrameStackSegment
+}
+
 func newLStateOf(options Options, g *Global, al *allocator) *LState {
-	ls := &LState{
+	a := &stateAllocs{}
+	ls := &a.ls
+	*ls = LState{
 		G:       g,
 		Parent:  nil,
 		Panic:   panicWithTraceback,
@@ -702,11 +729,13 @@ func newLStateOf(options Options, g *Global, al *allocator) *LState {
 		ctx:          nil,
 	}
 	if options.MinimizeStackMemory {
-		ls.stack = newAutoGrowingCallFrameStack(int(options.CallStackSize))
+		a.stack.init(int(options.CallStackSize), a.segs[:])
+		ls.stack = &a.stack
 	} else {
 		ls.stack = newFixedCallFrameStack(int(options.CallStackSize))
 	}
-	ls.reg = newRegistry(ls, int(options.RegistrySize), int(options.RegistryGrowStep), int(options.RegistryMaxSize), al)
+	a.reg.init(ls, int(options.RegistrySize), int(options.RegistryGrowStep), int(options.RegistryMaxSize), al)
+	ls.reg = &a.reg
 	ls.Env = ls.G.Global
 	return ls
 }
