@@ -11,9 +11,8 @@
 -- crashing) is removed and announced. /who lists the members, /quit
 -- leaves.
 
--- room relays what members say to the others.
+-- room relays what members say to the others (main names it "room").
 function room()
-  process.register("room")
   local members = {} -- pid → name
   local function broadcast(text, except)
     for pid in pairs(members) do
@@ -74,7 +73,10 @@ function client(c)
 end
 
 function main(addr)
-  process.spawn("room")
+  -- Named here, before the first client can look for it: a room that
+  -- named itself might not have run yet when the first client sends to
+  -- "room", and that client's join would go nowhere.
+  assert(process.register("room", process.spawn("room")))
   local l = assert(net.listen(addr or "127.0.0.1:7000"))
   print("chat listening on " .. l.addr)
   while true do
