@@ -113,8 +113,8 @@ func (p *luaProcess) linesIterator(L *lua.LState) int {
 				return 1
 			}
 		}
-		more.linesTaken = 0 // this yield ends the step
-		return p.park(L, f, &request{kind: reqCommand, name: "file:lines", args: args})
+		more.linesTaken = 0 // this yield ends the step (yields: even if the handler answers at once)
+		return p.park(L, f, &request{kind: reqCommand, yields: true, name: "file:lines", args: args})
 	}))
 	return 1
 }

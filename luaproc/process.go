@@ -311,8 +311,9 @@ const (
 type request struct {
 	kind requestKind
 	// yields: a reqCommand that yields even when its handler answers at
-	// once (time.sleep(0): the other processes run before it returns),
-	// where commandNow would return at once.
+	// once (time.sleep(0): the other processes run before it returns; a
+	// lines iterator past its batches a step: fsfile.go), where
+	// commandNow would return at once.
 	yields bool
 	// scanned: reqReceive, the entries match has refused (a mailbox of
 	// 2^31 messages would not fit in memory).
