@@ -59,8 +59,12 @@ var _ scheduler.PanicContainer = (*luaProcess)(nil)
 // messages, completing a yield. It is the one recover on a Lua
 // process's step (the worker adds none: ContainsPanics).
 func (p *luaProcess) recoverStep(out *scheduler.StepOutput, err *error) {
-	v := recover()
 	p.out = nil // the step's output is not the process's past the step
+	if p.stepReturned {
+		p.stepReturned = false
+		return
+	}
+	v := recover()
 	if v == nil {
 		return
 	}

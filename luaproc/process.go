@@ -107,6 +107,10 @@ type luaProcess struct {
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
+	// stepReturned: Step reached its end without a panic: its deferred
+	// recoverStep need not call recover (which costs a call into the
+	// runtime each step).
+	stepReturned bool
 	// memBaseKB: what the last walk found it holding; memEndKB: the count
 	// at which its state's grant runs out (memory.go). In KB, in 32 bits
 	// each, so that they fill the padding beside the flags around them
@@ -430,6 +434,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		p.run(p.nextReady())
 	}
 	out.Backlog = p.mailbox.sent // messages no receive has taken yet
+	p.stepReturned = true
 	switch {
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result

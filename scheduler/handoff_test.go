@@ -220,3 +220,95 @@ func TestHandOffFairness(t *testing.T) {
 	require.LessOrEqual(t, maxGap.Load(), int64(fairnessTick), "hand-offs between two steps of the spinner")
 	t.Logf("at most %d hand-offs between two steps of the spinner (%d hops, %d steps of it)", maxGap.Load(), hops.Load(), spins.Load())
 }
+
+// TestHandedSlotTakenFromALongStep: a step that hands a message to a
+// waiting process and then runs on does not keep that process in its
+// worker's handed slot: the watchdog takes it from there (Ready, to the
+// global queue), and it runs — here on a helper, the only worker being
+// stuck — while the step still runs. The step waits for it: without the
+// watchdog's look at the slot this would never end.
+func TestHandedSlotTakenFromALongStep(t *testing.T) {
+	s := New(Options{Workers: 1})
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	ran := make(chan struct{})
+	rcv, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		if len(evs) > 0 {
+			close(ran)
+			out.Status = StatusDone
+		}
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, rcv)
+	snd, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		if err := out.Send(rcv.PID(), "x"); err != nil {
+			return err
+		}
+		<-ran // runs on until the receiver has run
+		out.Status = StatusDone
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, rcv)
+	require.NoError(t, err)
+	_, err = wait(t, snd)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, s.Stats().HandOffs)
+}
+
+// TestHandedSlotLeavesRunnextATurn: on one worker, a pair handing a
+// message back and forth through the handed slot, which findWork looks
+// at before runnext, does not keep a process woken into runnext waiting
+// for good: the pair's next hand-off moves it to the deque, which the
+// fairness looks reach. (The process woken here is made Ready by a step
+// whose slot is already full: its second hand-off.)
+func TestHandedSlotLeavesRunnextATurn(t *testing.T) {
+	s := New(Options{Workers: 1, Slice: time.Hour}) // a watchdog that never acts
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	woken := make(chan struct{})
+	third, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		if len(evs) > 0 {
+			close(woken)
+			out.Status = StatusDone
+		}
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, third)
+	var stop atomic.Bool
+	var thirdSent atomic.Bool
+	bounce := func(peer *atomic.Uint64, serve bool) *fnProc {
+		return &fnProc{step: func(evs []Event, out *StepOutput) error {
+			out.Status = StatusReceive
+			if stop.Load() {
+				out.Status = StatusDone
+				_ = out.Send(PID(peer.Load()), "ball")
+				return nil
+			}
+			if (serve && len(evs) == 0) || len(evs) > 0 {
+				if err := out.Send(PID(peer.Load()), "ball"); err != nil {
+					return err
+				}
+			}
+			if len(evs) > 0 && thirdSent.CompareAndSwap(false, true) {
+				return out.Send(third.PID(), "wake") // the slot is full: runnext
+			}
+			return nil
+		}}
+	}
+	var peerA, peerB atomic.Uint64
+	hb, err := s.Submit(bounce(&peerB, false), "main", nil)
+	require.NoError(t, err)
+	peerA.Store(uint64(hb.PID()))
+	ha, err := s.Submit(bounce(&peerA, true), "main", nil)
+	require.NoError(t, err)
+	peerB.Store(uint64(ha.PID()))
+	<-woken
+	stop.Store(true)
+	for _, h := range []Handle{third, ha, hb} {
+		_, err := wait(t, h)
+		require.NoError(t, err)
+	}
+}

@@ -85,6 +85,14 @@ func (l *limits) takeSlot(s *Scheduler) bool {
 	return true
 }
 
+// countsHandOffs reports whether a message handed straight to a
+// receiver (handoff.go) is counted in its mailbox. Only a MaxMailbox
+// needs it: the count a limit checks must never be below the truth. With
+// a warning alone, a handed message is left out (two locked adds less a
+// message): the receiver takes it in its next step, and a step that
+// keeps it unread counts it then, in its backlog (took).
+func (l *limits) countsHandOffs() bool { return l.maxMailbox > 0 }
+
 // admit counts a message for p, or reports that p's mailbox is full. Past
 // warnMailbox it looks whether p has stopped taking messages (idleMailbox).
 func (l *limits) admit(s *Scheduler, p *proc) bool {

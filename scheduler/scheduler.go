@@ -383,6 +383,10 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
+	counted := s.limits.countsHandOffs()
+	if w != nil && !counted && w.handOff(p, from, msg) {
+		return nil // before senders: a hand-off holds p, which cannot end meanwhile
+	}
 	// Announce the send before checking Done; finish stores Done before
 	// reading senders. One of the two sees the other.
 	p.senders.Add(1)
@@ -395,7 +399,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		s.stats.refusedMessages.Add(1)
 		return ErrMailboxFull // as it is: a flood meets it millions of times
 	}
-	if w != nil && w.handOff(p, from, msg) {
+	if w != nil && counted && w.handOff(p, from, msg) {
 		p.senders.Add(-1)
 		return nil
 	}

@@ -13,8 +13,10 @@ import "sync/atomic"
 // Stats is not a snapshot across counters, so a process ending while
 // Stats runs may show in one and not the other).
 type Stats struct {
-	Steps      uint64 // Step calls
-	LocalPops  uint64 // processes a worker took from its own deque
+	Steps uint64 // Step calls
+	// LocalPops: processes a worker took from its own deque or runnext
+	// (one a step handed a message to runs next without either: HandOffs).
+	LocalPops  uint64
 	GlobalPops uint64 // processes taken from the global queue
 	Steals     uint64 // successful StealHalfInto calls
 	Stolen     uint64 // processes moved by them

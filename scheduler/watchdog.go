@@ -11,9 +11,10 @@ package scheduler
 // another M. Here:
 //
 //   - Each worker publishes its step sequence (stepSeq): a new odd value
-//     when a step starts, an even one when the worker goes idle, and the
-//     process it runs (stepProc). Two atomic stores per process run, on
-//     the worker's own cache line; nothing else on the hot path.
+//     when a step starts, an even one when the worker goes idle, with the
+//     PID of the process it runs in the same word (stepWord). One atomic
+//     store per process run, on the worker's own cache line; nothing
+//     else on the hot path.
 //   - The watchdog goroutine wakes every tick (Slice/2) and compares each
 //     worker's sequence with what it saw last time. The same odd value
 //     means the same step is still running; the time since the watchdog
@@ -124,13 +125,12 @@ type watchdog struct {
 	kick   chan struct{}
 }
 
-// stepWatch is a worker's state as the watchdog sees it. step fields are
-// written by the worker (Store) and read by the watchdog; the rest belong
-// to the watchdog goroutine.
+// stepWatch is a worker's state as the watchdog sees it. stepSeq is
+// written by the worker (Store) and read by the watchdog; seq is the
+// worker's own; the rest belong to the watchdog goroutine.
 type stepWatch struct {
-	stepSeq  atomic.Uint64
-	stepProc atomic.Pointer[proc]
-	seq      uint64 // the worker's own copy of stepSeq
+	stepSeq atomic.Uint64 // stepWord(pid, seq)
+	seq     uint64        // the worker's step sequence (stepSeqBits wide)
 
 	seenSeq   uint64        // watchdog: the sequence seen last tick
 	seenSince time.Time     // watchdog: when it first saw it
@@ -140,24 +140,34 @@ type stepWatch struct {
 	helping   bool          // a helper, running (under watchdog.mu)
 }
 
+// stepSeqBits is how many low bits of stepSeq hold the sequence; the
+// local part of the stepping process's PID (39 bits: relay.go) fills the
+// rest, so that one store publishes both (a second, of a pointer, is a
+// second LOCK XCHG a step). The sequence wraps at 2^25 steps, which no
+// worker makes in the tick between two looks.
+const stepSeqBits = 64 - nodeShift
+
+// stepWord is the stepSeq of a worker at step sequence seq, running (seq
+// odd) or last running the process with PID pid.
+func stepWord(pid PID, seq uint64) uint64 {
+	return uint64(pid&localMask)<<stepSeqBits | seq&(1<<stepSeqBits-1)
+}
+
 // beginStep publishes that w starts a step of p.
 func (w *worker) beginStep(p *proc) {
-	if w.watch.stepProc.Load() != p {
-		w.watch.stepProc.Store(p)
-	}
 	if w.watch.seq&1 == 1 {
 		w.watch.seq += 2
 	} else {
 		w.watch.seq++
 	}
-	w.watch.stepSeq.Store(w.watch.seq)
+	w.watch.stepSeq.Store(stepWord(p.pid, w.watch.seq))
 }
 
 // goingIdle publishes that w runs no step.
 func (w *worker) goingIdle() {
 	if w.watch.seq&1 == 1 {
 		w.watch.seq++
-		w.watch.stepSeq.Store(w.watch.seq)
+		w.watch.stepSeq.Store(stepWord(0, w.watch.seq))
 	}
 }
 
@@ -262,7 +272,7 @@ func (s *Scheduler) observe(w *worker, now time.Time, share time.Duration) (*pro
 		st.seenSeq, st.seenSince, st.limited, st.ranCPU, st.contended = seq, now, false, 0, false
 		return nil, 0
 	}
-	p := st.stepProc.Load()
+	p := s.table.get(s.nodeBits | PID(seq>>stepSeqBits))
 	if st.stepSeq.Load() != seq || p == nil {
 		return nil, 0 // the step ended while we looked
 	}
@@ -342,6 +352,10 @@ func (s *Scheduler) reportSlow(p *proc, ran time.Duration) {
 // so the process that woke it did not block soon after (a process woken
 // by one that computes on waits one or two ticks, 5-10 ms by default).
 func (s *Scheduler) runnextOverdue(w *worker) {
+	if p := w.takeHanded(); p != nil { // held Running for w (handoff.go)
+		s.global.push(makeReady(p))
+		s.wakeIfNeeded()
+	}
 	if p := w.takeRunnext(); p != nil {
 		s.global.push(p)
 		s.wakeIfNeeded()
@@ -401,7 +415,7 @@ func (s *Scheduler) workWaiting(active []*worker) bool {
 		return true
 	}
 	for _, w := range active {
-		if w.local.Len() > 0 || w.runnext.Load() != nil {
+		if w.local.Len() > 0 || w.runnext.Load() != nil || w.handed.Load() != nil {
 			return true
 		}
 	}
@@ -461,7 +475,7 @@ func (w *worker) helperLoop() {
 		if p == nil {
 			break
 		}
-		if p.state.CompareAndSwap(stateReady, stateRunning) {
+		if w.claim(p) {
 			w.run(p)
 		}
 	}

@@ -58,6 +58,13 @@ type worker struct {
 	// message handed on — keeps both on one core, with no other worker
 	// woken for it.
 	runnext atomic.Pointer[proc]
+	// handed: a process a step on this worker handed a message to, held
+	// Running for this worker to run next (handoff.go). Written by the
+	// owner (handOff), taken by the owner (findWork) or by the watchdog
+	// when the owner's step runs on (runnextOverdue). claimed: what
+	// findWork last took from it, until claim; the owner's alone.
+	handed  atomic.Pointer[proc]
+	claimed *proc
 
 	// inline: an inline worker (inline.go), run by whichever goroutine
 	// holds it; no one else looks at its runnext, its one queue.
@@ -100,7 +107,7 @@ func (w *worker) loop() {
 			// holding idle.mu, which wakeOne takes.
 			w.s.wakeIfNeeded()
 		}
-		if p.state.CompareAndSwap(stateReady, stateRunning) {
+		if w.claim(p) {
 			w.run(p)
 		}
 	}
@@ -124,6 +131,10 @@ func (w *worker) findWork() *proc {
 			w.stats.localPops.Add(1)
 			return p
 		}
+	}
+	if p := w.takeHanded(); p != nil { // counted in handOffs, not as a pop
+		w.claimed = p
+		return p
 	}
 	if p := w.takeRunnext(); p != nil {
 		w.stats.localPops.Add(1)
@@ -196,7 +207,7 @@ func (w *worker) run(p *proc) {
 			return
 		}
 		rerun := budget > 0
-		if !rerun && !w.inline && w.local.Len() == 0 && w.runnext.Load() == nil && s.global.n.Load() == 0 {
+		if !rerun && !w.inline && w.local.Len() == 0 && w.runnext.Load() == nil && w.handed.Load() == nil && s.global.n.Load() == 0 {
 			// Nobody is waiting for a turn: sending p to the global
 			// queue would only wake another worker to run it.
 			rerun, budget = true, rerunBudget
@@ -229,7 +240,9 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 	if p.handed { // first: it came before anything queued (handoff.go)
 		w.events = append(w.events, Event{Type: EventMessage, From: p.handedFrom, Data: p.handedMsg})
 		p.handedMsg, p.handed = nil, false
-		messages++
+		if w.s.limits.countsHandOffs() {
+			messages++
+		}
 	}
 	if last > len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
 		old := w.events[:last]
