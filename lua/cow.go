@@ -103,6 +103,7 @@ func (tb *LTable) Share() {
 		return // others may be reading it: its nodes must not move
 	}
 	tb.spreadNodes()
+	tb.shareKeys() // intern.go
 	tb.Freeze()
 	tb.flags |= flagShared
 }

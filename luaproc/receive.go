@@ -135,11 +135,20 @@ func (p *luaProcess) receive(L *lua.LState) int {
 	if m, ok := p.mailbox.pop(); ok {
 		return p.pushMessage(L, &m)
 	}
-	if timeout == 0 {
+	switch timeout {
+	case 0:
 		return pushTimeout(L)
+	case -1:
+		return p.block(L, "process.receive", &receiveForever)
 	}
 	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout})
 }
+
+// receiveForever is the request of a process.receive() without a
+// timeout. Not built on the stack: park copies a request with 16-byte
+// loads, which stall on a struct just written by 8-byte stores (perf: most
+// of park's time in a ping-pong).
+var receiveForever = request{kind: reqReceive, timeout: -1}
 
 func pushTimeout(L *lua.LState) int {
 	L.Push(lua.LNil)

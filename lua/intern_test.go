@@ -1,0 +1,63 @@
+package lua
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+func samePointer(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+// TestConstantsShareTheKeysBytes: a string constant and the equal key of
+// a shared table hold the same bytes, whichever was made first (a
+// lookup then compares pointers, not bytes).
+func TestConstantsShareTheKeysBytes(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	key := func(s string) LString { return LString(string([]byte(s))) } // bytes of its own
+	constOf := func(src, text string) string {
+		fn, err := L.LoadString(src)
+		require.NoError(t, err)
+		for _, c := range fn.Proto.Constants {
+			if s, ok := c.(LString); ok && string(s) == text {
+				return string(s)
+			}
+		}
+		t.Fatalf("no constant %q", text)
+		return ""
+	}
+	// The table first, then the script.
+	tb := L.NewTable()
+	tb.RawSetString(string(key("internTestFirst")), LTrue)
+	tb.Share()
+	c := constOf(`return x.internTestFirst`, "internTestFirst")
+	require.True(t, samePointer(c, string(tb.node[tb.findStrH("internTestFirst", strHash("internTestFirst"))].key.(LString))))
+	// The script first, then the table.
+	c = constOf(`return x.internTestSecond`, "internTestSecond")
+	tb2 := L.NewTable()
+	k := key("internTestSecond")
+	require.False(t, samePointer(c, string(k)))
+	tb2.RawSetString(string(k), LTrue)
+	tb2.Share()
+	got := tb2.node[tb2.findStrH("internTestSecond", strHash("internTestSecond"))].key.(LString)
+	require.True(t, samePointer(c, string(got)))
+	require.Equal(t, LTrue, tb2.RawGetString("internTestSecond"))
+	// The string's own bytes still read as the key.
+	require.Equal(t, LTrue, tb2.RawGetString(string(key("internTestSecond"))))
+}
+
+// TestInternIsBounded: texts past maxInterned are not kept (generated code
+// compiled for ever must not grow the set), and long texts never are.
+func TestInternIsBounded(t *testing.T) {
+	long := LString(fmt.Sprintf("%050d", 7))
+	require.True(t, samePointer(string(internKey(long)), string(long)))
+	saved := internedCount.Load()
+	internedCount.Store(maxInterned)
+	defer internedCount.Store(saved)
+	fresh := LString("internTestPastTheBound")
+	require.True(t, samePointer(string(internKey(fresh)), string(fresh)))
+	_, kept := interned.Load(string(fresh))
+	require.False(t, kept)
+}
