@@ -207,10 +207,7 @@ func (p *luaProcess) startWith(L *lua.LState, s *Script, entry string, args payl
 		}
 		L.RaiseError("process.spawn: %v", err)
 	}
-	if p.more().children == nil {
-		p.children = map[scheduler.PID]scheduler.Handle{}
-	}
-	p.children[h.PID()] = h
+	p.more().children.add(h)
 	L.Push(lua.LNumber(h.PID()))
 	return 1, ref
 }
@@ -361,7 +358,7 @@ func (p *luaProcess) wait(L *lua.LState) int {
 	var h scheduler.Handle
 	child := false
 	if p.procMore != nil {
-		h, child = p.children[pid]
+		h, child = p.children.get(pid)
 	}
 	if !child {
 		var ok bool
@@ -374,7 +371,7 @@ func (p *luaProcess) wait(L *lua.LState) int {
 	select {
 	case <-h.Done(): // ended: no need to block
 		if child {
-			delete(p.children, pid) // its result is handed over now
+			p.children.remove(pid) // its result is handed over now
 		}
 		vals := p.resultValues(commands.WaitResult(h), nil)
 		for _, v := range vals {

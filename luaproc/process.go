@@ -173,7 +173,7 @@ type procMore struct {
 
 	// children: the processes this one spawned, so that process.wait works
 	// on them after they ended.
-	children map[scheduler.PID]scheduler.Handle
+	children childSet // children.go
 
 	trace string // traceback of the last error raised in the root task
 	// lineBufs: the lines read ahead for each handle's lines iterator
