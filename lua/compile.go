@@ -612,7 +612,7 @@ func (fc *funcContext) ConstIndex(value LValue) int {
 		if i, ok := fc.stringConsts[cv]; ok {
 			return i
 		}
-		value = internKey(cv) // intern.go: a shared table's key compares by pointer
+		value = internKey(cv, false) // intern.go: a shared table's key compares by pointer
 	case LNumber:
 		if i, ok := fc.numberConsts[cv]; ok {
 			return i

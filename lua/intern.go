@@ -14,40 +14,46 @@ package lua
 // Share marks go through internKey: one string per text, whichever came
 // first, for the whole program (a script may be compiled before a
 // runtime shares its libraries, or after). Only short texts (a key's),
-// and no more than maxInterned of them: code a program generates and
-// compiles for ever cannot grow the set without bound; past the bound,
-// texts already in it are still taken, and the others compare by bytes
-// as before.
+// each copied (a constant may be a slice of its whole source file), and
+// no more than maxInterned added by the compiler: code a program
+// generates and compiles for ever cannot grow the set without bound;
+// past the bound, texts already in it are still taken, and the others
+// compare by bytes as before. The keys of shared tables are always added.
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 )
 
 const (
 	maxInternLen = 40      // longer texts are no table keys worth it
-	maxInterned  = 1 << 16 // texts the set holds at most (a few MB)
+	maxInterned  = 1 << 14 // texts the set holds at most (at most 1 MB or so)
 )
 
 var (
 	interned      sync.Map // string → LString: the one string of each text
-	internedCount atomic.Int32
+	internedCount atomic.Int32 // the compiler's additions
 )
 
 // internKey returns the program's one string for s's text: s itself if
-// it is the first (or too long, or the set is full).
-func internKey(s LString) LString {
+// it is the first (or too long). A constant (shared false) is added only
+// while the compiler's additions are under maxInterned; a shared table's
+// key always is (those are bounded by the tables a program shares).
+func internKey(s LString, shared bool) LString {
 	if len(s) > maxInternLen {
 		return s
 	}
 	if v, ok := interned.Load(string(s)); ok {
 		return v.(LString)
 	}
-	if internedCount.Load() >= maxInterned {
+	if !shared && internedCount.Load() >= maxInterned {
 		return s
 	}
-	v, loaded := interned.LoadOrStore(string(s), s)
-	if !loaded {
+	// A copy: s may be a slice of a whole source file, which the set
+	// would otherwise keep alive for good.
+	v, loaded := interned.LoadOrStore(string(s), LString(strings.Clone(string(s))))
+	if !loaded && !shared {
 		internedCount.Add(1)
 	}
 	return v.(LString)
@@ -59,7 +65,7 @@ func (tb *LTable) shareKeys() {
 	for i := range tb.node {
 		n := &tb.node[i]
 		if k, ok := n.key.(LString); ok && n.val != LNil && n.val != nil {
-			n.key = internKey(k)
+			n.key = internKey(k, true)
 		}
 	}
 }

@@ -14,6 +14,9 @@ func samePointer(a, b string) bool { return unsafe.StringData(a) == unsafe.Strin
 // a shared table hold the same bytes, whichever was made first (a
 // lookup then compares pointers, not bytes).
 func TestConstantsShareTheKeysBytes(t *testing.T) {
+	saved := internedCount.Load() // the package's other tests compile many constants
+	internedCount.Store(0)
+	defer internedCount.Store(saved)
 	L := NewState()
 	defer L.Close()
 	key := func(s string) LString { return LString(string([]byte(s))) } // bytes of its own
@@ -48,16 +51,21 @@ func TestConstantsShareTheKeysBytes(t *testing.T) {
 	require.Equal(t, LTrue, tb2.RawGetString(string(key("internTestSecond"))))
 }
 
-// TestInternIsBounded: texts past maxInterned are not kept (generated code
-// compiled for ever must not grow the set), and long texts never are.
+// TestInternIsBounded: constants past maxInterned are not kept (generated
+// code compiled for ever must not grow the set), long texts never are,
+// and a shared table's keys always are.
 func TestInternIsBounded(t *testing.T) {
 	long := LString(fmt.Sprintf("%050d", 7))
-	require.True(t, samePointer(string(internKey(long)), string(long)))
+	require.True(t, samePointer(string(internKey(long, false)), string(long)))
 	saved := internedCount.Load()
 	internedCount.Store(maxInterned)
 	defer internedCount.Store(saved)
 	fresh := LString("internTestPastTheBound")
-	require.True(t, samePointer(string(internKey(fresh)), string(fresh)))
+	require.True(t, samePointer(string(internKey(fresh, false)), string(fresh)))
 	_, kept := interned.Load(string(fresh))
 	require.False(t, kept)
+	key := LString("internTestSharedPastTheBound") // a shared table's key still is
+	require.False(t, samePointer(string(internKey(key, true)), string(key)), "a copy")
+	_, kept = interned.Load(string(key))
+	require.True(t, kept)
 }

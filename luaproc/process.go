@@ -331,6 +331,13 @@ type request struct {
 	match   *lua.LFunction // reqReceive: a selective receive's function
 }
 
+// holdsPointers reports whether r refers to anything the collector
+// would keep alive for it (clearing a request of 88 bytes costs its
+// write barriers: a percent of a message hop).
+func (r *request) holdsPointers() bool {
+	return r.name != "" || r.args != nil || r.fns != nil || r.match != nil
+}
+
 // cmdMarker is the first value of every yield that carries a request.
 var cmdMarker = &lua.LUserData{Value: "luarun.command", Metatable: lockedMT("luarun.command")}
 
@@ -616,7 +623,9 @@ func (p *luaProcess) run(t *task) {
 	case len(vals) > 0 && vals[0] == cmdMarker && p.hasReq:
 		p.hasReq = false
 		p.request(t, &p.req) // not copied: a request is a dozen words
-		p.req = request{}
+		if p.req.holdsPointers() {
+			p.req = request{} // not kept alive by p; a plain receive's has none to clear
+		}
 	default:
 		p.taskEnded(t, nil, &ScriptError{Message: "attempt to yield from outside a coroutine"})
 	}
