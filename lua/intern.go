@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	interned      sync.Map // string → LString: the one string of each text
+	interned      sync.Map     // string → LString: the one string of each text
 	internedCount atomic.Int32 // the compiler's additions
 )
 
