@@ -9,7 +9,8 @@
 # messages, spawns, CPU-bound Lua, the library, serving, embedding, the
 # baselines beside them (the bare gopher-lua floors are built with it
 # too, so the ratios compare like with like). It is written to
-# default.pgo (the luarun command) and bench/default.pgo (the harness).
+# default.pgo (the luarun command); bench/default.pgo (the harness) is a
+# link to it.
 # Run it again after a change to the hot paths: a stale profile still
 # builds correct code, it only optimises less. An embedding program gets
 # the same code with go build -pgo=<this file> (BENCHMARKS.md says what
@@ -23,5 +24,4 @@ prof=$(mktemp)
 trap 'rm -f "$prof"' EXIT
 go run ./bench -quick -cpuprofile "$prof" > /dev/null
 cp "$prof" default.pgo
-cp "$prof" bench/default.pgo
 ls -l default.pgo bench/default.pgo
