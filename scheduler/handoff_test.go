@@ -221,6 +221,19 @@ func TestHandOffFairness(t *testing.T) {
 	t.Logf("at most %d hand-offs between two steps of the spinner (%d hops, %d steps of it)", maxGap.Load(), hops.Load(), spins.Load())
 }
 
+// closeOnMessage waits for messages, and closes ch and ends at the
+// first step that brings any.
+func closeOnMessage(ch chan struct{}) *fnProc {
+	return &fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		if len(evs) > 0 {
+			close(ch)
+			out.Status = StatusDone
+		}
+		return nil
+	}}
+}
+
 // TestHandedSlotTakenFromALongStep: a step that hands a message to a
 // waiting process and then runs on does not keep that process in its
 // worker's handed slot: the watchdog takes it from there (Ready, to the
@@ -231,14 +244,7 @@ func TestHandedSlotTakenFromALongStep(t *testing.T) {
 	s := New(Options{Workers: 1})
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	ran := make(chan struct{})
-	rcv, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
-		out.Status = StatusReceive
-		if len(evs) > 0 {
-			close(ran)
-			out.Status = StatusDone
-		}
-		return nil
-	}}, "main", nil)
+	rcv, err := s.Submit(closeOnMessage(ran), "main", nil)
 	require.NoError(t, err)
 	waitIdle(t, rcv)
 	snd, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
@@ -267,14 +273,7 @@ func TestHandedSlotLeavesRunnextATurn(t *testing.T) {
 	s := New(Options{Workers: 1, Slice: time.Hour}) // a watchdog that never acts
 	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
 	woken := make(chan struct{})
-	third, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
-		out.Status = StatusReceive
-		if len(evs) > 0 {
-			close(woken)
-			out.Status = StatusDone
-		}
-		return nil
-	}}, "main", nil)
+	third, err := s.Submit(closeOnMessage(woken), "main", nil)
 	require.NoError(t, err)
 	waitIdle(t, third)
 	var stop atomic.Bool
