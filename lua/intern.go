@@ -15,10 +15,10 @@ package lua
 // first, for the whole program (a script may be compiled before a
 // runtime shares its libraries, or after). Only short texts (a key's),
 // each copied (a constant may be a slice of its whole source file), and
-// no more than maxInterned added by the compiler: code a program
-// generates and compiles for ever cannot grow the set without bound;
-// past the bound, texts already in it are still taken, and the others
-// compare by bytes as before. The keys of shared tables are always added.
+// a bounded number of them (internKey): code a program generates and
+// compiles for ever, or modules it writes and requires, cannot grow the
+// set without bound; past the bound, texts already in it are still
+// taken, and the others compare by bytes as before.
 
 import (
 	"strings"
@@ -28,18 +28,22 @@ import (
 
 const (
 	maxInternLen = 40      // longer texts are no table keys worth it
-	maxInterned  = 1 << 14 // texts the set holds at most (at most 1 MB or so)
+	maxInterned  = 1 << 14 // texts the compiler adds at most (shared tables: 4×)
 )
 
 var (
 	interned      sync.Map     // string → LString: the one string of each text
-	internedCount atomic.Int32 // the compiler's additions
+	internedCount atomic.Int32 // texts in interned
 )
 
 // internKey returns the program's one string for s's text: s itself if
-// it is the first (or too long). A constant (shared false) is added only
-// while the compiler's additions are under maxInterned; a shared table's
-// key always is (those are bounded by the tables a program shares).
+// it is the first (or too long, or the set is full for it). A constant
+// (shared false) is added while the set holds fewer than maxInterned
+// texts, a shared table's key while it holds fewer than four times that:
+// a program that compiled a great many constants first still gets its
+// libraries' keys in, and neither a script that compiles generated code
+// for ever nor one that requires module after module grows the set past
+// its bound.
 func internKey(s LString, shared bool) LString {
 	if len(s) > maxInternLen {
 		return s
@@ -47,13 +51,17 @@ func internKey(s LString, shared bool) LString {
 	if v, ok := interned.Load(string(s)); ok {
 		return v.(LString)
 	}
-	if !shared && internedCount.Load() >= maxInterned {
+	limit := int32(maxInterned)
+	if shared {
+		limit *= 4
+	}
+	if internedCount.Load() >= limit {
 		return s
 	}
 	// A copy: s may be a slice of a whole source file, which the set
 	// would otherwise keep alive for good.
 	v, loaded := interned.LoadOrStore(string(s), LString(strings.Clone(string(s))))
-	if !loaded && !shared {
+	if !loaded {
 		internedCount.Add(1)
 	}
 	return v.(LString)
