@@ -383,8 +383,8 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
-	counted := s.limits.countsHandOffs()
-	if w != nil && !counted && w.handOff(p, from, msg) {
+	counted := s.limits.countsHandOff(p)
+	if w != nil && !counted && w.handOff(p, from, msg, false) {
 		return nil // before senders: a hand-off holds p, which cannot end meanwhile
 	}
 	// Announce the send before checking Done; finish stores Done before
@@ -399,7 +399,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		s.stats.refusedMessages.Add(1)
 		return ErrMailboxFull // as it is: a flood meets it millions of times
 	}
-	if w != nil && counted && w.handOff(p, from, msg) {
+	if w != nil && counted && w.handOff(p, from, msg, true) {
 		p.senders.Add(-1)
 		return nil
 	}
@@ -542,7 +542,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	}
 	dropped := int(p.backlog)
 	if p.handed {
-		p.handedMsg, p.handed = nil, false
+		p.handedMsg, p.handed, p.handedCounted = nil, false, false
 		dropped++
 	}
 	for {
