@@ -24,7 +24,8 @@ package scheduler
 //     (worker.handed): whoever takes it from there owns it. The worker
 //     takes it as its next process (findWork: no CAS, w.claimed); the
 //     watchdog takes it if the sender's step runs on (runnextOverdue),
-//     makes it Ready and queues it. A slot already full (a second
+//     makes it Ready and queues it; past Shutdown's deadline, abandon
+//     takes it and ends it (abandonHanded). A slot already full (a second
 //     hand-off in one step), an inline or homed process, or a scheduler
 //     without a watchdog (no one to take it from a long step) makes it
 //     Ready and places it as wake does (worker.readied) instead: every

@@ -691,6 +691,7 @@ func (s *Scheduler) abandon() error {
 		p.context().cancel(ErrAbandoned) // those that trapped the shutdown: a long step stops
 	}
 	for s.live.Load() > 0 {
+		s.abandonHanded()
 		for _, p := range s.table.all() {
 			st := p.state.Load()
 			switch st & stateMask {
@@ -713,6 +714,22 @@ func (s *Scheduler) abandon() error {
 	gone := slices.Clone(s.abandoned)
 	slices.Sort(gone)
 	return &ShutdownError{Abandoned: gone}
+}
+
+// abandonHanded ends the processes waiting in the workers' handed slots
+// (handoff.go): held Running for a worker that is still in the step that
+// handed them a message, they are not running, and the one taking one
+// from its slot owns it, as abandon owns a Ready process it takes. Left
+// there, one would wait for that step to end, or for the watchdog to
+// make it Ready (a tick: with a long Slice, as long as the step runs).
+// Only running workers and helpers (watch.active) hand off into slots;
+// a helper empties its own before it retires.
+func (s *Scheduler) abandonHanded() {
+	for _, w := range *s.watch.active.Load() {
+		if p := w.takeHanded(); p != nil {
+			s.endAbandoned(p)
+		}
+	}
 }
 
 // endAbandoned ends p, which the caller owns, and lists it as abandoned.
