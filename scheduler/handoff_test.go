@@ -7,6 +7,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -358,4 +359,49 @@ func TestHandedSlotAbandonedAtTheDeadline(t *testing.T) {
 	st := s.Stats()
 	require.EqualValues(t, 1, st.HandOffs)
 	require.EqualValues(t, 1, st.DroppedMessages, "%+v", st)
+}
+
+// TestHandedSlotKilled: Kill reaches a process held in the handed slot
+// of a worker still in the sender's step (it finds it Running and leaves
+// the cancel queued, flagged): the process runs once taken from the slot
+// (here by the watchdog, then a helper), gets the handed message first,
+// then the cancel, and ends with the kill's reason.
+func TestHandedSlotKilled(t *testing.T) {
+	s := New(Options{Workers: 1})
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	reason := errors.New("killed in the slot")
+	var got []EventType
+	rcv, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		for _, ev := range evs {
+			got = append(got, ev.Type)
+			if ev.Type == EventCancel {
+				return ev.Error
+			}
+		}
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, rcv)
+	snd, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		if err := out.Send(rcv.PID(), "x"); err != nil { // into the slot
+			return err
+		}
+		if err := s.Kill(rcv.PID(), reason); err != nil {
+			return err
+		}
+		<-rcv.Done() // runs on until the receiver has ended
+		out.Status = StatusDone
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, rcv)
+	require.ErrorIs(t, err, reason)
+	require.Equal(t, []EventType{EventMessage, EventCancel}, got)
+	_, err = wait(t, snd)
+	require.NoError(t, err)
+	st := s.Stats()
+	require.EqualValues(t, 1, st.HandOffs)
+	require.EqualValues(t, 1, st.Killed)
+	require.Zero(t, st.DroppedMessages)
 }
