@@ -39,8 +39,8 @@ package scheduler
 //     sender has been taken; later ones go through the queue, which
 //     drain reads after the handed message.
 //   - Counting: where the send counts it (limits.countsHandOff: always
-//     with a MaxMailbox; with a warning alone, when the mailbox holds
-//     some already), the sender admitted the message (limits) before
+//     with a MaxMailbox; with a warning alone, once the mailbox is one
+//     short of the threshold), the sender admitted the message (limits) before
 //     the hand-off, and drain counts it with the drained messages
 //     (proc.handedCounted); otherwise it is never in the count. finish
 //     counts it as dropped if the process ends without running again.

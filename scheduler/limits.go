@@ -89,15 +89,17 @@ func (l *limits) takeSlot(s *Scheduler) bool {
 // (handoff.go) is counted in its mailbox: the send then admits it before
 // the hand-off, as it does a queued one. A MaxMailbox needs every one:
 // the count a limit checks must never be below the truth. With a
-// warning alone, one to an empty mailbox is left out (two locked adds
-// less a message): the receiver takes it in its next step, and a step
-// that keeps it unread counts it then, in its backlog (took). One to a
-// mailbox that holds some is counted, for admit's look at the warning:
-// a process that keeps every message unread (a selective receive that
-// never matches) waits for messages between them, so every one is
-// handed over, and a count that only took raised would never warn.
+// warning alone, one is left out (two locked adds less a message) while
+// p's count is below the threshold by more than it: the receiver takes
+// it in its next step, and a step that keeps it unread counts it then,
+// in its backlog (took), one at a time. From there on each is counted,
+// for admit's look at the warning (the count then meets the threshold
+// in admit): a process that keeps every message unread (a selective
+// receive that never matches) waits for messages between them, so every
+// one is handed over, and a count that only took raised would never
+// warn.
 func (l *limits) countsHandOff(p *proc) bool {
-	return l.maxMailbox > 0 || l.counting && p.mailbox.Load() != 0
+	return l.maxMailbox > 0 || l.warnMailbox > 0 && p.mailbox.Load() >= l.warnMailbox-1
 }
 
 // admit counts a message for p, or reports that p's mailbox is full. Past
