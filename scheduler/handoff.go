@@ -24,7 +24,8 @@ package scheduler
 //     (worker.handed): whoever takes it from there owns it. The worker
 //     takes it as its next process (findWork: no CAS, w.claimed); the
 //     watchdog takes it if the sender's step runs on (runnextOverdue),
-//     makes it Ready and queues it. A slot already full (a second
+//     makes it Ready and queues it; past Shutdown's deadline, abandon
+//     takes it and ends it (abandonHanded). A slot already full (a second
 //     hand-off in one step), an inline or homed process, or a scheduler
 //     without a watchdog (no one to take it from a long step) makes it
 //     Ready and places it as wake does (worker.readied) instead: every
@@ -37,24 +38,26 @@ package scheduler
 //     message it knows of unread), so every earlier message of this
 //     sender has been taken; later ones go through the queue, which
 //     drain reads after the handed message.
-//   - Counting: with a MaxMailbox, the sender admitted the message
-//     (limits) before the hand-off and drain counts it with the drained
-//     messages; without one it is never in the count (countsHandOffs).
-//     finish counts it as dropped if the process ends without running
-//     again.
+//   - Counting: where the send counts it (limits.countsHandOff: always
+//     with a MaxMailbox; with a warning alone, once the mailbox is one
+//     short of the threshold), the sender admitted the message (limits) before
+//     the hand-off, and drain counts it with the drained messages
+//     (proc.handedCounted); otherwise it is never in the count. finish
+//     counts it as dropped if the process ends without running again.
 
 import "github.com/luarun/luarun/mpsc"
 
 // handOff gives msg from process from to p if p waits for messages, and
-// reports whether it did; if not, the caller queues it.
-func (w *worker) handOff(p *proc, from PID, msg any) bool {
+// reports whether it did; if not, the caller queues it. counted: the
+// caller admitted msg to p's mailbox count (limits.countsHandOff).
+func (w *worker) handOff(p *proc, from PID, msg any, counted bool) bool {
 	// A load first: a receiver busy with others' messages fails the CAS,
 	// and a failed LOCK CMPXCHG costs what a successful one does.
 	if p.state.Load() != stateIdle || !p.state.CompareAndSwap(stateIdle, stateRunning) {
 		return false
 	}
 	p.handedFrom, p.handedMsg = from, msg
-	p.handed = true
+	p.handed, p.handedCounted = true, counted
 	w.stats.handOffs.Add(1)
 	if w.inline || p.home != nil || w.s.watch.stop == nil || !w.handed.CompareAndSwap(nil, p) {
 		w.readied(makeReady(p))

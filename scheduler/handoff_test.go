@@ -7,6 +7,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -310,4 +311,97 @@ func TestHandedSlotLeavesRunnextATurn(t *testing.T) {
 		_, err := wait(t, h)
 		require.NoError(t, err)
 	}
+}
+
+// TestHandedSlotAbandonedAtTheDeadline: a process held in a worker's
+// handed slot (Running for that worker, which is busy in the sender's
+// step) is not running: Shutdown's deadline ends it at once, as it ends
+// a Ready one, without waiting for the watchdog to move it (its slice
+// here is too long for that) or for the sender's step to return. The
+// step returns only once the receiver has ended (its context's cancel
+// aside: abandon cancels it too, and such a step may ignore it).
+func TestHandedSlotAbandonedAtTheDeadline(t *testing.T) {
+	s := New(Options{Workers: 1, Slice: time.Hour}) // a watchdog that never acts
+	rcv, err := s.Submit(receiver(2), "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, rcv)
+	handed, unstick := make(chan struct{}), make(chan struct{})
+	snd, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		if err := out.Send(rcv.PID(), "x"); err != nil { // into the slot
+			return err
+		}
+		close(handed)
+		select {
+		case <-rcv.Done():
+		case <-unstick: // the test failed: let Shutdown end
+		}
+		out.Status = StatusDone
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	<-handed
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // the deadline has passed: abandon at once
+	shut := make(chan error, 1)
+	go func() { shut <- s.Shutdown(ctx) }()
+	select {
+	case <-rcv.Done():
+	case <-time.After(10 * time.Second):
+		close(unstick)
+		<-shut
+		t.Fatal("the process in the handed slot was not abandoned at the deadline")
+	}
+	var se *ShutdownError
+	require.ErrorAs(t, <-shut, &se)
+	require.Equal(t, []PID{rcv.PID()}, se.Abandoned, "the sender returned")
+	_, err = snd.Wait(context.Background())
+	require.NoError(t, err)
+	st := s.Stats()
+	require.EqualValues(t, 1, st.HandOffs)
+	require.EqualValues(t, 1, st.DroppedMessages, "%+v", st)
+}
+
+// TestHandedSlotKilled: Kill reaches a process held in the handed slot
+// of a worker still in the sender's step (it finds it Running and leaves
+// the cancel queued, flagged): the process runs once taken from the slot
+// (here by the watchdog, then a helper), gets the handed message first,
+// then the cancel, and ends with the kill's reason.
+func TestHandedSlotKilled(t *testing.T) {
+	s := New(Options{Workers: 1})
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	reason := errors.New("killed in the slot")
+	var got []EventType
+	rcv, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		for _, ev := range evs {
+			got = append(got, ev.Type)
+			if ev.Type == EventCancel {
+				return ev.Error
+			}
+		}
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, rcv)
+	snd, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		if err := out.Send(rcv.PID(), "x"); err != nil { // into the slot
+			return err
+		}
+		if err := s.Kill(rcv.PID(), reason); err != nil {
+			return err
+		}
+		<-rcv.Done() // runs on until the receiver has ended
+		out.Status = StatusDone
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, rcv)
+	require.ErrorIs(t, err, reason)
+	require.Equal(t, []EventType{EventMessage, EventCancel}, got)
+	_, err = wait(t, snd)
+	require.NoError(t, err)
+	st := s.Stats()
+	require.EqualValues(t, 1, st.HandOffs)
+	require.EqualValues(t, 1, st.Killed)
+	require.Zero(t, st.DroppedMessages)
 }

@@ -85,13 +85,22 @@ func (l *limits) takeSlot(s *Scheduler) bool {
 	return true
 }
 
-// countsHandOffs reports whether a message handed straight to a
-// receiver (handoff.go) is counted in its mailbox. Only a MaxMailbox
-// needs it: the count a limit checks must never be below the truth. With
-// a warning alone, a handed message is left out (two locked adds less a
-// message): the receiver takes it in its next step, and a step that
-// keeps it unread counts it then, in its backlog (took).
-func (l *limits) countsHandOffs() bool { return l.maxMailbox > 0 }
+// countsHandOff reports whether a message handed straight to p
+// (handoff.go) is counted in its mailbox: the send then admits it before
+// the hand-off, as it does a queued one. A MaxMailbox needs every one:
+// the count a limit checks must never be below the truth. With a
+// warning alone, one is left out (two locked adds less a message) while
+// p's count is below the threshold by more than it: the receiver takes
+// it in its next step, and a step that keeps it unread counts it then,
+// in its backlog (took), one at a time. From there on each is counted,
+// for admit's look at the warning (the count then meets the threshold
+// in admit): a process that keeps every message unread (a selective
+// receive that never matches) waits for messages between them, so every
+// one is handed over, and a count that only took raised would never
+// warn.
+func (l *limits) countsHandOff(p *proc) bool {
+	return l.maxMailbox > 0 || l.warnMailbox > 0 && p.mailbox.Load() >= l.warnMailbox-1
+}
 
 // admit counts a message for p, or reports that p's mailbox is full. Past
 // warnMailbox it looks whether p has stopped taking messages (idleMailbox).

@@ -287,3 +287,64 @@ func TestEveryProcessCountedOnce(t *testing.T) {
 		require.Zero(t, st.LiveProcesses)
 	}
 }
+
+// TestMailboxWarningOfHandedMessages: messages handed straight to a
+// process that waits for them (handoff.go) and kept unread count towards
+// the MailboxWarning as queued ones do. A process whose receive never
+// takes what comes (a selective receive that never matches) waits for
+// messages between them, so a sender stepping on a worker hands every
+// one over: were the hand-off to skip the count's look, Warn would
+// never hear of it (mailboxIdle is shortened, as in TestMailboxWarning).
+func TestMailboxWarningOfHandedMessages(t *testing.T) {
+	defer func(idle time.Duration, every int64) { mailboxIdle, mailboxCheckEvery = idle, every }(mailboxIdle, mailboxCheckEvery)
+	mailboxIdle, mailboxCheckEvery = 20*time.Millisecond, 1
+	var warnings atomic.Int32
+	s := New(Options{Workers: 1, MailboxWarning: 5, Warn: func(PID, string) { warnings.Add(1) }})
+	t.Cleanup(func() { require.NoError(t, s.Shutdown(context.Background())) })
+	kept := make(chan int, 64)
+	var box []any
+	hoard, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		for _, ev := range evs {
+			switch ev.Type {
+			case EventMessage:
+				box = append(box, ev.Data)
+				kept <- len(box)
+			case EventCancel:
+				out.Status = StatusDone
+			}
+		}
+		out.Backlog = len(box)
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	relay, err := s.Submit(&fnProc{step: func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		for _, ev := range evs {
+			switch ev.Type {
+			case EventMessage:
+				if err := out.Send(hoard.PID(), ev.Data); err != nil {
+					return err
+				}
+			case EventCancel:
+				out.Status = StatusDone
+			}
+		}
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	sendVia := func(n int) {
+		for i := range n {
+			waitIdle(t, hoard) // so that the relay's send hands it over
+			require.NoError(t, s.Send(0, relay.PID(), i))
+			<-kept
+		}
+	}
+	sendVia(20)
+	time.Sleep(2 * mailboxIdle)
+	sendVia(20)
+	time.Sleep(2 * mailboxIdle)
+	sendVia(20)
+	require.Positive(t, s.Stats().HandOffs)
+	require.EqualValues(t, 1, warnings.Load())
+}

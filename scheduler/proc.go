@@ -130,13 +130,16 @@ type proc struct {
 	result payload.Payloads
 	err    error
 
-	// handed (above), parentHomed (see parentReason), contains (impl is
-	// a PanicContainer) and interrupts (impl is an Interrupter, which
-	// the context's cancel interrupts), set at Submit, share a word.
-	handed      bool
-	parentHomed bool
-	contains    bool
-	interrupts  bool
+	// handed (above), handedCounted (the handed message is in the
+	// mailbox count: limits.countsHandOff; owned as handed is),
+	// parentHomed (see parentReason), contains (impl is a PanicContainer)
+	// and interrupts (impl is an Interrupter, which the context's cancel
+	// interrupts), set at Submit, share a word.
+	handed        bool
+	handedCounted bool
+	parentHomed   bool
+	contains      bool
+	interrupts    bool
 }
 
 // The flags of proc.flags. pflagKilled: a Kill came, first or after

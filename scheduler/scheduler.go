@@ -383,8 +383,8 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 	if p == nil {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
-	counted := s.limits.countsHandOffs()
-	if w != nil && !counted && w.handOff(p, from, msg) {
+	counted := s.limits.countsHandOff(p)
+	if w != nil && !counted && w.handOff(p, from, msg, false) {
 		return nil // before senders: a hand-off holds p, which cannot end meanwhile
 	}
 	// Announce the send before checking Done; finish stores Done before
@@ -399,7 +399,7 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		s.stats.refusedMessages.Add(1)
 		return ErrMailboxFull // as it is: a flood meets it millions of times
 	}
-	if w != nil && counted && w.handOff(p, from, msg) {
+	if w != nil && counted && w.handOff(p, from, msg, true) {
 		p.senders.Add(-1)
 		return nil
 	}
@@ -542,7 +542,7 @@ func (s *Scheduler) finish(p *proc, result payload.Payloads, err error) {
 	}
 	dropped := int(p.backlog)
 	if p.handed {
-		p.handedMsg, p.handed = nil, false
+		p.handedMsg, p.handed, p.handedCounted = nil, false, false
 		dropped++
 	}
 	for {
@@ -691,6 +691,7 @@ func (s *Scheduler) abandon() error {
 		p.context().cancel(ErrAbandoned) // those that trapped the shutdown: a long step stops
 	}
 	for s.live.Load() > 0 {
+		s.abandonHanded()
 		for _, p := range s.table.all() {
 			st := p.state.Load()
 			switch st & stateMask {
@@ -713,6 +714,22 @@ func (s *Scheduler) abandon() error {
 	gone := slices.Clone(s.abandoned)
 	slices.Sort(gone)
 	return &ShutdownError{Abandoned: gone}
+}
+
+// abandonHanded ends the processes waiting in the workers' handed slots
+// (handoff.go): held Running for a worker that is still in the step that
+// handed them a message, they are not running, and the one taking one
+// from its slot owns it, as abandon owns a Ready process it takes. Left
+// there, one would wait for that step to end, or for the watchdog to
+// make it Ready (a tick: with a long Slice, as long as the step runs).
+// Only running workers and helpers (watch.active) hand off into slots;
+// a helper empties its own before it retires.
+func (s *Scheduler) abandonHanded() {
+	for _, w := range *s.watch.active.Load() {
+		if p := w.takeHanded(); p != nil {
+			s.endAbandoned(p)
+		}
+	}
 }
 
 // endAbandoned ends p, which the caller owns, and lists it as abandoned.

@@ -249,10 +249,10 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 		w.events = append(w.events, Event{})
 		ev := &w.events[len(w.events)-1]
 		ev.Type, ev.From, ev.Data = EventMessage, p.handedFrom, p.handedMsg
-		p.handedMsg, p.handed = nil, false
-		if w.s.limits.countsHandOffs() {
+		if p.handedCounted {
 			messages++
 		}
+		p.handedMsg, p.handed, p.handedCounted = nil, false, false
 	}
 	if last > len(w.events) { // not clear(): memclrHasPointers costs more for the usual one or two
 		old := w.events[:last]
