@@ -40,8 +40,8 @@ package scheduler
 //     drain reads after the handed message.
 //   - Counting: where the send counts it (limits.countsHandOff: always
 //     with a MaxMailbox; with a warning alone, once the mailbox is one
-//     short of the threshold), the sender admitted the message (limits) before
-//     the hand-off, and drain counts it with the drained messages
+//     short of the threshold), the sender admitted the message (limits)
+//     before the hand-off, and drain counts it with the drained messages
 //     (proc.handedCounted); otherwise it is never in the count. finish
 //     counts it as dropped if the process ends without running again.
 

@@ -60,9 +60,10 @@ type worker struct {
 	runnext atomic.Pointer[proc]
 	// handed: a process a step on this worker handed a message to, held
 	// Running for this worker to run next (handoff.go). Written by the
-	// owner (handOff), taken by the owner (findWork) or by the watchdog
-	// when the owner's step runs on (runnextOverdue). claimed: what
-	// findWork last took from it, until claim; the owner's alone.
+	// owner (handOff), taken by the owner (findWork), by the watchdog
+	// when the owner's step runs on (runnextOverdue) or by Shutdown past
+	// its deadline (abandonHanded). claimed: what findWork last took from
+	// it, until claim; the owner's alone.
 	handed  atomic.Pointer[proc]
 	claimed *proc
 
