@@ -58,11 +58,15 @@ func (w *worker) handOff(p *proc, from PID, msg any, counted bool) bool {
 	}
 	p.handedFrom, p.handedMsg = from, msg
 	p.handed, p.handedCounted = true, counted
-	w.stats.handOffs.Add(1)
-	if w.inline || p.home != nil || w.s.watch.stop == nil || !w.handed.CompareAndSwap(nil, p) {
+	w.stats.handOffs++ // plain: the owner's (workerStats)
+	if w.inline || p.home != nil || w.s.watch.stop == nil || w.handed.Load() != nil {
 		w.readied(makeReady(p))
 		return true
 	}
+	// A store, not a CAS: only this worker fills its slot (the watchdog
+	// and abandon only empty it), so the slot seen empty stays empty until
+	// this store, which also publishes handedFrom and handedMsg to them.
+	w.handed.Store(p)
 	// The slot runs before runnext (findWork): what waits in runnext
 	// goes to the deque, as a newer wake would send it there, or a pair
 	// handing messages back and forth through the slot would keep it

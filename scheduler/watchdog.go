@@ -163,11 +163,12 @@ func (w *worker) beginStep(p *proc) {
 	w.watch.stepSeq.Store(stepWord(p.pid, w.watch.seq))
 }
 
-// goingIdle publishes that w runs no step.
+// goingIdle publishes that w runs no step, and its counts.
 func (w *worker) goingIdle() {
 	if w.watch.seq&1 == 1 {
 		w.watch.seq++
 		w.watch.stepSeq.Store(stepWord(0, w.watch.seq))
+		w.publishCounts()
 	}
 }
 

@@ -59,11 +59,12 @@ type worker struct {
 	// woken for it.
 	runnext atomic.Pointer[proc]
 	// handed: a process a step on this worker handed a message to, held
-	// Running for this worker to run next (handoff.go). Written by the
-	// owner (handOff), taken by the owner (findWork), by the watchdog
-	// when the owner's step runs on (runnextOverdue) or by Shutdown past
-	// its deadline (abandonHanded). claimed: what findWork last took from
-	// it, until claim; the owner's alone.
+	// Running for this worker to run next (handoff.go). Filled by the
+	// owner alone (handOff: a load and a store, no CAS); emptied with a
+	// Swap by whoever takes it: the owner (findWork), the watchdog when
+	// the owner's step runs on (runnextOverdue), or Shutdown past its
+	// deadline (abandonHanded). claimed: what findWork last took from it,
+	// until claim; the owner's alone.
 	handed  atomic.Pointer[proc]
 	claimed *proc
 
@@ -120,6 +121,7 @@ func (w *worker) findWork() *proc {
 	// its multiply was a sixth of findWork's time in a ping-pong).
 	if w.tick++; w.tick == fairnessTick {
 		w.tick = 0
+		w.publishCounts()
 	}
 	switch w.tick {
 	case 0:
@@ -194,7 +196,7 @@ func (w *worker) run(p *proc) {
 		broken, messages := w.drain(p)
 		w.beginStep(p)
 		err := w.step(p)
-		w.stats.steps.Add(1)
+		w.stats.steps++
 		s.limits.took(p, messages, w.out.Backlog)
 		if err != nil || w.out.Status == StatusDone {
 			w.finish(p, err)
@@ -432,5 +434,6 @@ func (w *worker) finish(p *proc, err error) {
 		result = nil
 	}
 	w.out.Result = nil
+	w.publishCounts() // before the end is seen: a waiter's Stats counts p's steps
 	w.s.finish(p, result, err)
 }
