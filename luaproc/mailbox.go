@@ -116,13 +116,6 @@ func (m *mailbox) len() int { return len(m.items) - m.head }
 // at returns the i-th waiting entry (0: the oldest).
 func (m *mailbox) at(i int) *message { return &m.items[m.head+i] }
 
-func (m *mailbox) pop() (message, bool) {
-	if m.head == len(m.items) {
-		return message{}, false
-	}
-	return m.take(0), true
-}
-
 // take removes and returns the i-th waiting entry.
 func (m *mailbox) take(i int) message {
 	j := m.head + i

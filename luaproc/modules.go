@@ -29,8 +29,8 @@ var (
 		"spawn":      bind((*luaProcess).spawn),
 		"spawn_file": bind((*luaProcess).spawnFile),
 		"spawn_on":   bind((*luaProcess).spawnOn),
-		"send":       bind((*luaProcess).send),
-		"receive":    bind((*luaProcess).receive),
+		"send":       luaSend,
+		"receive":    luaReceive,
 		"wait":       bind((*luaProcess).wait),
 		"kill":       bind((*luaProcess).kill),
 		"sleep":      bind((*luaProcess).sleep),
@@ -80,14 +80,23 @@ func bind(m func(*luaProcess, *lua.LState) int) lua.LGFunction {
 	return func(L *lua.LState) int { return m(procOf(L), L) }
 }
 
+// luaSend and luaReceive are what bind makes of send and receive, the two
+// calls of every message, without its indirect call.
+func luaSend(L *lua.LState) int    { return procOf(L).send(L) }
+func luaReceive(L *lua.LState) int { return procOf(L).receive(L) }
+
 // procOf returns the process whose coroutine L is: our coroutines carry a
 // *luaCtx, and coroutines a script makes carry a child of one.
 func procOf(L *lua.LState) *luaProcess {
-	ctx := L.Context()
-	if c, ok := ctx.(*luaCtx); ok {
+	if c, ok := L.Context().(*luaCtx); ok { // small enough to inline
 		return c.p
 	}
-	if ctx != nil {
+	return procOfChild(L)
+}
+
+// procOfChild is procOf for a coroutine a script made.
+func procOfChild(L *lua.LState) *luaProcess {
+	if ctx := L.Context(); ctx != nil {
 		if p, ok := ctx.Value(procKey{}).(*luaProcess); ok {
 			return p
 		}

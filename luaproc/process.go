@@ -79,8 +79,9 @@ type luaProcess struct {
 	receivers []*task
 	mailbox   mailbox
 
-	// req is the request of the blocking call now yielding (set by the Go
-	// function, taken by run; hasReq, with the flags below, says it is).
+	// req is the request of the blocking call now yielding (set by park,
+	// taken by run; reqAt, with the flags below, says where it is: a
+	// static one is not copied).
 	req request
 	// out is the StepOutput of the running step (Send, Spawn).
 	out *scheduler.StepOutput
@@ -140,7 +141,7 @@ type luaProcess struct {
 	// it left open (fsfile.go).
 	openedFiles bool
 	chunkRun    bool // the chunk is the program (no entry)
-	hasReq      bool // req is set
+	reqAt       reqPlace
 	done        bool // (the flags together: no padding after each)
 
 	result payload.Payloads
@@ -329,6 +330,29 @@ type request struct {
 	timeout float64 // receive: seconds; < 0: none
 	fns     []*lua.LFunction
 	match   *lua.LFunction // reqReceive: a selective receive's function
+}
+
+// reqPlace says where the request of a blocking call is (luaProcess.reqAt).
+type reqPlace uint8
+
+const (
+	reqNone           reqPlace = iota // no blocking call is yielding
+	reqInP                            // in luaProcess.req
+	reqReceiveForever                 // receiveForever
+	reqAnswerAwaited                  // answerAwaited
+)
+
+// takeRequest returns the request park recorded and forgets where it is.
+func (p *luaProcess) takeRequest() *request {
+	at := p.reqAt
+	p.reqAt = reqNone
+	switch at {
+	case reqReceiveForever:
+		return &receiveForever
+	case reqAnswerAwaited:
+		return &answerAwaited
+	}
+	return &p.req
 }
 
 // holdsPointers reports whether r refers to anything the collector
@@ -612,7 +636,7 @@ func (p *luaProcess) run(t *task) {
 		p.lctx().raiseAtNext(t.raise, t.blockedIn)
 		t.raise = nil
 	}
-	p.current, p.hasReq = t, false
+	p.current, p.reqAt = t, reqNone
 	st, vals, err := p.resume(t)
 	p.current = nil
 	switch {
@@ -620,11 +644,11 @@ func (p *luaProcess) run(t *task) {
 		p.taskEnded(t, nil, err)
 	case st == lua.ResumeOK:
 		p.taskEnded(t, vals, nil)
-	case len(vals) > 0 && vals[0] == cmdMarker && p.hasReq:
-		p.hasReq = false
-		p.request(t, &p.req) // not copied: a request is a dozen words
-		if p.req.holdsPointers() {
-			p.req = request{} // not kept alive by p; a plain receive's has none to clear
+	case len(vals) > 0 && vals[0] == cmdMarker && p.reqAt != reqNone:
+		r := p.takeRequest()
+		p.request(t, r)
+		if r == &p.req && r.holdsPointers() {
+			p.req = request{} // not kept alive by p
 		}
 	default:
 		p.taskEnded(t, nil, &ScriptError{Message: "attempt to yield from outside a coroutine"})
@@ -952,7 +976,14 @@ func (p *luaProcess) park(L *lua.LState, f *callFrame, r *request) int {
 	// (see fitValues); only a call made in the task's own coroutine is
 	// resumed directly: the prelude forwards the others with a Lua resume,
 	// which fits them itself.
-	p.req, p.hasReq = *r, true
+	switch r {
+	case &receiveForever: // static: not copied
+		p.reqAt = reqReceiveForever
+	case &answerAwaited:
+		p.reqAt = reqAnswerAwaited
+	default:
+		p.req, p.reqAt = *r, reqInP // r is the caller's, most likely on its stack
+	}
 	p.current.blockedIn = L
 	if L == p.current.co { // resumed by resumeStarted: no marker to move
 		p.current.wants = int32(callerWants(f)) // argC of an instruction: 9 bits

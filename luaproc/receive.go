@@ -132,7 +132,8 @@ func (p *luaProcess) receive(L *lua.LState) int {
 		}
 		timeout = optTimeout(L, 1)
 	}
-	if m, ok := p.mailbox.pop(); ok {
+	if p.mailbox.len() > 0 { // a test first: pop's empty message is zeroed and returned
+		m := p.mailbox.take(0)
 		return p.pushMessage(L, &m)
 	}
 	switch timeout {
