@@ -49,6 +49,12 @@ func (m *message) luaValue(L *lua.LState) lua.LValue {
 			return v.(lua.LValue)
 		}
 	}
+	return m.madeValue(L)
+}
+
+// madeValue is luaValue for a value that takes converting (its deferred
+// call kept out of the common case, a scalar message).
+func (m *message) madeValue(L *lua.LState) lua.LValue {
 	if p, ok := L.G.Views.Maker.(*luaProcess); ok && !p.taking {
 		// taken in whole: a refused charge would lose the message
 		// (memory.go)
