@@ -644,6 +644,11 @@ func (p *luaProcess) run(t *task) {
 		p.taskEnded(t, nil, err)
 	case st == lua.ResumeOK:
 		p.taskEnded(t, vals, nil)
+	case p.reqAt == reqReceiveForever && len(vals) > 0 && vals[0] == cmdMarker:
+		// The usual block, a plain receive: request's case, inline.
+		p.reqAt = reqNone
+		t.match, t.scanned = nil, 0
+		p.receivers = append(p.receivers, t)
 	case len(vals) > 0 && vals[0] == cmdMarker && p.reqAt != reqNone:
 		r := p.takeRequest()
 		p.request(t, r)
