@@ -33,7 +33,11 @@ package luaproc
 // it. When the heap's objects pass 7/8 of the bound (killLine: Go's
 // collector keeps the heap under the limit itself, slower and slower) it
 // collects, and if what is live still passes that, it kills the listed
-// process that counts the most; the next tick looks again.
+// process that counts the most; the next tick looks again. It chooses no
+// other until that one has ended and one more collection has run (its
+// memory goes only then: a tick that came first would find the heap
+// still over and end the next biggest too), or for memEndWait looks at
+// most.
 
 import (
 	"fmt"
@@ -54,6 +58,7 @@ const (
 	memPublish   = 1 << 20   // a process counting this much is listed for the watchdog
 	memPaceFloor = 16 << 20  // the least the count grows by between two walks
 	memTick      = 10 * time.Millisecond
+	memEndWait   = 50 // ticks the watchdog waits for the process it ended to end
 )
 
 // MemoryError is the error of an allocation that would pass a bound, and
@@ -101,6 +106,12 @@ type memBounds struct {
 
 	stop chan struct{} // closed by Shutdown: the watchdog ends
 	done chan struct{} // closed by the watchdog when it has ended
+
+	// ending: the Done of the process the watchdog ended last, until it
+	// has ended or endingTicks pass memEndWait (the watchdog's own).
+	ending      <-chan struct{}
+	endingTicks int
+	ended       bool // ending is closed: one more look, then another may be chosen
 }
 
 // DefaultMaxMemory is the runtime's bound when Options.MaxMemory is 0:
@@ -113,7 +124,7 @@ func DefaultMaxMemory() int64 {
 
 // newMemBounds resolves the options' bounds; a runtime bound starts the
 // watchdog.
-func newMemBounds(opts Options, kill func(p *luaProcess, err error)) *memBounds {
+func newMemBounds(opts Options, kill memKill) *memBounds {
 	m := &memBounds{process: max(opts.MaxProcessMemory, 0), big: map[*luaProcess]int64{}}
 	if !memAccounting {
 		return m // the noaccounting build: no bounds (accounting_off.go)
@@ -201,7 +212,7 @@ func liveHeap() int64 {
 
 // watch is the watchdog: it samples the heap every memTick (every ten
 // while the heap is under half the bound) until close.
-func (m *memBounds) watch(kill func(p *luaProcess, err error)) {
+func (m *memBounds) watch(kill memKill) {
 	defer close(m.done)
 	t := time.NewTicker(memTick)
 	defer t.Stop()
@@ -235,11 +246,11 @@ func (m *memBounds) killLine() int64 { return m.runtime / 8 * 7 }
 
 // overBound collects, and kills the process that counts the most if what
 // is live still passes the bound.
-func (m *memBounds) overBound(kill func(p *luaProcess, err error)) {
+func (m *memBounds) overBound(kill memKill) {
 	runtime.GC()
 	live := liveHeap()
 	m.heap.Store(heapObjects())
-	if live <= m.killLine() {
+	if live <= m.killLine() || m.stillEnding() {
 		return
 	}
 	p, held := m.biggest()
@@ -247,7 +258,37 @@ func (m *memBounds) overBound(kill func(p *luaProcess, err error)) {
 		return
 	}
 	m.publish(p, 0) // not chosen again before it counts again
-	kill(p, &MemoryError{PID: int64(p.pid), Held: held, Bound: m.runtime, Runtime: true})
+	m.ending, m.endingTicks, m.ended = kill(p, &MemoryError{PID: int64(p.pid), Held: held, Bound: m.runtime, Runtime: true}), 0, false
+}
+
+// memKill ends a process for the watchdog and returns its Done (nil if it
+// has ended already).
+type memKill func(p *luaProcess, err error) <-chan struct{}
+
+// stillEnding reports whether what the process the watchdog ended last
+// held may still be live: the process has yet to end, or has ended since
+// the last look (a collection after its end can find part of it live
+// still — what sync.Pool's victim cache or a finalizer holds lives one
+// cycle more —, so one more look, one more collection, comes first),
+// until memEndWait looks have passed.
+func (m *memBounds) stillEnding() bool {
+	if m.ending == nil {
+		return false
+	}
+	if m.endingTicks++; m.endingTicks >= memEndWait {
+		m.ending, m.ended = nil, false
+		return false
+	}
+	if m.ended {
+		m.ending, m.ended = nil, false
+		return false
+	}
+	select {
+	case <-m.ending:
+		m.ended = true
+	default:
+	}
+	return true
 }
 
 // MemoryCharge implements lua.MemoryOwner (lua/memory.go): p's grant is
@@ -426,4 +467,14 @@ func (rt *Runtime) kill(p *luaProcess, err error) {
 	if p.pid != 0 {
 		rt.sched.Kill(p.pid, err) // an error: it has ended already
 	}
+}
+
+// killForMemory is the watchdog's kill: it returns the process's Done.
+func (rt *Runtime) killForMemory(p *luaProcess, err error) <-chan struct{} {
+	h, ok := rt.sched.Lookup(p.pid)
+	if !ok || p.pid == 0 {
+		return nil
+	}
+	rt.kill(p, err)
+	return h.Done()
 }

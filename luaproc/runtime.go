@@ -113,7 +113,7 @@ func New(opts Options) (*Runtime, error) {
 	rt.serve = serve.New(serveHost{rt})
 	rt.serve.Register(rt.reg)
 	rt.exit.fn = opts.Exit
-	rt.mem = newMemBounds(opts, rt.kill)
+	rt.mem = newMemBounds(opts, rt.killForMemory)
 	so := scheduler.Options{
 		Workers: opts.Workers, Dispatcher: rt.reg,
 		MaxStep: opts.MaxStep, MaxMailbox: opts.MaxMailbox, MailboxWarning: opts.MailboxWarning, MaxProcs: opts.MaxProcs,
