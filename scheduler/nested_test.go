@@ -39,18 +39,6 @@ func adder(extra bool) *fnProc {
 	}}
 }
 
-// sendUnanswered sends msg to the waiting process to, runs its step
-// nested, and fails unless its answer queued (why says behind what).
-func sendUnanswered(out *StepOutput, to PID, msg any, why string) error {
-	if err := out.Send(to, msg); err != nil {
-		return err
-	}
-	if _, _, ran, replied := out.RunHanded(); !ran || replied {
-		return fmt.Errorf("ran %v, replied %v: %s", ran, replied, why)
-	}
-	return nil
-}
-
 // nestedSched is a one-worker scheduler whose watchdog never acts (a
 // loaded machine must not see it empty the handed slot), and a waiting
 // adder on it.
@@ -161,7 +149,13 @@ func TestRunHandedDoesNotOvertakeTheQueue(t *testing.T) {
 		first = false
 		close(started)
 		<-sent // a message waits in this process's queue
-		return sendUnanswered(out, srv.PID(), int64(1), "the answer must not overtake the queued message")
+		if err := out.Send(srv.PID(), int64(1)); err != nil {
+			return err
+		}
+		if _, _, ran, replied := out.RunHanded(); !ran || replied {
+			return fmt.Errorf("ran %v, replied %v: the answer must not overtake the queued message", ran, replied)
+		}
+		return nil
 	}}, "main", nil)
 	require.NoError(t, err)
 	<-started
@@ -308,7 +302,13 @@ func TestRunHandedCallerKilled(t *testing.T) {
 				return ev.Error
 			}
 		}
-		return sendUnanswered(out, killer.PID(), "x", "the answer must queue behind the kill")
+		if err := out.Send(killer.PID(), "x"); err != nil {
+			return err
+		}
+		if _, _, ran, replied := out.RunHanded(); !ran || replied {
+			return fmt.Errorf("ran %v, replied %v: the answer must queue behind the kill", ran, replied)
+		}
+		return nil
 	}}, "main", nil)
 	require.NoError(t, err)
 	_, err = wait(t, h)
