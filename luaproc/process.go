@@ -136,10 +136,7 @@ type luaProcess struct {
 	// checks p.procMore != nil first.
 	*procMore
 
-	inMatch int16 // receive{match=} functions running (receive.go: notInMatch)
-	// nestedSkips: plain receives left to wait without trying a nested
-	// step first, after one that brought no reply (receive.go: nestedReply).
-	nestedSkips uint8
+	inMatch int32 // receive{match=} functions running (receive.go: notInMatch)
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool

@@ -145,8 +145,6 @@ type StepOutput struct {
 	w    *worker
 	p    *proc
 	self PID
-	// nestedLeft: the nested steps this step may still run (RunHanded).
-	nestedLeft int
 }
 
 // Send is Scheduler.Send from this process, for use inside Step only. A
@@ -207,5 +205,4 @@ func (o *StepOutput) reset() {
 	o.Status = StatusYield
 	o.Result = nil
 	o.Backlog = 0
-	o.nestedLeft = nestedBudget
 }
