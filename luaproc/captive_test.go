@@ -1,12 +1,10 @@
 package luaproc
 
-// Tests of a receiver held by its peer's long step. FAIL on main at
-// 137cb20 (nested steps): see the commit message.
-//
-// A process waiting in a plain receive must stay its own: a kill ends it
-// and a message reaches it however long another process's step runs,
-// including the step of the process it has just sent a message to
-// (which may run inside its receive: scheduler/nested.go).
+// A process waiting in a plain receive stays its own: a kill ends it and
+// a message reaches it however long another process's step runs,
+// including the step of the process it has just sent a message to. (Nested
+// steps, which ran that step inside the caller's receive, failed both
+// tests and were reverted: see BENCHMARKS.md, 2026-11-27 afternoon.)
 
 import (
 	"context"
