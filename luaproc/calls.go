@@ -171,7 +171,7 @@ func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 
 // waitForReply gives t, blocked in a call (request, reqCall), its
 // timeout.
-func (p *luaProcess) waitForReply(t *task, r request) {
+func (p *luaProcess) waitForReply(t *task, r *request) {
 	if r.timeout >= 0 { // 0: whatever is there at the next step, as receive(0)
 		p.setDeadline(t, r.timeout)
 	}

@@ -45,8 +45,8 @@ var (
 		"register":      bind((*luaProcess).register),
 		"unregister":    bind((*luaProcess).unregister),
 		"whereis":       bind((*luaProcess).whereis),
-		"call":          bind((*luaProcess).call),
-		"reply":         bind((*luaProcess).reply),
+		"call":          luaCall,
+		"reply":         luaReply,
 		"send_after":    bind((*luaProcess).sendAfter),
 		"cancel_timer":  bind((*luaProcess).cancelTimer),
 		// several machines (cluster.go)
@@ -80,10 +80,13 @@ func bind(m func(*luaProcess, *lua.LState) int) lua.LGFunction {
 	return func(L *lua.LState) int { return m(procOf(L), L) }
 }
 
-// luaSend and luaReceive are what bind makes of send and receive, the two
-// calls of every message, without its indirect call.
+// luaSend, luaReceive, luaCall and luaReply are what bind makes of send,
+// receive, call and reply, the calls of every message and request,
+// without its indirect call.
 func luaSend(L *lua.LState) int    { return procOf(L).send(L) }
 func luaReceive(L *lua.LState) int { return procOf(L).receive(L) }
+func luaCall(L *lua.LState) int    { return procOf(L).call(L) }
+func luaReply(L *lua.LState) int   { return procOf(L).reply(L) }
 
 // procOf returns the process whose coroutine L is: our coroutines carry a
 // *luaCtx, and coroutines a script makes carry a child of one.

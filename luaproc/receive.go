@@ -40,8 +40,11 @@ func (p *luaProcess) intake(ev *scheduler.Event, last bool) {
 		case *callRequest:
 			if d.replied {
 				p.replied(d)
-			} else {
-				p.mailbox.push(message{from: ev.From, value: d.msg, kind: kindCall, call: d})
+				break
+			}
+			m := message{from: ev.From, value: d.msg, kind: kindCall, call: d}
+			if !last || !p.handDirect(&m) { // a server waiting in receive: as a message
+				p.mailbox.push(m)
 			}
 		case scheduler.RemoteCall:
 			p.remoteCall(ev.From, d)
