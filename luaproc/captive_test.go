@@ -52,18 +52,26 @@ func captiveStart(t *testing.T, rt *Runtime) (*Inbox, Handle, PID) {
 	return inbox, h, busy
 }
 
+// captiveRun starts the caller on a runtime of the given workers, does
+// act to it once the process it sent to loops, and returns how the
+// caller ended (the 10 s bound only catches an act that never reached it).
+func captiveRun(t *testing.T, workers int, act func(rt *Runtime, caller PID) error) ([]any, error) {
+	t.Helper()
+	rt, _, _ := newTestRuntime(t, Options{Workers: workers})
+	_, h, _ := captiveStart(t, rt)
+	require.NoError(t, act(rt, h.PID()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	require.NotErrorIs(t, err, context.DeadlineExceeded, "workers %d: it never reached the caller", workers)
+	return res, err
+}
+
 // TestKillReachesAReceiverWhileItsPeerComputes: the caller waits in
-// receive while the process it sent to loops; a kill ends the caller
-// (the bound only catches a kill not seen at all).
+// receive while the process it sent to loops; a kill ends the caller.
 func TestKillReachesAReceiverWhileItsPeerComputes(t *testing.T) {
 	for _, workers := range []int{1, 2} {
-		rt, _, _ := newTestRuntime(t, Options{Workers: workers})
-		_, h, _ := captiveStart(t, rt)
-		require.NoError(t, rt.Kill(h.PID(), "stop"))
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_, err := h.Wait(ctx)
-		cancel()
-		require.NotErrorIs(t, err, context.DeadlineExceeded, "workers %d: the kill never reached the caller", workers)
+		_, err := captiveRun(t, workers, func(rt *Runtime, caller PID) error { return rt.Kill(caller, "stop") })
 		require.ErrorContains(t, err, "stop")
 	}
 }
@@ -72,14 +80,8 @@ func TestKillReachesAReceiverWhileItsPeerComputes(t *testing.T) {
 // a message sent from Go while the process it sent to loops.
 func TestMessageReachesAReceiverWhileItsPeerComputes(t *testing.T) {
 	for _, workers := range []int{1, 2} {
-		rt, _, _ := newTestRuntime(t, Options{Workers: workers})
-		_, h, _ := captiveStart(t, rt)
-		require.NoError(t, rt.Send(h.PID(), "hello"))
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		res, err := h.Wait(ctx)
-		cancel()
-		require.NotErrorIs(t, err, context.DeadlineExceeded, "workers %d: the message never reached the caller", workers)
+		res, err := captiveRun(t, workers, func(rt *Runtime, caller PID) error { return rt.Send(caller, "hello") })
 		require.NoError(t, err)
-		require.Equal(t, "hello", res[0])
+		require.Equal(t, []any{"hello"}, res)
 	}
 }
