@@ -135,7 +135,7 @@ func (p *luaProcess) receive(L *lua.LState) int {
 		}
 		timeout = optTimeout(L, 1)
 	}
-	if p.mailbox.len() > 0 { // a test first: pop's empty message is zeroed and returned
+	if p.mailbox.len() > 0 { // tested first: most receives that block find it empty
 		m := p.mailbox.take(0)
 		return p.pushMessage(L, &m)
 	}
