@@ -407,3 +407,32 @@ func TestHandedSlotKilled(t *testing.T) {
 	require.EqualValues(t, 1, st.Killed)
 	require.Zero(t, st.DroppedMessages)
 }
+
+// TestStatsOfABusyWorker: a worker that keeps rerunning one process (a
+// command answered in its handler wakes it during each step, and nothing
+// else waits) never looks for work nor idles; its step count still
+// reaches Stats while it runs (publishEvery).
+func TestStatsOfABusyWorker(t *testing.T) {
+	s := newSched(t, 1, map[string]HandlerFunc{"echo": echo})
+	const at = 10 * publishEvery
+	reached, release := make(chan struct{}), make(chan struct{})
+	steps := 0
+	h, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
+		steps++
+		if steps == at {
+			close(reached)
+			<-release
+			out.Status = StatusDone
+			return nil
+		}
+		out.Yield(uint64(steps), "echo", int64(steps))
+		return nil
+	}}, "main", nil)
+	require.NoError(t, err)
+	<-reached
+	got := s.Stats().Steps
+	close(release)
+	require.GreaterOrEqual(t, got, uint64(at-publishEvery), "steps published while the worker reruns one process")
+	_, err = wait(t, h)
+	require.NoError(t, err)
+}

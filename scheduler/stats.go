@@ -68,8 +68,8 @@ type Stats struct {
 // message of a ping-pong, are plain: an atomic add is a LOCK-prefixed
 // instruction (about 4 ns here, with the stores of a step pending); the
 // owner publishes them (publishCounts) when it goes idle, when a process
-// ends on it, and every fairnessTick looks for work, so Stats sees them
-// late by at most that while the worker runs, and exactly once it idles.
+// ends on it, and every publishEvery steps, so Stats sees them late by
+// at most that while the worker runs, and exactly once it idles.
 type workerStats struct {
 	localPops, globalPops, steals, stolen atomic.Uint64
 	steps, handOffs                       uint64        // the owner's

@@ -89,6 +89,7 @@ var errNothingToWaitFor = errors.New("step waits for a command completion, but n
 
 const (
 	fairnessTick = 61
+	publishEvery = 64 // steps between two publishCounts of a busy worker
 	rerunBudget  = 16
 	maxFreeNodes = 1024
 	maxFreeRecs  = 1024
@@ -121,7 +122,6 @@ func (w *worker) findWork() *proc {
 	// its multiply was a sixth of findWork's time in a ping-pong).
 	if w.tick++; w.tick == fairnessTick {
 		w.tick = 0
-		w.publishCounts()
 	}
 	switch w.tick {
 	case 0:
@@ -196,7 +196,9 @@ func (w *worker) run(p *proc) {
 		broken, messages := w.drain(p)
 		w.beginStep(p)
 		err := w.step(p)
-		w.stats.steps++
+		if w.stats.steps++; w.stats.steps%publishEvery == 0 {
+			w.publishCounts() // a worker that reruns one process never looks for work
+		}
 		s.limits.took(p, messages, w.out.Backlog)
 		if err != nil || w.out.Status == StatusDone {
 			w.finish(p, err)
