@@ -10,7 +10,8 @@ package luaproc
 // pcall does not catch one, nor does coroutine.resume: the states are
 // made with lua.Options.PropagateGoPanics, so the panic leaves every
 // coroutine and protected call of the process (lua/gopanic.go) up to
-// the step (recoverStep). A panic means luarun's own invariants
+// the step, where the worker recovers it and asks the process for its
+// error (StepPanicked). A panic means luarun's own invariants
 // broke mid-operation — a mailbox, a table or the interpreter's stacks
 // may be half-updated — so the process's code must not go on as if it
 // were a Lua error it could handle; Lua 5.1 has no way to catch a crash
@@ -46,35 +47,21 @@ func (p *luaProcess) internalError(v any) *ScriptError {
 	return &ScriptError{Message: msg, entry: p.entryName(), internal: true}
 }
 
-// ContainsPanics marks luaProcess a scheduler.PanicContainer: Step
-// recovers every Go panic (recoverStep, deferred first thing), so the
-// worker puts no recover of its own around it.
-func (p *luaProcess) ContainsPanics() {}
-
-var _ scheduler.PanicContainer = (*luaProcess)(nil)
-
-// recoverStep, deferred by Step, unsets the step's output and ends the
-// process with an internal error when a Go panic escaped the step: from
-// a task's resume (any task: no layer below recovers), delivering
-// messages, completing a yield. It is the one recover on a Lua
-// process's step (the worker adds none: ContainsPanics).
-func (p *luaProcess) recoverStep(out *scheduler.StepOutput, err *error) {
+// StepPanicked implements scheduler.PanicHandler: the worker recovered
+// a Go panic v that escaped the step — from a task's resume (any task:
+// no layer below recovers), delivering messages, completing a yield —
+// and the process ends with an internal error, its crash logged with
+// the stack (the worker calls this while the panic's frames are still
+// there to print). Its tasks die with it.
+func (p *luaProcess) StepPanicked(v any) error {
 	p.out = nil // the step's output is not the process's past the step
-	if p.stepReturned {
-		p.stepReturned = false
-		return
-	}
-	v := recover()
-	if v == nil {
-		return
-	}
 	ie := p.internalError(v)
 	p.done, p.result, p.err = true, nil, ie // even if it came after the end
 	p.ready, p.receivers, p.current = nil, nil, nil
-	out.Yields = out.Yields[:0] // the step's requests die with it
-	out.Status, out.Result = scheduler.StatusDone, nil
-	*err = ie
+	return ie
 }
+
+var _ scheduler.PanicHandler = (*luaProcess)(nil)
 
 // ioPanicked is commands.IO.OnPanic: the crash report of a panic on an
 // I/O goroutine (the call it ran, if any, fails with it).

@@ -132,9 +132,9 @@ func TestGoPanicEndsOnlyItsProcess(t *testing.T) {
 	require.Len(t, out.Yields, 1, "time.sleep")
 	tag := out.Yields[0].Tag
 	out = scheduler.StepOutput{}
-	err = p.Step([]scheduler.Event{{Type: scheduler.EventYieldComplete, Tag: tag}}, &out)
-	assert.Equal(t, scheduler.StatusDone, out.Status)
+	err = stepAsWorker(p, []scheduler.Event{{Type: scheduler.EventYieldComplete, Tag: tag}}, &out)
 	require.Error(t, err)
+	assert.True(t, p.done)
 	assert.Contains(t, err.Error(), "assignment to entry in nil map")
 	p.Close()
 
@@ -142,6 +142,17 @@ func TestGoPanicEndsOnlyItsProcess(t *testing.T) {
 	res, err := runLua(t, rt, "ok.lua", "return 1 + 1", "")
 	require.NoError(t, err)
 	assert.Equal(t, payload.Payloads{int64(2)}, res)
+}
+
+// stepAsWorker steps p as a worker does: a panic escaping the step is
+// recovered and made the process's error by StepPanicked.
+func stepAsWorker(p *luaProcess, events []scheduler.Event, out *scheduler.StepOutput) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = p.StepPanicked(v)
+		}
+	}()
+	return p.Step(events, out)
 }
 
 func TestDeepRecursionIsAnError(t *testing.T) {

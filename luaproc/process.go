@@ -108,10 +108,6 @@ type luaProcess struct {
 	// taking: a message is being converted for it, whole or not at all:
 	// no charge is refused meanwhile (memory.go).
 	taking bool
-	// stepReturned: Step reached its end without a panic: its deferred
-	// recoverStep need not call recover (which costs a call into the
-	// runtime each step).
-	stepReturned bool
 	// memBaseKB: what the last walk found it holding; memEndKB: the count
 	// at which its state's grant runs out (memory.go). In KB, in 32 bits
 	// each, so that they fill the padding beside the flags around them
@@ -435,10 +431,11 @@ func (p *luaProcess) initTask(t *task, fn *lua.LFunction, args []lua.LValue, co 
 }
 
 // Step implements scheduler.Process.
-func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (err error) {
+// A Go panic that escapes it is recovered by the worker, which ends the
+// process with StepPanicked's error (internal.go).
+func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) error {
 	p.out = out
 	p.atOnceLeft = maxAtOnce
-	defer p.recoverStep(out, &err) // internal.go; it also unsets p.out
 	last := len(events) - 1
 	for i := range events {
 		ev := &events[i]
@@ -465,7 +462,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) (
 		p.run(p.nextReady())
 	}
 	out.Backlog = p.mailbox.sent // messages no receive has taken yet
-	p.stepReturned = true
+	p.out = nil                  // the step's output is not the process's past the step
 	switch {
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
@@ -662,8 +659,9 @@ func (p *luaProcess) run(t *task) {
 
 // resume runs t until it yields, returns or fails. A Go panic inside
 // gopher-lua or a Go function is not recovered here: it leaves the step,
-// whose recoverStep ends the whole process with it (internal.go), as
-// it must for any task: process.all's included.
+// and the worker that recovers it ends the whole process with it
+// (StepPanicked, internal.go), as it must for any task: process.all's
+// included.
 func (p *luaProcess) resume(t *task) (lua.ResumeState, []lua.LValue, error) {
 	args := t.args
 	t.args = nil

@@ -190,7 +190,7 @@ func (s *Scheduler) homeStep(p *proc, first bool) {
 	if first {
 		s.stats.inline.Add(1)
 	}
-	iw.run(p)
+	iw.runCaught(p)
 	iw.goingIdle()
 }
 

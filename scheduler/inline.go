@@ -117,7 +117,7 @@ func (s *Scheduler) runInline(w *worker, p *proc) bool {
 	}
 	s.stats.inline.Add(1)
 	w.followUps = true
-	w.run(p)
+	w.runCaught(p)
 	s.runFollowUps(w, p)
 	w.followUps = false
 	w.goingIdle()
@@ -159,7 +159,7 @@ func (s *Scheduler) runFollowUps(w *worker, submitted *proc) {
 			return
 		}
 		if p.state.CompareAndSwap(stateReady, stateRunning) {
-			w.run(p)
+			w.runCaught(p)
 		}
 	}
 	if p := w.takeRunnext(); p != nil {

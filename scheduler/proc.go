@@ -132,13 +132,11 @@ type proc struct {
 
 	// handed (above), handedCounted (the handed message is in the
 	// mailbox count: limits.countsHandOff; owned as handed is),
-	// parentHomed (see parentReason), contains (impl is a PanicContainer)
-	// and interrupts (impl is an Interrupter, which the context's cancel
+	// parentHomed (see parentReason) and interrupts (impl is an Interrupter, which the context's cancel
 	// interrupts), set at Submit, share a word.
 	handed        bool
 	handedCounted bool
 	parentHomed   bool
-	contains      bool
 	interrupts    bool
 }
 

@@ -32,14 +32,15 @@ type Process interface {
 	Close()
 }
 
-// PanicContainer is a Process whose Step never lets a Go panic out: it
-// recovers every panic itself and ends with it as its error (luaproc's
-// Step does: internal.go). The worker then calls its Step without the
-// deferred recover it puts around every other process's (worker.step),
-// a defer and a recover call less on each step. A panic that escapes
-// such a Step anyway is not contained: it ends the program.
-type PanicContainer interface {
-	ContainsPanics()
+// PanicHandler is a Process that makes its own error of a Go panic that
+// escaped its Step (luaproc: an internal error, with the crash logged).
+// The worker recovers such panics once around its loop, not around every
+// step, and ends the process with what StepPanicked returns, called
+// where the panic's stack can still be printed (debug.Stack); any other
+// Process ends with a *PanicError. Either way the step's yields are
+// dropped and the worker goes on.
+type PanicHandler interface {
+	StepPanicked(v any) error
 }
 
 // Ender is a Process that hears how it ended: Ended is called once,

@@ -268,7 +268,6 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		return Handle{}, ErrTooManyProcesses
 	}
 	pr := &proc{impl: p, pid: s.nodeBits | PID(count)}
-	_, pr.contains = p.(PanicContainer)
 	pr.events.InitWithStub(&pr.stub)
 	if opts != nil {
 		pr.ctx.values, pr.home = opts.Context, opts.home

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -534,33 +535,45 @@ func TestStepOutputSpawn(t *testing.T) {
 	require.EqualError(t, err, "StepOutput.Spawn called outside Step")
 }
 
-// containingProc is a fnProc that declares it contains its panics
-// (PanicContainer): its step recovers them itself.
-type containingProc struct{ fnProc }
+// handlingProc is a fnProc that makes its own error of a panic that
+// escapes its step (PanicHandler).
+type handlingProc struct {
+	fnProc
+	stack string // debug.Stack() when StepPanicked was called
+}
 
-func (*containingProc) ContainsPanics() {}
+func (p *handlingProc) StepPanicked(v any) error {
+	p.stack = string(debug.Stack())
+	return fmt.Errorf("handled: %v", v)
+}
 
-// TestPanicContainerStep: a PanicContainer is stepped without the
-// worker's recover, and gets what every step gets: its own panic,
-// recovered in its Step, ends it with its own error (not the worker's
-// PanicError), and its StepOutput refuses sends once the step returned
-// (the worker unsets it on this path too).
-func TestPanicContainerStep(t *testing.T) {
+// TestPanicHandlerStep: a panic escaping a PanicHandler's step ends it
+// with the handler's error (not the worker's PanicError), asked while
+// the panicking frames are still on the stack; the step's yields are
+// dropped, its StepOutput refuses sends once the step is over, and the
+// one worker goes on to run the next process.
+func TestPanicHandlerStep(t *testing.T) {
 	s := newSched(t, 1, nil)
 	var kept *StepOutput
-	p := &containingProc{fnProc{step: func(_ []Event, out *StepOutput) (err error) {
+	p := &handlingProc{fnProc: fnProc{step: func(_ []Event, out *StepOutput) error {
 		kept = out
-		defer func() {
-			if v := recover(); v != nil {
-				err = fmt.Errorf("contained: %v", v)
-			}
-		}()
+		out.Yield(1, "never.dispatched", nil)
 		panic("step exploded")
 	}}}
 	h, err := s.Submit(p, "main", nil)
 	require.NoError(t, err)
 	_, err = wait(t, h)
-	require.EqualError(t, err, "contained: step exploded")
+	require.EqualError(t, err, "handled: step exploded")
+	require.Contains(t, p.stack, "TestPanicHandlerStep")
 	require.EqualValues(t, 1, p.closed.Load())
 	require.ErrorIs(t, kept.Send(h.PID(), "late"), errSendOutsideStep)
+	next := &fnProc{step: func(_ []Event, out *StepOutput) error {
+		out.Status, out.Result = StatusDone, payload.Payloads{"after"}
+		return nil
+	}}
+	h2, err := s.Submit(next, "main", nil)
+	require.NoError(t, err)
+	res, err := wait(t, h2)
+	require.NoError(t, err)
+	require.Equal(t, payload.Payloads{"after"}, res)
 }

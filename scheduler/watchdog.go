@@ -477,7 +477,7 @@ func (w *worker) helperLoop() {
 			break
 		}
 		if w.claim(p) {
-			w.run(p)
+			w.runCaught(p)
 		}
 	}
 	w.goingIdle()

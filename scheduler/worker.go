@@ -46,6 +46,10 @@ type worker struct {
 	// returned — one that panicked, if the step goes on or has ended
 	// (settleNow).
 	nowRec *yieldRec
+	// stepping: the process whose Step runs now, and drained the messages
+	// its step took (drain), for catchStep; the owner's alone.
+	stepping *proc
+	drained  int
 
 	stats workerStats
 	watch stepWatch // what the watchdog sees of this worker (watchdog.go)
@@ -97,11 +101,20 @@ const (
 
 func (w *worker) loop() {
 	defer w.s.workersDone.Done()
+	for w.serve() {
+	}
+}
+
+// serve is the worker's loop under one deferred catchStep: it returns
+// true when a step panicked (the process ended with it; loop calls it
+// again), false when the scheduler stops.
+func (w *worker) serve() (caught bool) {
+	defer w.catchStep(&caught)
 	for {
 		p := w.findWork()
 		if p == nil {
 			if p = w.findWorkIdle(); p == nil {
-				return
+				return false
 			}
 		}
 		if w.local.Len() > 0 {
@@ -195,7 +208,9 @@ func (w *worker) run(p *proc) {
 	for budget := rerunBudget; ; budget-- {
 		broken, messages := w.drain(p)
 		w.beginStep(p)
+		w.stepping, w.drained = p, messages // for catchStep
 		err := w.step(p)
+		w.stepping = nil
 		if w.stats.steps++; w.stats.steps%publishEvery == 0 {
 			w.publishCounts() // a worker that reruns one process never looks for work
 		}
@@ -291,34 +306,63 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 	}
 }
 
-// step calls p.impl.Step, turning a panic into the process's error
-// (a PanicContainer's Step does that itself: no deferred recover here).
+// step calls p.impl.Step. A Go panic that escapes it is caught by the
+// catchStep deferred around the loop that called run (serve, runCaught),
+// not here: a defer on every step cost a Lua process's hop ~50
+// instructions.
 func (w *worker) step(p *proc) error {
 	w.out.reset()
 	w.out.w, w.out.p, w.out.self = w, p, p.pid
-	if p.contains {
-		err := p.impl.Step(w.events, &w.out)
-		w.out.w, w.out.p = nil, nil
-		if w.nowRec != nil {
-			w.settleNow()
-		}
-		return err
+	err := p.impl.Step(w.events, &w.out)
+	w.out.w, w.out.p = nil, nil
+	if w.nowRec != nil {
+		w.settleNow()
 	}
-	return w.stepRecovering(p)
+	return err
 }
 
-// stepRecovering is step for a process that may panic.
-func (w *worker) stepRecovering(p *proc) (err error) {
-	defer func() { // one deferred call for both: each costs its closure's call
-		w.out.w, w.out.p = nil, nil
-		if w.nowRec != nil {
-			w.settleNow()
-		}
-		if v := recover(); v != nil {
-			err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
-		}
-	}()
-	return p.impl.Step(w.events, &w.out)
+// catchStep is deferred once around a loop of runs (serve, runCaught).
+// A Go panic that escaped a step (w.stepping set) ends that process as
+// if its Step had returned the panic as its error — the process's own
+// (PanicHandler) or a *PanicError — and the caller's loop goes on
+// (*caught). A panic outside a step is not recovered: a bug in the
+// scheduler ends the program. runtime.Goexit in a step (recover gives
+// nil) is let through, as before.
+func (w *worker) catchStep(caught *bool) {
+	p := w.stepping
+	if p == nil {
+		return
+	}
+	v := recover()
+	if v == nil {
+		return
+	}
+	w.stepping = nil
+	var err error
+	if h, ok := p.impl.(PanicHandler); ok {
+		err = h.StepPanicked(v) // here, where the panic's stack is still there to print
+	} else {
+		err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
+	}
+	w.out.w, w.out.p = nil, nil
+	if w.nowRec != nil {
+		w.settleNow()
+	}
+	w.out.Yields = w.out.Yields[:0] // the step's requests die with it
+	w.out.Status, w.out.Result = StatusDone, nil
+	w.stats.steps++
+	w.s.limits.took(p, w.drained, w.out.Backlog)
+	w.finish(p, err)
+	*caught = true
+}
+
+// runCaught is run under a catchStep of its own, for the callers that
+// run a process outside a worker's loop (inline runs, homed steps, the
+// watchdog's helpers).
+func (w *worker) runCaught(p *proc) {
+	var caught bool
+	defer w.catchStep(&caught)
+	w.run(p)
 }
 
 // dispatch hands each yield of the step to the dispatcher with a completer
