@@ -215,3 +215,40 @@ end`)
 	assert.LessOrEqual(t, len(p.freeThreads), maxFreeThreads)
 	p.Close()
 }
+
+// TestReceiveFitsItsCallSite: a blocked receive resumed by a message
+// gives its call site what it takes and no more or less, whatever the
+// number: none to a statement, the value to an expression, nils padded
+// past the three (msg, from, kind), all three to a call's arguments or a
+// table constructor (messageArgs makes only what is taken).
+func TestReceiveFitsItsCallSite(t *testing.T) {
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	res, err := runLua(t, rt, "fit.lua", `
+function echo(main)
+  while true do
+    local m = process.receive()
+    if m == "stop" then return end
+    process.send(main, m)
+  end
+end
+function main()
+  local me = process.self()
+  local e = process.spawn("echo", me)
+  local function ask(v) process.send(e, v) end
+  local out = {}
+  ask(1); process.receive()                       -- a statement
+  ask(2); out[#out + 1] = process.receive() + 10   -- one value
+  ask(3); local a, b = process.receive()
+  out[#out + 1] = a; out[#out + 1] = b == e
+  ask(4); local c, d, k, x = process.receive()
+  out[#out + 1] = c; out[#out + 1] = d == e; out[#out + 1] = k; out[#out + 1] = x == nil
+  ask(5); local all = {process.receive()}
+  out[#out + 1] = #all; out[#out + 1] = all[3]
+  ask(6); out[#out + 1] = select("#", process.receive())
+  ask({7}); out[#out + 1] = process.receive()[1]
+  process.send(e, "stop")
+  return table.concat((function(t) for i, v in ipairs(t) do t[i] = tostring(v) end return t end)(out), ",")
+end`, "main")
+	require.NoError(t, err)
+	assert.Equal(t, payload.Payloads{"12,3,true,4,true,message,true,3,message,3,7"}, res)
+}

@@ -325,8 +325,19 @@ func (p *luaProcess) acceptsAside(match *lua.LFunction, m *message) (ok bool, er
 }
 
 // messageArgs are the values a receiver resumes with for m (into the
-// task's own buffer when they fit).
+// task's own buffer when they fit). Of a plain message, only as many as
+// the receive's call site takes (t.wants, fitValues would drop the
+// rest): a statement's receive makes none, an expression's the value.
 func (p *luaProcess) messageArgs(t *task, m *message) []lua.LValue {
+	if m.kind == kindMessage && uint32(t.wants) < 3 { // -1 (all) is not
+		switch t.wants {
+		case 0:
+			return t.argBuf[:0]
+		case 1:
+			return append(t.argBuf[:0], m.luaValue(p.L))
+		}
+		return append(t.argBuf[:0], m.luaValue(p.L), p.pidValue(m.from))
+	}
 	args := append(t.argBuf[:0], m.luaValue(p.L), p.pidValue(m.from), kindValues[m.kind])
 	if m.kind == kindCall {
 		args = append(args, p.callHandle(m.call))
