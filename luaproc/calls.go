@@ -149,7 +149,7 @@ func (p *luaProcess) call(L *lua.LState) int {
 // it has none.
 func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 	p.more() // the caller uses p.callSeq and the rest after this
-	if cm := p.callMons[to]; cm != nil {
+	if cm := p.callMonOf(to); cm != nil {
 		return cm
 	}
 	if p.callMons == nil {
@@ -159,7 +159,7 @@ func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 		for target, cm := range p.callMons {
 			if len(cm.waiting) == 0 {
 				p.rt.sched.Demonitor(target, cm.ref)
-				delete(p.callMons, target)
+				p.dropCallMon(target)
 			}
 		}
 	}
@@ -167,6 +167,26 @@ func (p *luaProcess) callMonitor(to scheduler.PID) *callMonitor {
 	cm.waiting = cm.first[:0]
 	p.callMons[to] = cm
 	return cm
+}
+
+// callMonOf is callMons[to] (p.procMore made), by way of lastMon.
+func (p *luaProcess) callMonOf(to scheduler.PID) *callMonitor {
+	if p.lastMon != nil && p.lastMonTo == to {
+		return p.lastMon
+	}
+	cm := p.callMons[to]
+	if cm != nil {
+		p.lastMon, p.lastMonTo = cm, to
+	}
+	return cm
+}
+
+// dropCallMon removes callMons[to], and lastMon if it is that entry.
+func (p *luaProcess) dropCallMon(to scheduler.PID) {
+	delete(p.callMons, to)
+	if p.lastMonTo == to {
+		p.lastMon, p.lastMonTo = nil, 0
+	}
 }
 
 // waitForReply gives t, blocked in a call (request, reqCall), its
@@ -179,14 +199,16 @@ func (p *luaProcess) waitForReply(t *task, r *request) {
 
 // endCall ends t's call with args.
 func (p *luaProcess) endCall(t *task, args []lua.LValue) {
-	if cm := p.callMons[t.call.to]; cm != nil {
+	if cm := p.callMonOf(t.call.to); cm != nil {
 		i := slices.Index(cm.waiting, t)
 		last := len(cm.waiting) - 1
 		cm.waiting[i] = cm.waiting[last]
 		cm.waiting[last] = nil
 		cm.waiting = cm.waiting[:last]
 	}
-	delete(p.remoteCalls, t.call.id)
+	if t.call.id != 0 {
+		delete(p.remoteCalls, t.call.id)
+	}
 	// the target may keep the request (its handle): it must not keep
 	// the caller's task, and through it the caller's whole Lua state
 	t.call.task = nil
@@ -244,6 +266,7 @@ func (p *luaProcess) dropMonitors() {
 		}
 	}
 	p.monitors, p.callMons = nil, nil
+	p.lastMon, p.lastMonTo = nil, 0
 }
 
 // down files a down event: the end of a call, or of a monitored process.
@@ -251,8 +274,8 @@ func (p *luaProcess) down(ev *scheduler.Event) {
 	if p.procMore == nil {
 		return // no calls, no monitors: nothing waits for it
 	}
-	if cm := p.callMons[ev.From]; cm != nil && cm.ref == ev.Tag {
-		delete(p.callMons, ev.From) // first: endCall finds no entry to update
+	if cm := p.callMonOf(ev.From); cm != nil && cm.ref == ev.Tag {
+		p.dropCallMon(ev.From) // first: endCall finds no entry to update
 		if len(cm.waiting) == 0 {
 			return // a monitor kept between calls: no call to end
 		}

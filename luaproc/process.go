@@ -159,6 +159,11 @@ type procMore struct {
 	// timers: send_after's, by id.
 	callMons     map[scheduler.PID]*callMonitor
 	callsWaiting int // tasks blocked in a call
+	// lastMon: the entry of callMons found last, and its key: a client
+	// calling one server again and again finds it without the map
+	// (callMonOf). Cleared with the entry (dropCallMon).
+	lastMon   *callMonitor
+	lastMonTo scheduler.PID
 	// remoteCalls: its calls waiting on processes of other nodes, by
 	// number (callSeq, the last one given); a reply finds its call here.
 	remoteCalls map[uint64]*callRequest
