@@ -246,3 +246,23 @@ func TestPanicCountsAsError(t *testing.T) {
 	require.Equal(t, returned.DroppedMessages, panicked.DroppedMessages, "DroppedMessages")
 	require.Equal(t, returned.Completed, panicked.Completed, "Completed")
 }
+
+// nilHandlingProc is a PanicHandler whose StepPanicked returns nil.
+type nilHandlingProc struct{ fnProc }
+
+func (*nilHandlingProc) StepPanicked(any) error { return nil }
+
+// TestPanicHandlerNilIsStillAFailure: a step that panicked is a failure
+// whatever its PanicHandler returns. Fails now: catchStep passes
+// StepPanicked's nil to finish, and the process that panicked ends as
+// one that completed (nil error, nil result, counted in Completed).
+func TestPanicHandlerNilIsStillAFailure(t *testing.T) {
+	s := newSched(t, 1, nil)
+	h, err := s.Submit(&nilHandlingProc{fnProc{step: func([]Event, *StepOutput) error {
+		panic("step exploded")
+	}}}, "main", nil)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	require.Error(t, err, "a panicked step ended its process as a success")
+	require.EqualValues(t, 1, s.Stats().Failed)
+}
