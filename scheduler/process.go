@@ -37,8 +37,8 @@ type Process interface {
 // The worker recovers such panics once around its loop, not around every
 // step, and ends the process with what StepPanicked returns, called
 // where the panic's stack can still be printed (debug.Stack); any other
-// Process ends with a *PanicError. Either way the step's yields are
-// dropped and the worker goes on.
+// Process, or a StepPanicked that returns nil, ends with a *PanicError.
+// Either way the step's yields are dropped and the worker goes on.
 type PanicHandler interface {
 	StepPanicked(v any) error
 }

@@ -46,8 +46,9 @@ type worker struct {
 	// returned — one that panicked, if the step goes on or has ended
 	// (settleNow).
 	nowRec *yieldRec
-	// stepping: the process whose Step runs now, and drained the messages
-	// its step took (drain), for catchStep; the owner's alone.
+	// stepping: the process whose Step runs now (set only around the call),
+	// and drained the messages its step took (drain), for catchStep; the
+	// owner's alone.
 	stepping *proc
 	drained  int
 
@@ -208,9 +209,8 @@ func (w *worker) run(p *proc) {
 	for budget := rerunBudget; ; budget-- {
 		broken, messages := w.drain(p)
 		w.beginStep(p)
-		w.stepping, w.drained = p, messages // for catchStep
+		w.drained = messages // for catchStep
 		err := w.step(p)
-		w.stepping = nil
 		if w.stats.steps++; w.stats.steps%publishEvery == 0 {
 			w.publishCounts() // a worker that reruns one process never looks for work
 		}
@@ -313,7 +313,9 @@ func (w *worker) drain(p *proc) (broken bool, messages int) {
 func (w *worker) step(p *proc) error {
 	w.out.reset()
 	w.out.w, w.out.p, w.out.self = w, p, p.pid
+	w.stepping = p // for catchStep: only while Step runs
 	err := p.impl.Step(w.events, &w.out)
+	w.stepping = nil
 	w.out.w, w.out.p = nil, nil
 	if w.nowRec != nil {
 		w.settleNow()
@@ -322,12 +324,16 @@ func (w *worker) step(p *proc) error {
 }
 
 // catchStep is deferred once around a loop of runs (serve, runCaught).
-// A Go panic that escaped a step (w.stepping set) ends that process as
-// if its Step had returned the panic as its error — the process's own
-// (PanicHandler) or a *PanicError — and the caller's loop goes on
-// (*caught). A panic outside a step is not recovered: a bug in the
-// scheduler ends the program. runtime.Goexit in a step (recover gives
-// nil) is let through, as before.
+// A Go panic that escaped a step (w.stepping set: p.impl.Step is on the
+// stack) ends that process as if its Step had returned the panic as its
+// error — the process's own (PanicHandler; a nil one is made a
+// *PanicError: a panicked step is never a success) or a *PanicError —
+// and the caller's loop goes on (*caught). A panic while no step runs on
+// w is not recovered: a bug in the scheduler ends the program. One in
+// scheduler code a step called into (an inline run's bookkeeping, on
+// another worker inside this step) is recovered here, as the step's own,
+// as it was when the step recovered its panics itself.
+// runtime.Goexit in a step (recover gives nil) is let through.
 func (w *worker) catchStep(caught *bool) {
 	p := w.stepping
 	if p == nil {
@@ -341,7 +347,8 @@ func (w *worker) catchStep(caught *bool) {
 	var err error
 	if h, ok := p.impl.(PanicHandler); ok {
 		err = h.StepPanicked(v) // here, where the panic's stack is still there to print
-	} else {
+	}
+	if err == nil {
 		err = &PanicError{Where: fmt.Sprintf("process %d", p.pid), Value: v, Stack: debug.Stack()}
 	}
 	w.out.w, w.out.p = nil, nil

@@ -1,6 +1,6 @@
 package scheduler
 
-// Review of the one deferred recover around a worker's loop (catchStep,
+// The one deferred recover around a worker's loop (catchStep,
 // worker.go): a panic escaping a step ends only that process on every
 // kind of run — a worker's loop, an inline run and its follow-ups, a
 // homed step (Run), a watchdog helper, an inline run nested in another
@@ -253,9 +253,8 @@ type nilHandlingProc struct{ fnProc }
 func (*nilHandlingProc) StepPanicked(any) error { return nil }
 
 // TestPanicHandlerNilIsStillAFailure: a step that panicked is a failure
-// whatever its PanicHandler returns. Fails now: catchStep passes
-// StepPanicked's nil to finish, and the process that panicked ends as
-// one that completed (nil error, nil result, counted in Completed).
+// whatever its PanicHandler returns (a nil from StepPanicked once ended
+// the process as one that completed).
 func TestPanicHandlerNilIsStillAFailure(t *testing.T) {
 	s := newSched(t, 1, nil)
 	h, err := s.Submit(&nilHandlingProc{fnProc{step: func([]Event, *StepOutput) error {

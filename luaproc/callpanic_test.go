@@ -1,7 +1,6 @@
 package luaproc
 
-// Review of the worker's one recover (scheduler/worker.go catchStep): a
-// Go panic in a built-in ends only its process, with an internal error
+// The worker's one recover (scheduler/worker.go catchStep): a Go panic in a built-in ends only its process, with an internal error
 // and a crash report carrying the panicking stack, also when the step
 // runs on the caller's goroutine (Runtime.Call: a homed run).
 
