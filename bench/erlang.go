@@ -66,14 +66,16 @@ end`
 
 // messageRounds is how many times the message figures are taken, each
 // round luarun's, the floor's and Erlang's one after the other: this
-// machine's speed drifts over a minute, so each ratio is taken within a
-// round and the median of the rounds' ratios is reported.
-const messageRounds = 5
+// machine's speed drifts within seconds, so each ratio is taken within a
+// round and the median of the rounds' ratios is reported. Many short
+// rounds, not a few long ones: a slow spell then spoils few ratios, and
+// the two sides of a ratio are taken a fraction of a second apart.
+const messageRounds = 15
 
 // erlang is the anchor table: each figure for luarun, its floor, and
 // Erlang.
 func erlang() []row {
-	n, m := size(1000, 200), size(1000000, 100000)
+	n, m := size(1000, 200), size(300000, 30000)
 	nSpawn := size(100000, 10000)
 	erl := newErlAnchor()
 	defer erl.close()
@@ -140,14 +142,25 @@ func ratioOf(a, b rounds) string {
 type messageFigure struct{ luarun, floor, erl rounds }
 
 // messageFigures takes the ring and the ping-pong messageRounds times,
-// each round luarun's figure, then the floor's, then Erlang's.
+// each round luarun's figures, the floor's and Erlang's. Luarun's
+// ping-pong and its floor swap places every other round, so that
+// neither always runs second (after the other's garbage, in a warmed
+// cache).
 func messageFigures(erl *erlAnchor, n, m int) (ring, ping messageFigure) {
 	rt := newRuntime(*workers)
 	defer shutdown(rt)
-	for range messageRounds {
+	for i := range messageRounds {
 		ring.luarun = append(ring.luarun, time.Duration(runMain(rt, "ring.lua", idioms.Ring, int64(n), int64(m))[0].(float64)*float64(time.Second)/float64(m)))
-		ping.luarun = append(ping.luarun, time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64)*float64(time.Second)/float64(2*m)))
-		ping.floor = append(ping.floor, barePingPong(m))
+		pingLuarun := func() time.Duration {
+			return time.Duration(runMain(rt, "pingpong.lua", pingpongLua, int64(m))[0].(float64) * float64(time.Second) / float64(2*m))
+		}
+		if i%2 == 0 {
+			ping.luarun = append(ping.luarun, pingLuarun())
+			ping.floor = append(ping.floor, barePingPong(m))
+		} else {
+			ping.floor = append(ping.floor, barePingPong(m))
+			ping.luarun = append(ping.luarun, pingLuarun())
+		}
 		if erl.ok() {
 			ring.erl = append(ring.erl, time.Duration(erl.once("ring", n, m)[0]))
 			ping.erl = append(ping.erl, time.Duration(erl.once("pingpong", m)[0]))
