@@ -567,11 +567,7 @@ func TestPanicHandlerStep(t *testing.T) {
 	require.Contains(t, p.stack, "TestPanicHandlerStep")
 	require.EqualValues(t, 1, p.closed.Load())
 	require.ErrorIs(t, kept.Send(h.PID(), "late"), errSendOutsideStep)
-	next := &fnProc{step: func(_ []Event, out *StepOutput) error {
-		out.Status, out.Result = StatusDone, payload.Payloads{"after"}
-		return nil
-	}}
-	h2, err := s.Submit(next, "main", nil)
+	h2, err := s.Submit(returns("after"), "main", nil)
 	require.NoError(t, err)
 	res, err := wait(t, h2)
 	require.NoError(t, err)

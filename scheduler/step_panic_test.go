@@ -23,6 +23,14 @@ func panicker() *fnProc {
 	return &fnProc{step: func([]Event, *StepOutput) error { panic("step exploded") }}
 }
 
+// returns is a process whose first step ends it with v.
+func returns(v any) *fnProc {
+	return &fnProc{step: func(_ []Event, out *StepOutput) error {
+		out.Status, out.Result = StatusDone, payload.Payloads{v}
+		return nil
+	}}
+}
+
 // requirePanicked waits for h and checks it ended with the step's panic.
 func requirePanicked(t *testing.T, h Handle) {
 	t.Helper()
@@ -118,10 +126,7 @@ func TestPanicInHomedStep(t *testing.T) {
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, "step exploded", pe.Value)
 	}
-	res, err := awaitRun(t, goRun(s, &fnProc{step: func(_ []Event, out *StepOutput) error {
-		out.Status, out.Result = StatusDone, payload.Payloads{"after"}
-		return nil
-	}}, SubmitOptions{}))
+	res, err := awaitRun(t, goRun(s, returns("after"), SubmitOptions{}))
 	require.NoError(t, err)
 	require.Equal(t, payload.Payloads{"after"}, res)
 	require.EqualValues(t, 3, s.Stats().Inline)
@@ -152,10 +157,7 @@ func TestPanicOnHelper(t *testing.T) {
 	h, err := s.Submit(panicker(), "main", nil)
 	require.NoError(t, err)
 	requirePanicked(t, h)
-	next, err := s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
-		out.Status, out.Result = StatusDone, payload.Payloads{"after"}
-		return nil
-	}}, "main", nil)
+	next, err := s.Submit(returns("after"), "main", nil)
 	require.NoError(t, err)
 	res, err := wait(t, next)
 	require.NoError(t, err)
@@ -190,10 +192,7 @@ func TestPanicInInlineRunInsideAStep(t *testing.T) {
 	requirePanicked(t, child)
 
 	parent, err = s.Submit(&fnProc{step: func(_ []Event, out *StepOutput) error {
-		child, _, _ = s.SubmitWith(&fnProc{step: func(_ []Event, out *StepOutput) error {
-			out.Status, out.Result = StatusDone, payload.Payloads{"child"}
-			return nil
-		}}, "main", nil, SubmitOptions{Waited: true, Inline: true})
+		child, _, _ = s.SubmitWith(returns("child"), "main", nil, SubmitOptions{Waited: true, Inline: true})
 		panic("parent exploded")
 	}}, "main", nil)
 	require.NoError(t, err)
