@@ -68,7 +68,15 @@ func TestRecycledStateKeepsOnlyUnchangedViews(t *testing.T) {
 	for range 5 {
 		require.Equal(t, fresh, call("check"))
 	}
-	require.Greater(t, rt.keptViews.Load(), kept, "a state whose process only read keeps its views")
+	// The pool is a sync.Pool, which two collections between a process's
+	// end and the next one's start empty (seen once in a loaded CI run, the
+	// collector paced by other tests' runtimes): the next call then starts
+	// on a new state. Go on until a state is kept; one that only read is
+	// kept unless the collector took it every time.
+	for i := 0; rt.keptViews.Load() == kept; i++ {
+		require.Less(t, i, 1000, "a state whose process only read keeps its views")
+		require.Equal(t, fresh, call("check"))
+	}
 	for _, entry := range []string{"setglobal", "setlib", "rawsetlib", "dellib", "libmt", "strmt",
 		"strmtindex", "typemt", "strtypemt", "nostrmt", "fenv", "threadenv", "alias", "traverse", "loaded", "redefine"} {
 		call("check") // the state's views are its own again (kept or new)
