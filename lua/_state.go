@@ -2334,7 +2334,7 @@ func (ls *LState) ResumeAppend(dst []LValue, th *LState, fn *LFunction, args ...
 		cf.NArgs = int32(len(args))
 		th.initCallFrame(cf)
 		th.Panic = panicWithoutTraceback
-	} else {
+	} else if !ls.resumePreempted(th, 0) { // luarun: a preempted th takes no values (preempt.go)
 		for _, arg := range args {
 			th.Push(arg)
 		}

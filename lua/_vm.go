@@ -52,8 +52,8 @@ func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 		cf = L.currentFrame
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
-		if in.Flag.Load() != 0 {
-			interrupted(L, in, cf) // hook.go
+		if in.Flag.Load() != 0 && interrupted(L, in, cf, baseframe == nil) { // hook.go
+			return // preempted: L yielded before inst (preempt.go)
 		}
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
 			return

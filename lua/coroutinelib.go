@@ -86,8 +86,7 @@ func coResume(L *LState) int {
 		cf.NArgs = int32(nargs)
 		th.initCallFrame(cf)
 		th.Panic = panicWithoutTraceback
-	} else {
-		nargs := L.GetTop() - 1
+	} else if nargs := L.GetTop() - 1; !L.resumePreempted(th, nargs) {
 		L.XMoveTo(th, nargs)
 	}
 	top := L.GetTop()
@@ -113,6 +112,10 @@ func (ls *LState) ResumeSuspended(th *LState, args []LValue) int {
 	}
 	th.Parent = ls
 	ls.G.CurrentThread = th
+	if th.preempted { // luarun: it takes no values (preempt.go)
+		th.preempted = false
+		args = nil
+	}
 	for _, a := range args {
 		th.Push(a)
 	}

@@ -129,21 +129,31 @@ func (ls *LState) runHook(h *Hook, ev HookEvent, line int) {
 }
 
 // interrupted answers a set interrupt flag before an instruction of
-// frame cf (mainLoopWithInterrupt): Check's error is raised; a hook's
-// events are sent. Out of line, so the loop's check stays one load and
-// one branch.
+// frame cf (mainLoopWithInterrupt): Check's error is raised, or, a
+// *Preemption, yields L there when it can (base: cf's loop is the
+// thread's own, not one nested in a call from Go; preempt.go), and
+// interrupted then reports true; a hook's events are sent. Out of line,
+// so the loop's check stays one load and one branch.
 //
 //go:noinline
-func interrupted(L *LState, in *Interrupt, cf *callFrame) {
+func interrupted(L *LState, in *Interrupt, cf *callFrame, base bool) bool {
 	f := in.Flag.Load()
 	if f&^InterruptHook != 0 && in.Check != nil {
 		if err := in.Check(L); err != nil {
-			L.RaiseError("%s", err.Error())
+			pre, ok := err.(*Preemption)
+			if !ok {
+				L.RaiseError("%s", err.Error())
+			}
+			if base && L.canPreempt() {
+				preempt(L, cf, pre)
+				return true
+			}
 		}
 	}
 	if f&InterruptHook != 0 && L.hook != nil {
 		hookInstruction(L, cf)
 	}
+	return false
 }
 
 // hookLine is the line of instruction pc of proto, or -1.

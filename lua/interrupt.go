@@ -72,7 +72,9 @@ func (ls *LState) tickError() error {
 func (ls *LState) interruptError() error {
 	if in := ls.interrupt; in != nil {
 		if in.Flag.Load()&^InterruptHook != 0 && in.Check != nil {
-			return in.Check(ls)
+			if err := in.Check(ls); !isPreemption(err) {
+				return err
+			}
 		}
 		return nil
 	}

@@ -367,6 +367,10 @@ type LState struct {
 	// markedYield: the state's last yield was YieldMarked's (read and
 	// cleared by ResumeSuspendedFor, TakeMarkedYield)
 	markedYield bool
+	// preempted: the state yielded before an instruction (preempt.go),
+	// which it runs when resumed; the resume pushes no values. In the
+	// byte left beside markedYield.
+	preempted bool
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }
