@@ -2,9 +2,11 @@ package luaproc
 
 // A process waiting in a plain receive stays its own: a kill ends it and
 // a message reaches it however long another process's step runs,
-// including the step of the process it has just sent a message to. (Nested
-// steps, which ran that step inside the caller's receive, failed both
-// tests and were reverted: see BENCHMARKS.md, 2026-11-27 afternoon.)
+// including the step of the process it has just sent a message to, which
+// runs nested inside its receive (scheduler/nested.go) and steps aside
+// for it (luaproc/preempt.go). The first nested steps could not step
+// aside, failed both tests and were reverted (BENCHMARKS.md, 2026-11-27
+// afternoon); preempt_test.go covers every context the peer may loop in.
 
 import (
 	"context"

@@ -34,6 +34,7 @@ const (
 	probeFlag uint32 = 1 << iota
 	raiseFlag
 	cancelFlag
+	preemptFlag // the scheduler asks the step to end soon (preempt.go)
 )
 
 // raiseAtNext makes the next instruction coroutine th runs raise err.
@@ -94,6 +95,9 @@ func checkInterrupt(L *lua.LState) error {
 			}
 			return err
 		}
+	}
+	if f&preemptFlag != 0 {
+		return c.p.preemption(L)
 	}
 	return nil
 }

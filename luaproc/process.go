@@ -132,13 +132,19 @@ type luaProcess struct {
 	// checks p.procMore != nil first.
 	*procMore
 
-	inMatch int32 // receive{match=} functions running (receive.go: notInMatch)
+	inMatch int16 // receive{match=} functions running (receive.go: notInMatch)
+	// nestedSkips: plain receives left to wait without trying a nested
+	// step first, after one that brought no reply (receive.go: nestedReply).
+	nestedSkips uint8
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool
 	chunkRun    bool // the chunk is the program (no entry)
 	reqAt       reqPlace
 	done        bool // (the flags together: no padding after each)
+	// preempted: a task of this step was preempted (preempt.go): the
+	// step ends now, to continue later.
+	preempted bool
 
 	result payload.Payloads
 	err    error
@@ -341,6 +347,7 @@ const (
 	reqInP                            // in luaProcess.req
 	reqReceiveForever                 // receiveForever
 	reqAnswerAwaited                  // answerAwaited
+	reqPreempt                        // no call: a preemption (preempt.go)
 )
 
 // takeRequest returns the request park recorded and forgets where it is.
@@ -457,7 +464,7 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 			p.intake(ev, i == last)
 		}
 	}
-	for !p.done {
+	for !p.done && !p.preempted {
 		if len(p.receivers) > 0 && p.mailbox.len() > 0 { // its own test, without the call
 			p.deliverMessages()
 		}
@@ -472,6 +479,9 @@ func (p *luaProcess) Step(events []scheduler.Event, out *scheduler.StepOutput) e
 	case p.done:
 		out.Status, out.Result = scheduler.StatusDone, p.result
 		return p.err
+	case p.preempted:
+		p.preempted = false
+		out.Status = scheduler.StatusContinue
 	case len(p.receivers) > 0 || p.procMore != nil && p.callsWaiting > 0:
 		// a receive, or a call whose reply or down is a message
 		out.Status = scheduler.StatusReceive
@@ -651,6 +661,10 @@ func (p *luaProcess) run(t *task) {
 		p.reqAt = reqNone
 		t.match, t.scanned = nil, 0
 		p.receivers = append(p.receivers, t)
+	case p.reqAt == reqPreempt && len(vals) > 0 && vals[0] == cmdMarker:
+		p.reqAt = reqNone
+		p.ready = append(p.ready, t) // resumed with nothing, next step
+		p.preempted = true
 	case len(vals) > 0 && vals[0] == cmdMarker && p.reqAt != reqNone:
 		r := p.takeRequest()
 		p.request(t, r)

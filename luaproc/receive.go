@@ -143,10 +143,55 @@ func (p *luaProcess) receive(L *lua.LState) int {
 	case 0:
 		return pushTimeout(L)
 	case -1:
-		return p.block(L, "process.receive", &receiveForever)
+		f := p.blockable(L, "process.receive")
+		if n, ok := p.nestedReply(L); ok {
+			return n
+		}
+		return p.park(L, f, &receiveForever)
 	}
 	return p.block(L, "process.receive", &request{kind: reqReceive, timeout: timeout})
 }
+
+// nestedReply is a plain receive's try before it waits: the process
+// this step handed a message to runs its step now, inside this one
+// (scheduler.StepOutput.RunHanded), and the message it sends back, if
+// it does, is what receive returns. Only with no other receiver waiting
+// (the first to wait is the first served) and the mailbox empty (the
+// caller saw it so). A nested step that sent nothing back (a ring: the
+// message goes on to a third process) costs its bookkeeping for nothing,
+// so after one the process waits without trying for nestedBackoff
+// receives.
+func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
+	if len(p.receivers) > 0 || p.out == nil {
+		return 0, false
+	}
+	if p.nestedSkips > 0 {
+		p.nestedSkips--
+		return 0, false
+	}
+	from, msg, ran, replied := p.out.RunHanded()
+	if !replied {
+		if ran {
+			p.nestedSkips = nestedBackoff
+		}
+		return 0, false
+	}
+	switch msg.(type) {
+	case *callRequest, scheduler.RemoteCall: // a call, or the reply to one of ours
+		p.intake(&scheduler.Event{Type: scheduler.EventMessage, From: from, Data: msg}, false)
+		if p.mailbox.len() == 0 || len(p.receivers) > 0 {
+			return 0, false // it went to the call waiting for it
+		}
+		m := p.mailbox.take(0)
+		return p.pushMessage(L, &m), true
+	}
+	m := message{from: from, value: msg}
+	return p.pushMessage(L, &m), true
+}
+
+// nestedBackoff is how many plain receives wait without a nested step
+// after one that brought no reply.
+const nestedBackoff = 15
 
 // receiveForever is the request of a process.receive() without a
 // timeout. Not built on the stack: park copies a request with 16-byte

@@ -38,6 +38,11 @@ const (
 	// flagMessage: a message arrived while Running. It matters only if the
 	// step ends waiting for messages; a Blocked process ignores it.
 	flagMessage uint32 = 0x10
+	// flagHosting: the Running process's step runs another process's
+	// step nested inside it (nested.go), which an event for it must ask
+	// to step aside (releaseHost). Set and cleared by the worker running
+	// it, with a CAS that keeps the other flags.
+	flagHosting uint32 = 0x20
 )
 
 // proc is the scheduler's record of one process. Its fields are ordered
@@ -202,7 +207,13 @@ func (s *Scheduler) wake(p *proc, message bool, w *worker) {
 			if message {
 				flag = flagMessage
 			}
-			if st&flag != 0 || p.state.CompareAndSwap(st, st|flag) {
+			if st&flag != 0 {
+				return // an earlier waker's flag: it released a host too
+			}
+			if p.state.CompareAndSwap(st, st|flag) {
+				if st&flagHosting != 0 {
+					s.releaseHost(p) // p waits under a nested step: ask it to step aside
+				}
 				return
 			}
 		default: // Ready: queued, will drain the event. Done: gone.

@@ -146,6 +146,8 @@ type StepOutput struct {
 	w    *worker
 	p    *proc
 	self PID
+	// nestedLeft: the nested steps this step may still run (RunHanded).
+	nestedLeft int
 }
 
 // Send is Scheduler.Send from this process, for use inside Step only. A
@@ -206,4 +208,5 @@ func (o *StepOutput) reset() {
 	o.Status = StatusYield
 	o.Result = nil
 	o.Backlog = 0
+	o.nestedLeft = nestedBudget
 }

@@ -204,12 +204,14 @@ func New(opts Options) *Scheduler {
 }
 
 func (s *Scheduler) newWorker(id int) *worker {
-	return &worker{
+	w := &worker{
 		id:    id,
 		s:     s,
 		local: deque.New[*proc](64),
 		rng:   rand.New(rand.NewPCG(uint64(id), uint64(time.Now().UnixNano()))),
 	}
+	w.out = &w.outs[0]
+	return w
 }
 
 // Handle refers to a submitted process. It is a small value; copy it freely.
@@ -383,8 +385,8 @@ func (s *Scheduler) send(w *worker, from, to PID, msg any) error {
 		return fmt.Errorf("send to %d: %w", to, ErrNoProcess)
 	}
 	counted := s.limits.countsHandOff(p)
-	if w != nil && !counted && w.handOff(p, from, msg, false) {
-		return nil // before senders: a hand-off holds p, which cannot end meanwhile
+	if w != nil && !counted && (w.handOff(p, from, msg, false) || p == w.nest.caller && w.takeReply(p, from, msg)) {
+		return nil // before senders: a hand-off holds p (a reply's caller is Running), which cannot end meanwhile
 	}
 	// Announce the send before checking Done; finish stores Done before
 	// reading senders. One of the two sees the other.

@@ -34,9 +34,14 @@ type worker struct {
 	rng   *rand.Rand
 	tick  uint32
 
-	// Reused between steps.
-	events []Event
-	out    StepOutput
+	// Reused between steps. out is &outs[0], or &outs[1] while a nested
+	// step runs (nested.go), with nestedEvents in events.
+	events       []Event
+	out          *StepOutput
+	outs         [2]StepOutput
+	nestedEvents []Event
+	nesting      bool // a nested step runs (nested.go)
+	nest         nestedRun
 
 	// Free lists, worker-local: records of answered yields and queue nodes
 	// freed by draining. Any process run here may reuse them.
@@ -207,27 +212,8 @@ func (w *worker) steal() *proc {
 func (w *worker) run(p *proc) {
 	s := w.s
 	for budget := rerunBudget; ; budget-- {
-		broken, messages := w.drain(p)
-		w.beginStep(p)
-		w.drained = messages // for catchStep
-		err := w.step(p)
-		if w.stats.steps++; w.stats.steps%publishEvery == 0 {
-			w.publishCounts() // a worker that reruns one process never looks for work
-		}
-		s.limits.took(p, messages, w.out.Backlog)
-		if err != nil || w.out.Status == StatusDone {
-			w.finish(p, err)
-			return
-		}
-		if s.abandoning.Load() {
-			s.endAbandoned(p) // its yields would only be voided
-			return
-		}
-		if len(w.out.Yields) > 0 { // most steps of a messaging process yield none
-			w.dispatch(p)
-		}
-		if w.out.Status == StatusYield && len(p.outstanding) == 0 {
-			w.finish(p, errNothingToWaitFor)
+		live, broken := w.stepSettle(p)
+		if !live {
 			return
 		}
 		rerun := budget > 0
@@ -240,6 +226,37 @@ func (w *worker) run(p *proc) {
 			return
 		}
 	}
+}
+
+// stepSettle runs one step of p and settles what it left: it ends p
+// (live false), or dispatches its yields for park to follow. broken:
+// drain left events behind (see drain).
+func (w *worker) stepSettle(p *proc) (live, broken bool) {
+	s := w.s
+	broken, messages := w.drain(p)
+	w.beginStep(p)
+	w.drained = messages // for catchStep
+	err := w.step(p)
+	if w.stats.steps++; w.stats.steps%publishEvery == 0 {
+		w.publishCounts() // a worker that reruns one process never looks for work
+	}
+	s.limits.took(p, messages, w.out.Backlog)
+	if err != nil || w.out.Status == StatusDone {
+		w.finish(p, err)
+		return false, broken
+	}
+	if s.abandoning.Load() {
+		s.endAbandoned(p) // its yields would only be voided
+		return false, broken
+	}
+	if len(w.out.Yields) > 0 { // most steps of a messaging process yield none
+		w.dispatch(p)
+	}
+	if w.out.Status == StatusYield && len(p.outstanding) == 0 {
+		w.finish(p, errNothingToWaitFor)
+		return false, broken
+	}
+	return true, broken
 }
 
 // maxDrain bounds the events one step takes. A process that has fallen
@@ -314,7 +331,7 @@ func (w *worker) step(p *proc) error {
 	w.out.reset()
 	w.out.w, w.out.p, w.out.self = w, p, p.pid
 	w.stepping = p // for catchStep: only while Step runs
-	err := p.impl.Step(w.events, &w.out)
+	err := p.impl.Step(w.events, w.out)
 	w.stepping = nil
 	w.out.w, w.out.p = nil, nil
 	if w.nowRec != nil {
