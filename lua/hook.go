@@ -128,15 +128,15 @@ func (ls *LState) runHook(h *Hook, ev HookEvent, line int) {
 	h.Func(ls, ev, line)
 }
 
-// interrupted answers a set interrupt flag before an instruction of
-// frame cf (mainLoopWithInterrupt): Check's error is raised, or, a
-// *Preemption, yields L there when it can (base: cf's loop is the
-// thread's own, not one nested in a call from Go; preempt.go), and
-// interrupted then reports true; a hook's events are sent. Out of line,
-// so the loop's check stays one load and one branch.
+// interrupted answers a set interrupt flag before instruction inst of
+// frame cf (mainLoopWithInterrupt), and returns the instruction to run:
+// Check's error is raised, or, a *Preemption, yields L there when it can
+// (its loop is the thread's own, baseframe nil: preempt.go) and returns
+// opPreempted's, which leaves the loop; a hook's events are sent. Out of
+// line, so the loop's check stays one load and one branch.
 //
 //go:noinline
-func interrupted(L *LState, in *Interrupt, cf *callFrame, base bool) bool {
+func interrupted(L *LState, in *Interrupt, cf *callFrame, inst uint32, baseframe *callFrame) uint32 {
 	f := in.Flag.Load()
 	if f&^InterruptHook != 0 && in.Check != nil {
 		if err := in.Check(L); err != nil {
@@ -144,16 +144,16 @@ func interrupted(L *LState, in *Interrupt, cf *callFrame, base bool) bool {
 			if !ok {
 				L.RaiseError("%s", err.Error())
 			}
-			if base && L.canPreempt() {
+			if baseframe == nil && L.canPreempt() {
 				preempt(L, cf, pre)
-				return true
+				return uint32(opPreempted) << 26
 			}
 		}
 	}
 	if f&InterruptHook != 0 && L.hook != nil {
 		hookInstruction(L, cf)
 	}
-	return false
+	return inst
 }
 
 // hookLine is the line of instruction pc of proto, or -1.

@@ -28,6 +28,11 @@ package lua
 //   - The instruction's debug hook events are sent when it runs, after
 //     the resume, not before the yield: once.
 
+// opPreempted is the opcode interrupted answers for a preempted
+// coroutine: the one entry of jumpTable past the real opcodes, which
+// leaves the VM loop (so the loop has no second exit to test for).
+const opPreempted = opCodeMax + 1
+
 // A Preemption, returned by an Interrupt's Check, makes the coroutine
 // running yield before its next instruction, where it can (see above).
 type Preemption struct {

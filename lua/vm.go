@@ -56,8 +56,8 @@ func mainLoopWithInterrupt(L *LState, baseframe *callFrame) {
 		cf = L.currentFrame
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
-		if in.Flag.Load() != 0 && interrupted(L, in, cf, baseframe == nil) { // hook.go
-			return // preempted: L yielded before inst (preempt.go)
+		if in.Flag.Load() != 0 {
+			inst = interrupted(L, in, cf, inst, baseframe) // hook.go; opPreempted if L yielded (preempt.go)
 		}
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
 			return
@@ -354,10 +354,12 @@ func threadRun(L *LState) {
 
 type instFunc func(*LState, uint32, *callFrame) int
 
-var jumpTable [opCodeMax + 1]instFunc
+// jumpTable has an entry past the last opcode: opPreempted's
+// (preempt.go; luarun).
+var jumpTable [opCodeMax + 2]instFunc
 
 func init() {
-	jumpTable = [opCodeMax + 1]instFunc{
+	jumpTable = [opCodeMax + 2]instFunc{
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_MOVE
 			reg := L.reg
 			cf := L.currentFrame
@@ -2301,6 +2303,9 @@ func init() {
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NOP
 			return 0
+		},
+		func(L *LState, inst uint32, baseframe *callFrame) int { // opPreempted (luarun: preempt.go)
+			return 1 // L has yielded: leave its loop
 		},
 	}
 }

@@ -132,10 +132,13 @@ type luaProcess struct {
 	// checks p.procMore != nil first.
 	*procMore
 
-	inMatch int16 // receive{match=} functions running (receive.go: notInMatch)
+	inMatch int8 // receive{match=} functions running (receive.go: notInMatch): 0 or 1
 	// nestedSkips: plain receives left to wait without trying a nested
-	// step first, after one that brought no reply (receive.go: nestedReply).
-	nestedSkips uint8
+	// step first, after one that brought no reply; nestedMisses: such
+	// nested steps in a row, which lengthen the wait (receive.go:
+	// nestedReply).
+	nestedSkips  uint8
+	nestedMisses uint8
 	// openedFiles: it made a handle of fs.open, so its end closes what
 	// it left open (fsfile.go).
 	openedFiles bool

@@ -159,8 +159,9 @@ func (p *luaProcess) receive(L *lua.LState) int {
 // (the first to wait is the first served) and the mailbox empty (the
 // caller saw it so). A nested step that sent nothing back (a ring: the
 // message goes on to a third process) costs its bookkeeping for nothing,
-// so after one the process waits without trying for nestedBackoff
-// receives.
+// so after one the process waits without trying for the next
+// nestedSkipsAfter(misses) receives: 15, 31, ... 255 as such steps follow
+// each other, until one brings a reply.
 func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
 	if len(p.receivers) > 0 || p.out == nil {
 		return 0, false
@@ -172,10 +173,12 @@ func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
 	from, msg, ran, replied := p.out.RunHanded()
 	if !replied {
 		if ran {
-			p.nestedSkips = nestedBackoff
+			p.nestedSkips = nestedSkipsAfter(p.nestedMisses)
+			p.nestedMisses = min(p.nestedMisses+1, maxNestedMisses)
 		}
 		return 0, false
 	}
+	p.nestedMisses = 0
 	switch msg.(type) {
 	case *callRequest, scheduler.RemoteCall: // a call, or the reply to one of ours
 		p.intake(&scheduler.Event{Type: scheduler.EventMessage, From: from, Data: msg}, false)
@@ -189,9 +192,12 @@ func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
 	return p.pushMessage(L, &m), true
 }
 
-// nestedBackoff is how many plain receives wait without a nested step
-// after one that brought no reply.
-const nestedBackoff = 15
+// nestedSkipsAfter is how many plain receives wait without a nested
+// step after misses+1 nested steps in a row brought no reply.
+func nestedSkipsAfter(misses uint8) uint8 { return uint8(16<<int(misses) - 1) }
+
+// maxNestedMisses caps nestedMisses where nestedSkipsAfter reaches 255.
+const maxNestedMisses = 4
 
 // receiveForever is the request of a process.receive() without a
 // timeout. Not built on the stack: park copies a request with 16-byte

@@ -46,10 +46,13 @@ package scheduler
 //     yield (a Lua metamethod, a comparator) holds the caller for as
 //     long as it lasts; MaxStep bounds it, as it bounds any step.
 //   - Wakers find the nested process through the worker running it
-//     (nestedRun.host, .guest: atomic, set before the caller's flag and
-//     cleared after it), among the active workers. A waker that comes as
-//     the nested step ends may ask the process to step aside after it
-//     did, in a later step: that step ends early once and continues.
+//     (nestedRun.host, .guest: atomic, stored before the caller's flag
+//     is, so a waker that sees the flag finds them), among the active
+//     workers. The flag stays until the caller's step ends (park clears
+//     it with the others): a waker between two nested steps finds no
+//     host and asks no one. A waker that comes as a nested step ends may
+//     ask the process to step aside after it did, in a later step: that
+//     step ends early once and continues.
 //   - A Go panic in the nested step ends the nested process alone (its
 //     own catchStep, inside the caller's step); the caller's step goes on.
 //   - Not on an inline worker (it has no slot), nor once Shutdown has
@@ -69,9 +72,9 @@ type nestedRun struct {
 	replied   bool
 	replyFrom PID
 	replyMsg  any
-	// host, guest: written by the worker (guest first, host last while
-	// the nested step starts; host cleared first as it ends), read by
-	// releaseHost on any goroutine.
+	// host, guest: written by the worker (guest, then host, before the
+	// caller's flagHosting; host cleared as the nested step ends), read
+	// by releaseHost on any goroutine.
 	host, guest atomic.Pointer[proc]
 }
 
@@ -100,63 +103,49 @@ func (o *StepOutput) RunHanded() (from PID, msg any, ran, replied bool) {
 		return 0, nil, false, false
 	}
 	q := w.handed.Load()
-	if q == nil {
+	if q == nil || !q.preempts {
 		return 0, nil, false, false
 	}
-	pre, ok := q.impl.(Preempter)
-	if !ok || !o.p.host() {
-		return 0, nil, false, false
-	}
-	if w.takeHanded() != q { // the watchdog took it meanwhile (runnextOverdue)
-		o.p.unhost()
+	// Published before the caller's flag: a waker that sees the flag
+	// finds them (releaseHost).
+	w.nest.guest.Store(q)
+	w.nest.host.Store(o.p)
+	if !o.p.host() || w.handed.Swap(nil) != q { // an event came; or the watchdog took q (runnextOverdue)
+		w.nest.host.Store(nil)
 		return 0, nil, false, false
 	}
 	o.nestedLeft--
-	w.runNested(o.p, q, pre)
+	w.runNested(o.p, q)
 	n := &w.nest
 	from, msg, replied = n.replyFrom, n.replyMsg, n.replied
 	n.replyFrom, n.replyMsg, n.replied = 0, nil, false
 	return from, msg, true, replied
 }
 
-// host marks p, Running, as hosting a nested step (flagHosting), unless
-// an event has come for it during its step (it would not wait: the
-// nested step would hold it for nothing).
+// host marks p, Running, as hosting nested steps (flagHosting, left set
+// until its step ends), unless an event has come for it during its step
+// (it would not wait: a nested step would hold it for nothing).
 func (p *proc) host() bool {
 	for {
 		st := p.state.Load()
 		if st&(flagWoken|flagMessage) != 0 {
 			return false
 		}
-		if p.state.CompareAndSwap(st, st|flagHosting) {
+		if st&flagHosting != 0 || p.state.CompareAndSwap(st, st|flagHosting) {
 			return true
-		}
-	}
-}
-
-// unhost clears p's flagHosting (the wakers' flags stay).
-func (p *proc) unhost() {
-	for {
-		st := p.state.Load()
-		if p.state.CompareAndSwap(st, st&^flagHosting) {
-			return
 		}
 	}
 }
 
 // runNested runs one step of q, taken from the handed slot, inside the
 // step of caller, which host marked.
-func (w *worker) runNested(caller, q *proc, pre Preempter) {
+func (w *worker) runNested(caller, q *proc) {
 	top, topEvents, drained := w.out, w.events, w.drained
 	w.nesting, w.nest.caller = true, caller
 	w.out, w.events = &w.outs[1], w.nestedEvents
-	w.nest.guest.Store(q)
-	w.nest.host.Store(caller) // last: a waker that finds caller here finds q
 	var caught bool
 	defer func() { // the caller's step goes on: restore it whatever happened
-		w.nest.host.Store(nil)
-		caller.unhost()
-		w.nest.guest.Store(nil)
+		w.nest.host.Store(nil) // guest stays: no waker reads it without host
 		w.nestedEvents = w.events
 		w.out, w.events = top, topEvents
 		w.nesting, w.nest.caller = false, nil

@@ -38,10 +38,11 @@ const (
 	// flagMessage: a message arrived while Running. It matters only if the
 	// step ends waiting for messages; a Blocked process ignores it.
 	flagMessage uint32 = 0x10
-	// flagHosting: the Running process's step runs another process's
-	// step nested inside it (nested.go), which an event for it must ask
-	// to step aside (releaseHost). Set and cleared by the worker running
-	// it, with a CAS that keeps the other flags.
+	// flagHosting: the Running process's step runs, or has run, another
+	// process's step nested inside it (nested.go), which an event for it
+	// must ask to step aside (releaseHost). Set by the worker running it
+	// with a CAS that keeps the other flags; cleared with them when the
+	// step ends (park, makeReady).
 	flagHosting uint32 = 0x20
 )
 
@@ -137,12 +138,15 @@ type proc struct {
 
 	// handed (above), handedCounted (the handed message is in the
 	// mailbox count: limits.countsHandOff; owned as handed is),
-	// parentHomed (see parentReason) and interrupts (impl is an Interrupter, which the context's cancel
-	// interrupts), set at Submit, share a word.
+	// parentHomed (see parentReason), interrupts (impl is an Interrupter,
+	// which the context's cancel interrupts) and preempts (impl is a
+	// Preempter: it may run nested, nested.go), set at Submit, share a
+	// word.
 	handed        bool
 	handedCounted bool
 	parentHomed   bool
 	interrupts    bool
+	preempts      bool
 }
 
 // The flags of proc.flags. pflagKilled: a Kill came, first or after

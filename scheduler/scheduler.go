@@ -281,6 +281,7 @@ func (s *Scheduler) submitRelated(w *worker, p Process, method string, input pay
 		return Handle{}, err
 	}
 	_, pr.interrupts = p.(Interrupter)
+	_, pr.preempts = p.(Preempter)
 	if opts != nil && opts.Context != nil {
 		s.watchParent(pr, opts.Context, opts.KillReason)
 	}
