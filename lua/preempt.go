@@ -18,7 +18,10 @@ package lua
 //     (nCcalls 0), and outside a debug hook. Elsewhere the Preemption is
 //     ignored there and the flag stays set: Check is asked again before
 //     the next instruction, and the coroutine yields at the first one
-//     that can. A long Go function's Tick (interrupt.go) ignores it too.
+//     that can. A long Go function's Tick (interrupt.go) ignores it too:
+//     a Check that records anything when it answers a Preemption must
+//     answer it only in the VM loop (the current frame a Lua function's,
+//     not a Go function's), or the preemption is lost.
 //   - Nothing of the instruction has run: the program counter is put
 //     back on it, and the registers, the frames and the stack's top are
 //     as they were. So the resume pushes nothing onto the coroutine's

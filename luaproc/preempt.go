@@ -50,9 +50,18 @@ func (p *luaProcess) Preempt() { p.lctx().interrupt.Flag.Or(preemptFlag) }
 // coroutine L: the lua.Preemption that yields L there, with the task's
 // request set to say so, or nil where L cannot yield (the flag stays
 // set, so the next instruction asks again).
+//
+// It consumes the flag, so it must answer nil wherever lua would not
+// yield: in its VM loop, L's current frame is the Lua function whose
+// instruction is next; a long Go function's Tick or CheckInterrupt (a
+// concat, a parse, os.execute's wait) asks with that Go function's frame
+// current, and lua ignores a Preemption there (interrupt.go).
 func (p *luaProcess) preemption(L *lua.LState) error {
 	t := p.current
-	if t == nil || !L.CanYield() || p.inMatch > 0 || p.procMore != nil && p.xpRunning > 0 {
+	if t == nil || L.Parent == nil || !L.CanYield() || p.inMatch > 0 || p.procMore != nil && p.xpRunning > 0 {
+		return nil
+	}
+	if f := currentFrame(L); f == nil || f.Fn.IsG { // not the VM loop: Tick's check
 		return nil
 	}
 	if !canYieldTo(L, t.co) || inHook(L, t.co) || blockContext(L, currentFrame(L), t.co, p.tpl.sortFn) != "" {
