@@ -28,7 +28,7 @@ func TestRunHandedReleasedByAWakerAtTheStart(t *testing.T) {
 		t.Skip("needs a waker running beside the worker")
 	}
 	const rounds = 4000
-	const captiveAfter = 5 * time.Second // the waker's releaseHost takes microseconds
+	const captiveAfter = 10 * time.Second // the waker's releaseHost takes microseconds
 	s := New(Options{Workers: 1, Slice: time.Hour})
 	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
 	var (
