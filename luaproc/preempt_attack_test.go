@@ -4,9 +4,12 @@ package luaproc
 // while its caller waits for it, and what a script may see of it.
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	lua "github.com/luarun/luarun/lua"
 )
 
 // preemptInGoLua: the worker spins in a loop whose time goes to a long
@@ -49,4 +52,66 @@ func TestPreemptionNotLostInALongGoFunction(t *testing.T) {
 	res, err := h.Wait(testContext(t))
 	require.NoError(t, err)
 	require.Equal(t, []any{"from Go", true}, res)
+}
+
+// withPreemptingReceive adds preempting_receive to rt's
+// processes: process.receive, with a preemption asked for (Preempt, as a
+// releaseHost racing the step would) just before the receive waits. Its
+// flag is then first seen by the instruction after the receive's yield:
+// in the code that forwards the blocking call's marker out to the task
+// (prelude.lua's pcall_step, pass).
+func withPreemptingReceive(t *testing.T, rt *Runtime) {
+	t.Helper()
+	rt.extraGlobals = func(L *lua.LState, g *lua.LTable) {
+		pt, ok := g.RawGetString("process").(*lua.LTable)
+		require.True(t, ok)
+		recv, ok := pt.RawGetString("receive").(*lua.LFunction)
+		require.True(t, ok)
+		g.RawSetString("preempting_receive", L.NewFunction(func(L *lua.LState) int {
+			procOf(L).Preempt()
+			return recv.GFunction(L)
+		}))
+	}
+	rt.newTemplate()
+}
+
+// TestPreemptionWhileABlockingCallIsForwarded: a preemption asked for
+// while a blocking call made inside a pcall, a coroutine, or both is on
+// its way out to the task must neither replace the call's request
+// (p.reqAt) nor turn the forwarded marker into a yield from outside a
+// coroutine: the receive gets the message sent to it.
+func TestPreemptionWhileABlockingCallIsForwarded(t *testing.T) {
+	const src = `
+local modes = {
+  pcall = function() return select(2, pcall(preempting_receive, 10)) end,
+  coroutine = function() return select(2, coroutine.resume(coroutine.create(preempting_receive), 10)) end,
+  wrap = function() return coroutine.wrap(function() return preempting_receive(10) end)() end,
+  deep = function()
+    return select(2, pcall(coroutine.wrap(function() return select(2, xpcall(function() return preempting_receive(10) end, debug.traceback)) end)))
+  end,
+}
+function main(to, mode)
+  process.send(to, "waits") -- in this step: the test's message comes after the receive waits
+  return modes[mode]()
+end`
+	for _, mode := range []string{"pcall", "coroutine", "wrap", "deep"} {
+		t.Run(mode, func(t *testing.T) {
+			rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+			withPreemptingReceive(t, rt)
+			s, err := rt.LoadString("forward.lua", src)
+			require.NoError(t, err)
+			inbox, err := rt.NewInbox()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = inbox.Close() })
+			h, err := rt.Start(context.Background(), s, "main", int64(inbox.PID()), mode)
+			require.NoError(t, err)
+			_, err = inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			sendErr := rt.Send(h.PID(), "hello") // fails if the process has ended already
+			res, err := h.Wait(testContext(t))
+			require.NoError(t, err)
+			require.NoError(t, sendErr)
+			require.Equal(t, "hello", res[0], "%v", res)
+		})
+	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/luarun/luarun/commands"
 	"github.com/luarun/luarun/internal/nodelink"
+	lua "github.com/luarun/luarun/lua"
 	"github.com/luarun/luarun/payload"
 	"github.com/luarun/luarun/scheduler"
 	"github.com/luarun/luarun/serve"
@@ -77,6 +78,11 @@ type Runtime struct {
 	// it, both under tplMu (never taken inside mu).
 	tplMu sync.Mutex
 	tpl   atomic.Pointer[template]
+	// extraGlobals, for tests only (nil otherwise): called with the
+	// template state and its globals table before the globals are
+	// shared, to add Go functions no API offers (set it, then
+	// newTemplate).
+	extraGlobals func(L *lua.LState, g *lua.LTable)
 }
 
 // New starts a runtime and its workers. An option out of range, or a

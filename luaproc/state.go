@@ -258,6 +258,9 @@ func (rt *Runtime) buildTemplate() *template {
 	g.RawSetString("pool", L.Get(-1))
 	L.Pop(1)
 
+	if rt.extraGlobals != nil {
+		rt.extraGlobals(L, g)
+	}
 	tpl.globals = tpl.shareGlobals(rt, L, g)
 	tpl.globals.ForEach(func(lua.LValue, lua.LValue) { tpl.globalsCount++ })
 	tpl.noChunk = L.NewFunction(noChunk)
