@@ -16,6 +16,12 @@ package luaproc
 // StatusContinue, and the next step resumes the task with no values:
 // the instruction it stopped before runs then.
 //
+// While a blocking call's marker, or an earlier preemption's, is being
+// forwarded out to the task (p.reqAt set), a preemption waits too: it
+// would replace the request, and the forwarded marker would then reach
+// run with none. The flag stays set; the step ends or goes on as the
+// forwarded request decides, and a later instruction yields.
+//
 // Where a blocking call could not yield (a metamethod, a comparator, a
 // gsub callback, a for iterator, a debug hook, an xpcall handler before
 // its error unwound, a receive{match=} function) the flag stays set and
@@ -59,6 +65,13 @@ func (p *luaProcess) Preempt() { p.lctx().interrupt.Flag.Or(preemptFlag) }
 func (p *luaProcess) preemption(L *lua.LState) error {
 	t := p.current
 	if t == nil || L.Parent == nil || !L.CanYield() || p.inMatch > 0 || p.procMore != nil && p.xpRunning > 0 {
+		return nil
+	}
+	// A blocking call's (or a preemption's) marker is on its way out to
+	// the task (prelude.lua's pass, pcall_step): p.reqAt says where its
+	// request is, and the marker's yield ends this resume as soon as it
+	// reaches the task. A preemption now would replace the request.
+	if p.reqAt != reqNone {
 		return nil
 	}
 	if f := currentFrame(L); f == nil || f.Fn.IsG { // not the VM loop: Tick's check
