@@ -6,6 +6,7 @@ package luaproc
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -112,6 +113,66 @@ end`
 			require.NoError(t, err)
 			require.NoError(t, sendErr)
 			require.Equal(t, "hello", res[0], "%v", res)
+		})
+	}
+}
+
+// captorLua: the worker, run nested in its caller's receive, loops for
+// good where it cannot yield (mode: a sort comparator, a __lt
+// metamethod, a gsub callback, a __tostring called by tostring).
+const captorLua = `
+local function forever() local n = 0 while true do n = n + 1 end end
+local modes = {
+  comparator = function() table.sort({3, 2, 1}, function(a, b) forever() end) end,
+  lt = function()
+    local mt = {__lt = function() forever() end}
+    return setmetatable({}, mt) < setmetatable({}, mt)
+  end,
+  gsub = function() return string.gsub("abc", ".", function() forever() end) end,
+  tostring = function() return tostring(setmetatable({}, {__tostring = function() forever() end})) end,
+}
+function worker(to, mode)
+  process.send(to, process.self())
+  process.receive()
+  process.send(to, "running")
+  modes[mode]()
+end
+function caller(to, mode)
+  local w = process.spawn("worker", to, mode)
+  process.receive()
+  process.send(w, process.self())
+  return process.receive() -- runs w's step nested
+end`
+
+// TestMaxStepBoundsACaptor: a nested worker that loops where it cannot
+// step aside holds its caller past the caller's kill (the caller's code
+// is not running: its receive waits for the nested step); MaxStep ends
+// the worker's step, and the kill then reaches the caller.
+func TestMaxStepBoundsACaptor(t *testing.T) {
+	for _, mode := range []string{"comparator", "lt", "gsub", "tostring"} {
+		t.Run(mode, func(t *testing.T) {
+			rt, _, _ := newTestRuntime(t, Options{Workers: 1, MaxStep: 100 * time.Millisecond})
+			s, err := rt.LoadString("captor.lua", captorLua)
+			require.NoError(t, err)
+			inbox, err := rt.NewInbox()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = inbox.Close() })
+			h, err := rt.Start(context.Background(), s, "caller", int64(inbox.PID()), mode)
+			require.NoError(t, err)
+			msg, err := inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			w := PID(msg.Value.(int64))
+			require.NoError(t, rt.Send(h.PID(), "start"))
+			msg, err = inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, "running", msg.Value)
+			require.NoError(t, rt.Kill(h.PID(), "caller killed"))
+			_, err = h.Wait(testContext(t))
+			require.ErrorContains(t, err, "caller killed")
+			if wh, ok := rt.Lookup(w); ok { // else it has ended (MaxStep's kill)
+				_, err = wh.Wait(testContext(t))
+				require.ErrorContains(t, err, "without blocking")
+			}
 		})
 	}
 }
