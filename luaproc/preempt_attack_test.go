@@ -176,3 +176,51 @@ func TestMaxStepBoundsACaptor(t *testing.T) {
 		})
 	}
 }
+
+// withPreemptNow adds preempt_now() to rt's processes: a preemption
+// asked for now, as a releaseHost would; the coroutine that called it
+// steps aside before its next instruction.
+func withPreemptNow(t *testing.T, rt *Runtime) {
+	t.Helper()
+	rt.extraGlobals = func(L *lua.LState, g *lua.LTable) {
+		g.RawSetString("preempt_now", L.NewFunction(func(L *lua.LState) int {
+			procOf(L).Preempt()
+			return 0
+		}))
+	}
+	rt.newTemplate()
+}
+
+// TestPreemptedCoroutineNotResumedByASibling: a script's coroutine,
+// preempted while process.all's first function resumes it, is not
+// suspended for the other functions: in Lua, a coroutine another one
+// resumed is "normal" until it yields, and resuming it fails. A sibling
+// that resumed it here would run the rest of it (its values dropped),
+// and its own resumer would find it dead.
+func TestPreemptedCoroutineNotResumedByASibling(t *testing.T) {
+	const src = `
+function main()
+  local co = coroutine.create(function()
+    preempt_now()
+    local x = 1 -- preempted before this
+    return "done", x
+  end)
+  local seen
+  local a, b = process.all(
+    function() local ok, v = coroutine.resume(co); return tostring(ok) .. "," .. tostring(v) end,
+    function()
+      seen = coroutine.status(co)
+      return tostring((coroutine.resume(co, "stolen")))
+    end)
+  return seen, a, b
+end`
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	withPreemptNow(t, rt)
+	s, err := rt.LoadString("sibling.lua", src)
+	require.NoError(t, err)
+	h, err := rt.Start(context.Background(), s, "main")
+	require.NoError(t, err)
+	res, err := h.Wait(testContext(t))
+	require.NoError(t, err)
+	require.Equal(t, []any{"normal", "true,done", "false"}, res)
+}
