@@ -131,6 +131,12 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 			}
 			L.SetTop(n + 1)
 		}
+		if !p.takeForwarded(L, th) {
+			L.SetTop(0)
+			L.Push(lua.LFalse)
+			L.Push(lua.LString("cannot resume non-suspended coroutine"))
+			return 2
+		}
 		undo, ok := p.nest()
 		if !ok {
 			L.Push(lua.LFalse)
@@ -139,6 +145,7 @@ func paddedResume(rawResume lua.LGFunction) lua.LGFunction {
 		}
 		n := rawResume(L)
 		undo()
+		p.noteForwarded(L, th, n)
 		if n >= 2 && L.Get(-n) == lua.LFalse {
 			p.failLoads(th) // th died: its module chunks were unwound
 			at := L.GetTop() - n + 2

@@ -162,6 +162,12 @@ type procMore struct {
 	// stoppedAt: where the code was when a cancelled context stopped it
 	// (checkInterrupt).
 	stoppedAt string
+	// forwarded: script coroutines suspended in a yield of the command
+	// marker (a blocking call, a preemption) that the coroutine which
+	// resumed them forwards out (prelude.lua's pass), by that coroutine:
+	// only it may resume them, and they are "normal" to the others
+	// (forward.go).
+	forwarded map[*lua.LState]*lua.LState
 
 	// callMons: its monitors of the processes it calls (calls.go);
 	// monitors: its script's monitors, reference → target (relations.go);

@@ -248,6 +248,8 @@ func (rt *Runtime) buildTemplate() *template {
 	tpl.trampoline = L.Get(-2).(*lua.LFunction)
 	tpl.counted = L.Get(-1).(*lua.LFunction)
 	L.Pop(3)
+	// after the prelude, which takes the raw status (forward.go)
+	co.RawSetString("status", fn(coStatus(L.GetField(co, "status").(*lua.LFunction).GFunction)))
 
 	supT := tpl.loadSupervisor(L, processT, fn(bind((*luaProcess).spawnSupervisor)))
 	g.RawSetString("supervisor", supT)
