@@ -224,3 +224,44 @@ end`
 	require.NoError(t, err)
 	require.Equal(t, []any{"normal", "true,done", "false"}, res)
 }
+
+// TestPreemptionSendsHookEventsOnce: a coroutine with a line and a count
+// hook, preempted before several of its instructions, sends the same
+// events as one that is not (the preempted instruction's events are sent
+// when it runs, after the resume).
+func TestPreemptionSendsHookEventsOnce(t *testing.T) {
+	const src = `
+local function run(pause)
+  local log = {}
+  local co = coroutine.create(function()
+    debug.sethook(function(ev, line) log[#log + 1] = ev .. ":" .. tostring(line) end, "l", 3)
+    local s = 0
+    for i = 1, 4 do
+      pause()
+      s = s + i
+    end
+    pause()
+    debug.sethook()
+    return s
+  end)
+  local ok, s = coroutine.resume(co)
+  return table.concat(log, " ") .. " -> " .. tostring(ok) .. "," .. tostring(s)
+end
+function main()
+  return run(os.clock), run(preempt_now) -- both Go functions: no events of their own
+end`
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	withPreemptNow(t, rt)
+	s, err := rt.LoadString("hooks.lua", src)
+	require.NoError(t, err)
+	h, err := rt.Start(context.Background(), s, "main")
+	require.NoError(t, err)
+	res, err := h.Wait(testContext(t))
+	require.NoError(t, err)
+	require.Len(t, res, 2)
+	require.Contains(t, res[0], "-> true,10")
+	require.Equal(t, res[0], res[1])
+	require.NoError(t, rt.Shutdown(context.Background()))
+	// its first step, one after each of the five preemptions
+	require.GreaterOrEqual(t, rt.sched.Stats().Steps, uint64(6), "preempted")
+}
