@@ -127,3 +127,52 @@ func spinUntilReleased(caller *proc, guest *nestableProc, base int32, captiveAft
 		runtime.Gosched()
 	}
 }
+
+// TestRunHandedNotWithEventsLeftQueued: a caller whose step took only
+// maxDrain of its events has more queued, pushed before its step began:
+// no waker will come for them (their wakes found it Ready), so a nested
+// step would hold them unseen for as long as it runs. It does not nest.
+func TestRunHandedNotWithEventsLeftQueued(t *testing.T) {
+	s := New(Options{Workers: 1, Slice: time.Hour})
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()) })
+	g, err := s.Submit(adder(false), "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, g)
+	var ranWithQueued atomic.Int32 // 0 unknown, 1 did not nest, 2 nested
+	h, err := s.Submit(nestStep(func(evs []Event, out *StepOutput) error {
+		out.Status = StatusReceive
+		if len(evs) < maxDrain {
+			return nil // its first step; the rest after the full one
+		}
+		require.NoError(t, out.Send(g.PID(), int64(1)))
+		_, _, ran, _ := out.RunHanded()
+		ranWithQueued.Store(1)
+		if ran {
+			ranWithQueued.Store(2)
+		}
+		out.Status = StatusDone
+		return nil
+	}), "main", nil)
+	require.NoError(t, err)
+	waitIdle(t, h)
+	// The worker is held by gate's step while the messages queue, so
+	// that the caller's step finds them all queued.
+	started, release := make(chan struct{}), make(chan struct{})
+	gate, err := s.Submit(nestStep(func(_ []Event, out *StepOutput) error {
+		close(started)
+		<-release
+		out.Status = StatusDone
+		return nil
+	}), "main", nil)
+	require.NoError(t, err)
+	<-started
+	for i := 0; i < maxDrain+5; i++ {
+		require.NoError(t, s.Send(0, h.PID(), int64(i)))
+	}
+	close(release)
+	_, err = wait(t, gate)
+	require.NoError(t, err)
+	_, err = wait(t, h)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, ranWithQueued.Load(), "1: did not nest, 2: nested with events queued")
+}
