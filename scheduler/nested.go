@@ -40,9 +40,10 @@ package scheduler
 //     reply and waits as usual, so its step ends and the worker reruns
 //     it for what came. Only a process that implements Preempter is run
 //     nested, only when no event has come for the caller yet in its step
-//     (flagWoken and flagMessage clear: it would not wait), and only when
-//     the caller's step has yielded no command (its dispatch waits for
-//     the step's end). What the nested process runs where it cannot
+//     (flagWoken and flagMessage clear: it would not wait) nor waits in
+//     its queue (drain stopped at maxDrain: no waker would come for
+//     those), and only when the caller's step has yielded no command
+//     (its dispatch waits for the step's end). What the nested process runs where it cannot
 //     yield (a Lua metamethod, a comparator) holds the caller for as
 //     long as it lasts; MaxStep bounds it, as it bounds any step.
 //   - Wakers find the nested process through the worker running it
@@ -104,6 +105,12 @@ func (o *StepOutput) RunHanded() (from PID, msg any, ran, replied bool) {
 	}
 	q := w.handed.Load()
 	if q == nil || !q.preempts {
+		return 0, nil, false, false
+	}
+	// Events still queued (drain stopped at maxDrain) were pushed before
+	// the step, and their wakes found the caller Ready: none would
+	// release it. It takes them at its next step instead.
+	if o.p.events.Pending() {
 		return 0, nil, false, false
 	}
 	// Published before the caller's flag: a waker that sees the flag
