@@ -138,11 +138,45 @@ func (p *luaProcess) call(L *lua.LState) int {
 			p.remoteCalls = map[uint64]*callRequest{}
 		}
 		p.remoteCalls[c.id] = c
+	} else if n, ok := p.nestedCall(L, c); ok {
+		return n
 	}
 	p.current.call = c
 	cm.waiting = append(cm.waiting, p.current)
 	p.callsWaiting++
 	return p.park(L, f, &request{kind: reqCall, timeout: timeout})
+}
+
+// nestedCall is a local call's try before it waits, as nestedReply is
+// a plain receive's: the process it has just handed the request to runs
+// its step now, inside this one (scheduler.StepOutput.RunHanded), and if
+// the first message that step sends back is the reply, the call returns
+// it without waiting (no deadline armed, no step ended). A first message
+// that is something else is taken in as its event would have been; the
+// call then waits as usual. The backoff is nestedReply's.
+func (p *luaProcess) nestedCall(L *lua.LState, c *callRequest) (int, bool) {
+	if p.out == nil {
+		return 0, false
+	}
+	if p.nestedSkips > 0 {
+		p.nestedSkips--
+		return 0, false
+	}
+	from, msg, ran, replied := p.out.RunHanded()
+	if !replied {
+		if ran {
+			p.nestedSkips = nestedSkipsAfter(p.nestedMisses)
+			p.nestedMisses = min(p.nestedMisses+1, maxNestedMisses)
+		}
+		return 0, false
+	}
+	p.nestedMisses = 0
+	if r, ok := msg.(*callRequest); ok && r == c && c.replied {
+		L.Push(toLuaValue(p.L, c.value))
+		return 1, true
+	}
+	p.intake(&scheduler.Event{Type: scheduler.EventMessage, From: from, Data: msg}, false)
+	return 0, false
 }
 
 // callMonitor returns this process's monitor of to, monitoring it now if

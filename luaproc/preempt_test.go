@@ -177,3 +177,61 @@ end`
 	require.NoError(t, err)
 	require.Equal(t, []any{"from Go", "sorted"}, res)
 }
+
+// TestCallReleasedByAKill: a process.call whose callee's step runs
+// nested inside it (nestedCall) and spins is ended by a kill of the
+// caller; a call answered inside the nested step returns the reply, and
+// one whose callee replies later still gets it.
+func TestCallReleasedByAKill(t *testing.T) {
+	const src = `
+function server(to)
+  process.send(to, process.self())
+  while true do
+    local req, from, kind, call = process.receive()
+    if req == "spin" then
+      process.send(to, "running")
+      repeat until probe.stopped()
+    end
+    process.reply(call, req .. "!")
+  end
+end
+function caller(to, first)
+  local s = process.spawn("server", to)
+  process.receive() -- the test's go-ahead: s waits in receive
+  local a = process.call(s, "quick")
+  local b = process.call(s, first)
+  return a, b
+end`
+	for _, kill := range []bool{true, false} {
+		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
+			rt, stop := preemptRuntime(t, 1)
+			s, err := rt.LoadString("call.lua", src)
+			require.NoError(t, err)
+			inbox, err := rt.NewInbox()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = inbox.Close() })
+			h, err := rt.Start(context.Background(), s, "caller", int64(inbox.PID()), "spin")
+			require.NoError(t, err)
+			msg, err := inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			srv := PID(msg.Value.(int64))
+			t.Cleanup(func() { _ = rt.Kill(srv, "test over") })
+			require.NoError(t, rt.Send(h.PID(), "start"))
+			msg, err = inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, "running", msg.Value)
+			if kill {
+				require.NoError(t, rt.Kill(h.PID(), "stop"))
+				_, err = h.Wait(testContext(t))
+				require.ErrorContains(t, err, "stop")
+				stop()
+				return
+			}
+			require.NoError(t, rt.Send(h.PID(), "aside")) // released; the call waits on
+			stop()
+			res, err := h.Wait(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, []any{"quick!", "spin!"}, res)
+		})
+	}
+}
