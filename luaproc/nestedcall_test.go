@@ -1,0 +1,114 @@
+package luaproc
+
+// Tests of process.call's nested step (nestedCall, calls.go): a local
+// call runs its callee's step inside its own and returns a reply sent
+// from it without parking. What the call's ordinary wait gave must still
+// hold: its timeout, and the callee not keeping the caller's state
+// through an answered request.
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestNestedCallTimeout: a call whose callee spins in the step the call
+// runs nested still times out on time. The callee spins until the test
+// stops it, which it does only once the caller reported its call's
+// result; a call held until its callee's step ends never reports (the
+// test's context, 20 s, ends it).
+func TestNestedCallTimeout(t *testing.T) {
+	const src = `
+function server(to)
+  process.send(to, process.self())
+  local req, from, kind, call = process.receive()
+  repeat until probe.stopped()
+  process.reply(call, "late")
+  process.receive()
+end
+function caller(to)
+  local s = process.spawn("server", to)
+  process.receive() -- the test's go-ahead: s waits in receive
+  local r, err = process.call(s, "spin", 0.05)
+  process.send(to, tostring(r) .. "," .. tostring(err))
+  return r, err
+end`
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			rt, stop := preemptRuntime(t, workers)
+			t.Cleanup(stop)
+			s, err := rt.LoadString("call.lua", src)
+			require.NoError(t, err)
+			inbox, err := rt.NewInbox()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = inbox.Close() })
+			h, err := rt.Start(context.Background(), s, "caller", int64(inbox.PID()))
+			require.NoError(t, err)
+			msg, err := inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			srv := PID(msg.Value.(int64))
+			t.Cleanup(func() { _ = rt.Kill(srv, "test over") })
+			require.NoError(t, rt.Send(h.PID(), "start"))
+			msg, err = inbox.Receive(testContext(t)) // the call's result, the server still spinning
+			require.NoError(t, err, "the call did not time out while its callee spun")
+			require.Equal(t, "nil,timeout", msg.Value)
+			stop()
+			res, err := h.Wait(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, []any{nil, "timeout"}, res)
+		})
+	}
+}
+
+// TestNestedCallKeepsNoCaller: a server that keeps the handles of the
+// calls it answered must not keep their callers' states alive through
+// them (endCall clears the request's task; the nested fast path must
+// too). 40 callers holding 1 MB each call a server that keeps every
+// handle; after they end, the heap must not hold their megabytes.
+func TestNestedCallKeepsNoCaller(t *testing.T) {
+	const callers = 40
+	const src = `
+function server()
+  local kept = {}
+  while true do
+    local req, from, kind, call = process.receive()
+    if req == "stop" then return #kept end
+    kept[#kept + 1] = call
+    process.reply(call, "ok")
+  end
+end
+function caller(s)
+  local big = string.rep("x", 1024 * 1024 - 1) .. process.self()
+  assert(process.call(s, "hello") == "ok")
+  return #big
+end
+function main(n)
+  local s = process.spawn("server")
+  for i = 1, n do process.spawn_monitor("caller", s) end
+  for i = 1, n do
+    local ev, _, kind = process.receive()
+    assert(kind == "down" and ev.reason == "normal", tostring(ev.reason))
+  end
+  return s
+end`
+	rt, _, _ := newTestRuntime(t, Options{Workers: 1})
+	s, err := rt.LoadString("keep.lua", src)
+	require.NoError(t, err)
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	h, err := rt.Start(context.Background(), s, "main", int64(callers))
+	require.NoError(t, err)
+	res, err := h.Wait(testContext(t)) // after the callers' downs: they have ended
+	require.NoError(t, err)
+	srv := PID(res[0].(int64))
+	t.Cleanup(func() { _ = rt.Kill(srv, "test over") })
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	grew := float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc)) / (1 << 20)
+	t.Logf("heap grew %.1f MB with %d ended callers of 1 MB", grew, callers)
+	require.Less(t, grew, float64(callers)/2, "the server keeps its ended callers' states")
+}
