@@ -19,20 +19,29 @@ import (
 // runs nested still times out on time. The callee spins until the test
 // stops it, which it does only once the caller reported its call's
 // result; a call held until its callee's step ends never reports (the
-// test's context, 20 s, ends it).
+// test's context, 20 s, ends it). The first call arms the caller's
+// timer, so that the second, whose deadline that timer covers, runs its
+// callee nested (a call that must arm a timer of its own does not).
 func TestNestedCallTimeout(t *testing.T) {
 	const src = `
 function server(to)
   process.send(to, process.self())
-  local req, from, kind, call = process.receive()
-  repeat until probe.stopped()
-  process.reply(call, "late")
-  process.receive()
+  while true do
+    local req, from, kind, call = process.receive()
+    if req == "spin" then
+      repeat until probe.stopped()
+    end
+    process.reply(call, req)
+  end
 end
 function caller(to)
   local s = process.spawn("server", to)
   process.receive() -- the test's go-ahead: s waits in receive
-  local r, err = process.call(s, "spin", 0.05)
+  -- arms a timer for its deadline, which the next call's, later, reuses
+  assert(process.call(s, "quick", 1) == "quick")
+  process.send(to, "armed")
+  process.receive() -- from the test: the next call is not nested in s's step
+  local r, err = process.call(s, "spin", 1.5)
   process.send(to, tostring(r) .. "," .. tostring(err))
   return r, err
 end`
@@ -52,6 +61,10 @@ end`
 			srv := PID(msg.Value.(int64))
 			t.Cleanup(func() { _ = rt.Kill(srv, "test over") })
 			require.NoError(t, rt.Send(h.PID(), "start"))
+			msg, err = inbox.Receive(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, "armed", msg.Value)
+			require.NoError(t, rt.Send(h.PID(), "go on"))
 			msg, err = inbox.Receive(testContext(t)) // the call's result, the server still spinning
 			require.NoError(t, err, "the call did not time out while its callee spun")
 			require.Equal(t, "nil,timeout", msg.Value)
