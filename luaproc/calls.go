@@ -138,12 +138,20 @@ func (p *luaProcess) call(L *lua.LState) int {
 			p.remoteCalls = map[uint64]*callRequest{}
 		}
 		p.remoteCalls[c.id] = c
-	} else if n, ok := p.nestedCall(L, c); ok {
-		return n
 	}
 	p.current.call = c
 	cm.waiting = append(cm.waiting, p.current)
 	p.callsWaiting++
+	if c.id == 0 {
+		// The deadline is armed before the nested step: the callee's
+		// step may last, and only an event for the caller (its timer
+		// firing) releases it in time.
+		p.waitForReply(p.current, timeout)
+		if n, ok := p.nestedCall(L, c); ok {
+			return n
+		}
+		timeout = -1 // armed already
+	}
 	return p.park(L, f, &request{kind: reqCall, timeout: timeout})
 }
 
@@ -151,9 +159,13 @@ func (p *luaProcess) call(L *lua.LState) int {
 // a plain receive's: the process it has just handed the request to runs
 // its step now, inside this one (scheduler.StepOutput.RunHanded), and if
 // the first message that step sends back is the reply, the call returns
-// it without waiting (no deadline armed, no step ended). A first message
-// that is something else is taken in as its event would have been; the
-// call then waits as usual. The backoff is nestedReply's.
+// it without waiting (no step ended). The call is registered and its
+// deadline set before (call): a deadline that needs a timer of its own
+// yields its command, and RunHanded then runs nothing; one that an
+// armed timer covers is honoured, the timer's firing releasing the
+// caller (scheduler.releaseHost) and its next step timing the call out.
+// A first message that is something else is taken in as its event would
+// have been; the call then waits as usual. The backoff is nestedReply's.
 func (p *luaProcess) nestedCall(L *lua.LState, c *callRequest) (int, bool) {
 	if p.out == nil {
 		return 0, false
@@ -172,6 +184,7 @@ func (p *luaProcess) nestedCall(L *lua.LState, c *callRequest) (int, bool) {
 	}
 	p.nestedMisses = 0
 	if r, ok := msg.(*callRequest); ok && r == c && c.replied {
+		p.unwaitCall(p.current)
 		L.Push(toLuaValue(p.L, c.value))
 		return 1, true
 	}
@@ -225,14 +238,22 @@ func (p *luaProcess) dropCallMon(to scheduler.PID) {
 
 // waitForReply gives t, blocked in a call (request, reqCall), its
 // timeout.
-func (p *luaProcess) waitForReply(t *task, r *request) {
-	if r.timeout >= 0 { // 0: whatever is there at the next step, as receive(0)
-		p.setDeadline(t, r.timeout)
+func (p *luaProcess) waitForReply(t *task, timeout float64) {
+	if timeout >= 0 { // 0: whatever is there at the next step, as receive(0)
+		p.setDeadline(t, timeout)
 	}
 }
 
 // endCall ends t's call with args.
 func (p *luaProcess) endCall(t *task, args []lua.LValue) {
+	p.unwaitCall(t)
+	t.args = args
+	p.ready = append(p.ready, t)
+}
+
+// unwaitCall undoes the registration of t's call (call): t no longer
+// waits for the reply, its deadline or its target's end.
+func (p *luaProcess) unwaitCall(t *task) {
 	if cm := p.callMonOf(t.call.to); cm != nil {
 		i := slices.Index(cm.waiting, t)
 		last := len(cm.waiting) - 1
@@ -249,8 +270,6 @@ func (p *luaProcess) endCall(t *task, args []lua.LValue) {
 	t.call = nil
 	p.callsWaiting--
 	p.clearDeadline(t)
-	t.args = args
-	p.ready = append(p.ready, t)
 }
 
 // replied routes a reply to its call, or drops it.

@@ -828,7 +828,7 @@ func (p *luaProcess) request(t *task, r *request) {
 	case reqModule:
 		p.waitForLoad(t, r.name)
 	case reqCall:
-		p.waitForReply(t, r)
+		p.waitForReply(t, r.timeout)
 	}
 }
 
