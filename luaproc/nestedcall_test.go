@@ -125,3 +125,67 @@ end`
 	t.Logf("heap grew %.1f MB with %d ended callers of 1 MB", grew, callers)
 	require.Less(t, grew, float64(callers)/2, "the server keeps its ended callers' states")
 }
+
+// TestNestedCallRouting: what a callee's nested step sends back before
+// the reply goes where it would have gone without nesting. Two calls of
+// process.all to one server: the first's nested step sends a plain
+// message back (taken in, the call waits); the second's answers the
+// first call, sends a plain message and answers the second (at cbb47ce
+// that call found no handed process and waited: a guard for when it
+// nests). And a callee that ends in the nested step: having replied,
+// the call has the reply (the fast path); without replying, the call
+// fails with its end (checked by a trace at cbb47ce: both nest).
+func TestNestedCallRouting(t *testing.T) {
+	const src = `
+function server(parent)
+  process.send(parent, "ready")
+  local first
+  while true do
+    local req, from, kind, call = process.receive()
+    if req == "first" then
+      first = call
+      process.send(from, "ack1")
+    elseif req == "second" then
+      process.reply(first, "r1")
+      process.send(from, "note")
+      process.reply(call, "r2")
+    elseif req == "die" then
+      error("boom")
+    elseif req == "reply and die" then
+      process.reply(call, "last words")
+      error("boom")
+    end
+  end
+end
+local function start() -- a server waiting in receive
+  local s = process.spawn("server", process.self())
+  assert(process.receive() == "ready")
+  -- a step of our own, not one nested in s's receive: a nested step
+  -- runs none, and this one's calls are to run s's steps nested
+  time.sleep(0.001)
+  return s
+end
+function main()
+  local s = start()
+  local r1, r2 = process.all(function() return process.call(s, "first") end,
+                             function() return process.call(s, "second") end)
+  local m1, m2 = process.receive(), process.receive()
+  local d2 = process.call(start(), "reply and die") -- first: a miss makes the next calls skip nesting
+  local d1, err1 = process.call(start(), "die")
+  process.kill(s, "done")
+  return r1, r2, m1, m2, d1, err1:match("ended before replying") ~= nil, d2
+end`
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			rt, _, _ := newTestRuntime(t, Options{Workers: workers})
+			s, err := rt.LoadString("route.lua", src)
+			require.NoError(t, err)
+			h, err := rt.Start(context.Background(), s, "main")
+			require.NoError(t, err)
+			res, err := h.Wait(testContext(t))
+			require.NoError(t, err)
+			require.Equal(t, []any{"r1", "r2", "ack1", "note", nil, true, "last words"}, res)
+			require.Zero(t, rt.Stats().RepliesDropped)
+		})
+	}
+}
