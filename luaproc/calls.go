@@ -167,22 +167,10 @@ func (p *luaProcess) call(L *lua.LState) int {
 // A first message that is something else is taken in as its event would
 // have been; the call then waits as usual. The backoff is nestedReply's.
 func (p *luaProcess) nestedCall(L *lua.LState, c *callRequest) (int, bool) {
-	if p.out == nil {
-		return 0, false
-	}
-	if p.nestedSkips > 0 {
-		p.nestedSkips--
-		return 0, false
-	}
-	from, msg, ran, replied := p.out.RunHanded()
+	from, msg, replied := p.nestedFirst()
 	if !replied {
-		if ran {
-			p.nestedSkips = nestedSkipsAfter(p.nestedMisses)
-			p.nestedMisses = min(p.nestedMisses+1, maxNestedMisses)
-		}
 		return 0, false
 	}
-	p.nestedMisses = 0
 	if r, ok := msg.(*callRequest); ok && r == c && c.replied {
 		p.unwaitCall(p.current)
 		L.Push(toLuaValue(p.L, c.value))

@@ -163,22 +163,13 @@ func (p *luaProcess) receive(L *lua.LState) int {
 // nestedSkipsAfter(misses) receives: 15, 31, ... 255 as such steps follow
 // each other, until one brings a reply.
 func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
-	if len(p.receivers) > 0 || p.out == nil {
+	if len(p.receivers) > 0 {
 		return 0, false
 	}
-	if p.nestedSkips > 0 {
-		p.nestedSkips--
-		return 0, false
-	}
-	from, msg, ran, replied := p.out.RunHanded()
+	from, msg, replied := p.nestedFirst()
 	if !replied {
-		if ran {
-			p.nestedSkips = nestedSkipsAfter(p.nestedMisses)
-			p.nestedMisses = min(p.nestedMisses+1, maxNestedMisses)
-		}
 		return 0, false
 	}
-	p.nestedMisses = 0
 	switch msg.(type) {
 	case *callRequest, scheduler.RemoteCall: // a call, or the reply to one of ours
 		p.intake(&scheduler.Event{Type: scheduler.EventMessage, From: from, Data: msg}, false)
@@ -190,6 +181,32 @@ func (p *luaProcess) nestedReply(L *lua.LState) (int, bool) {
 	}
 	m := message{from: from, value: msg}
 	return p.pushMessage(L, &m), true
+}
+
+// nestedFirst runs, unless the backoff says to wait, the step of the
+// process this step handed a message to, nested (RunHanded), and
+// returns the first message that step sent back, if it sent one it
+// could hand over (replied). It keeps the backoff of nestedReply and
+// nestedCall: a nested step that brought nothing back lengthens it, one
+// that did resets it.
+func (p *luaProcess) nestedFirst() (from scheduler.PID, msg any, replied bool) {
+	if p.out == nil {
+		return 0, nil, false
+	}
+	if p.nestedSkips > 0 {
+		p.nestedSkips--
+		return 0, nil, false
+	}
+	from, msg, ran, replied := p.out.RunHanded()
+	if !replied {
+		if ran {
+			p.nestedSkips = nestedSkipsAfter(p.nestedMisses)
+			p.nestedMisses = min(p.nestedMisses+1, maxNestedMisses)
+		}
+		return 0, nil, false
+	}
+	p.nestedMisses = 0
+	return from, msg, true
 }
 
 // nestedSkipsAfter is how many plain receives wait without a nested
