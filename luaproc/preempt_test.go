@@ -68,25 +68,36 @@ func preemptRuntime(t *testing.T, workers int) (*Runtime, func()) {
 	return rt, func() { stopped.Store(true) }
 }
 
-// preemptStart starts caller in mode and returns it, the worker and the
-// test's inbox once the worker spins.
-func preemptStart(t *testing.T, rt *Runtime, src, mode string) (Handle, PID, *Inbox) {
+// startPair loads src (named name), starts its caller with the test's
+// inbox and args, takes the PID of the peer the caller spawned (its
+// first message to the inbox; the peer is killed at cleanup), sends the
+// caller its go-ahead, and returns the caller, the peer, the inbox and
+// the next message the inbox gets (the peer saying it runs).
+func startPair(t *testing.T, rt *Runtime, name, src string, args ...any) (Handle, PID, *Inbox, any) {
 	t.Helper()
-	s, err := rt.LoadString("preempt.lua", src)
+	s, err := rt.LoadString(name, src)
 	require.NoError(t, err)
 	inbox, err := rt.NewInbox()
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = inbox.Close() })
-	h, err := rt.Start(context.Background(), s, "caller", int64(inbox.PID()), mode)
+	h, err := rt.Start(context.Background(), s, "caller", append([]any{int64(inbox.PID())}, args...)...)
 	require.NoError(t, err)
 	msg, err := inbox.Receive(testContext(t))
 	require.NoError(t, err)
-	w := PID(msg.Value.(int64))
-	t.Cleanup(func() { _ = rt.Kill(w, "test over") })
+	peer := PID(msg.Value.(int64))
+	t.Cleanup(func() { _ = rt.Kill(peer, "test over") })
 	require.NoError(t, rt.Send(h.PID(), "start"))
 	msg, err = inbox.Receive(testContext(t))
 	require.NoError(t, err)
-	require.Contains(t, []any{"running", "in comparator"}, msg.Value)
+	return h, peer, inbox, msg.Value
+}
+
+// preemptStart starts caller in mode and returns it, the worker and the
+// test's inbox once the worker spins.
+func preemptStart(t *testing.T, rt *Runtime, src, mode string) (Handle, PID, *Inbox) {
+	t.Helper()
+	h, w, inbox, first := startPair(t, rt, "preempt.lua", src, mode)
+	require.Contains(t, []any{"running", "in comparator"}, first)
 	return h, w, inbox
 }
 
@@ -205,24 +216,11 @@ end`
 	for _, kill := range []bool{true, false} {
 		t.Run(fmt.Sprintf("kill=%v", kill), func(t *testing.T) {
 			rt, stop := preemptRuntime(t, 1)
-			s, err := rt.LoadString("call.lua", src)
-			require.NoError(t, err)
-			inbox, err := rt.NewInbox()
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = inbox.Close() })
-			h, err := rt.Start(context.Background(), s, "caller", int64(inbox.PID()), "spin")
-			require.NoError(t, err)
-			msg, err := inbox.Receive(testContext(t))
-			require.NoError(t, err)
-			srv := PID(msg.Value.(int64))
-			t.Cleanup(func() { _ = rt.Kill(srv, "test over") })
-			require.NoError(t, rt.Send(h.PID(), "start"))
-			msg, err = inbox.Receive(testContext(t))
-			require.NoError(t, err)
-			require.Equal(t, "running", msg.Value)
+			h, _, _, first := startPair(t, rt, "call.lua", src, "spin")
+			require.Equal(t, "running", first)
 			if kill {
 				require.NoError(t, rt.Kill(h.PID(), "stop"))
-				_, err = h.Wait(testContext(t))
+				_, err := h.Wait(testContext(t))
 				require.ErrorContains(t, err, "stop")
 				stop()
 				return
