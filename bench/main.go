@@ -32,11 +32,24 @@ import (
 
 var (
 	quick   = flag.Bool("quick", false, "smaller sizes")
-	only    = flag.String("only", "", "run only workloads whose name contains this")
+	only    = flag.String("only", "", "run only workloads whose name contains one of these comma-separated words")
 	workers = flag.Int("workers", 0, "scheduler workers for the workloads that do not set their own (0: GOMAXPROCS)")
 	cpuProf = flag.String("cpuprofile", "", "write a CPU profile of the whole run (baselines included) to this file")
 	memProf = flag.String("memprofile", "", "write an allocation profile of the whole run to this file")
 )
+
+// chosen reports whether -only selects the workload called name.
+func chosen(name string) bool {
+	if *only == "" {
+		return true
+	}
+	for _, word := range strings.Split(*only, ",") {
+		if word != "" && strings.Contains(name, word) {
+			return true
+		}
+	}
+	return false
+}
 
 type row struct {
 	workload, luarun, baseline, floor, ratio, target string
@@ -62,10 +75,13 @@ func main() {
 	}
 	var rows []row
 	for _, w := range workloads() {
-		if *only != "" && !strings.Contains(w.name, *only) {
+		if !chosen(w.name) {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "running %s...\n", w.name)
+		// The harness's own resident set and the machine's available
+		// memory: a row that runs a subprocess (million, flood) pays for
+		// pages the kernel must first reclaim.
+		fmt.Fprintf(os.Stderr, "running %s... (harness RSS %.0f MB, MemAvailable %.0f MB)\n", w.name, rssMB(), memAvailableMB())
 		rows = append(rows, w.run()...)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)

@@ -141,13 +141,20 @@ func exchange(c net.Conn, r *bufio.Reader, req []byte) error {
 }
 
 // rssMB is the process's resident set (VmRSS) in MB.
-func rssMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
+func rssMB() float64 { return procFieldMB("/proc/self/status", "VmRSS:") }
+
+// memAvailableMB is the machine's available memory (MemAvailable) in MB.
+func memAvailableMB() float64 { return procFieldMB("/proc/meminfo", "MemAvailable:") }
+
+// procFieldMB is the field of a /proc file given in kB, in MB (0 if
+// absent).
+func procFieldMB(path, field string) float64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024
 		}
