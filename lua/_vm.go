@@ -751,12 +751,16 @@ func init() {
 				n = nret
 			}
 
-			if L.Parent != nil && L.stack.Sp() == 1 {
+			// luarun: cf is the top frame, and a frame's Idx is its depth
+			// (Push sets it): Idx 0 is Sp() == 1 and, once popped,
+			// IsEmpty, without their calls through the stack's interface.
+			if L.Parent != nil && cf.Idx == 0 {
 				// +inline-call copyReturnValues L reg.Top() RA n B
 				switchToParentThread(L, n, false, true)
 				return 1
 			}
-			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
+			L.stack.Pop() // cf
+			islast := baseframe == cf || cf.Idx == 0
 			// +inline-call copyReturnValues L cf.ReturnBase RA n B
 			L.currentFrame = L.stack.Last()
 			if islast || L.currentFrame == nil || L.currentFrame.Fn.IsG {

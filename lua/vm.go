@@ -1651,7 +1651,10 @@ func init() {
 				n = nret
 			}
 
-			if L.Parent != nil && L.stack.Sp() == 1 {
+			// luarun: cf is the top frame, and a frame's Idx is its depth
+			// (Push sets it): Idx 0 is Sp() == 1 and, once popped,
+			// IsEmpty, without their calls through the stack's interface.
+			if L.Parent != nil && cf.Idx == 0 {
 				// this section is inlined by go-inline
 				// source function is 'func copyReturnValues(L *LState, regv, start, n, b int) ' in '_vm.go'
 				{
@@ -1761,7 +1764,8 @@ func init() {
 				switchToParentThread(L, n, false, true)
 				return 1
 			}
-			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
+			L.stack.Pop() // cf
+			islast := baseframe == cf || cf.Idx == 0
 			// this section is inlined by go-inline
 			// source function is 'func copyReturnValues(L *LState, regv, start, n, b int) ' in '_vm.go'
 			{
