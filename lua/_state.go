@@ -360,9 +360,8 @@ func (cs *autoGrowingCallFrameStack) FreeAll() {
 // index known to be in range drops the bounds check. Last is small
 // enough to be inlined anywhere, and the profile (which devirtualizes
 // the VM's calls through callFrameStack) inlines Push where the VM
-// calls it; Pop, just over the inliner's budget, stays a call. In a
-// recursive fib these three cost 2 % of the instructions more than the
-// fixed stack's did, before (FORK.md).
+// calls it; Pop, just over the inliner's budget, stays a call (the
+// figures are in FORK.md).
 func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	sp := cs.segSp
 	if seg := cs.segments[cs.segIdx]; seg != nil && sp < FramesPerSegment {
