@@ -98,6 +98,29 @@ func (q *Queue[T]) Push(n *Node[T]) {
 	prev.next.Store(n)
 }
 
+// Reservation is a push begun by Reserve and not yet committed.
+type Reservation[T any] struct {
+	prev, n *Node[T]
+}
+
+// Reserve is Push's first half: n takes its place in the order of q's
+// items (whatever is pushed after Reserve returns comes out after n), but
+// the consumer sees neither n nor anything behind it until Commit, as if
+// the producer had stopped between its swap and its link. Commit must
+// follow, from any goroutine, or q is stuck. A producer that places items
+// in several queues and must not let any of them be seen before all are
+// placed reserves them all, then commits them.
+func (q *Queue[T]) Reserve(n *Node[T]) Reservation[T] {
+	n.next.Store(nil)
+	return Reservation[T]{prev: q.tail.Swap(n), n: n}
+}
+
+// Commit finishes the push r began: the consumer can reach r's node.
+func (r Reservation[T]) Commit() {
+	raceWindow()
+	r.prev.next.Store(r.n)
+}
+
 // Pop removes the oldest item and returns its value, plus a node the caller
 // now owns and may reuse for a later Push (not necessarily the node that
 // carried this value). ok is false when the queue is empty or the oldest

@@ -62,9 +62,8 @@ func TestPushInProgress(t *testing.T) {
 	q := New[int]()
 	q.Push(node(1))
 
-	slow := node(2)
-	prev := q.tail.Swap(slow) // first half of Push
-	q.Push(node(3))           // another producer finishes behind it
+	r := q.Reserve(node(2)) // Push's first half
+	q.Push(node(3))         // another producer finishes behind it
 
 	v, _, ok := q.Pop()
 	require.True(t, ok)
@@ -73,7 +72,7 @@ func TestPushInProgress(t *testing.T) {
 	require.False(t, ok, "the chain is broken at the unfinished push")
 	require.True(t, q.Pending())
 
-	prev.next.Store(slow) // second half of Push
+	r.Commit() // Push's second half
 	for _, want := range []int{2, 3} {
 		v, _, ok = q.Pop()
 		require.True(t, ok)

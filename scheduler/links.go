@@ -15,6 +15,9 @@ package scheduler
 //     pushed to their receivers' queues during its steps, before this, so
 //     a receiver's queue holds them ahead of the down or exit (each event
 //     queue keeps the order of its pushes: mpsc).
+//   - makes those notices readable together (endNotices): all are placed
+//     before any can be read, so whatever one recipient does on hearing
+//     of the end reaches every other recipient after its own notice.
 //
 // Monitor, Link and Register take the same mutex: they either find the
 // relations open (and finish will deliver) or closed (and answer at once:
@@ -41,6 +44,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/luarun/luarun/mpsc"
 	"github.com/luarun/luarun/payload"
 )
 
@@ -289,17 +293,82 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 	r.mu.Unlock()
 	s.names.release(p, names) // first: whoever hears of the end finds the name free
 	s.releaseNames(p.pid, names)
+	// The notices reach their recipients together: each is placed in its
+	// recipient's queue, every recipient is woken, and only then can any
+	// of them read its notice (mpsc.Reserve, Commit). So a recipient that
+	// acts on its notice — tells another process, which asks a third —
+	// cannot get ahead of another recipient's notice of the same end:
+	// whatever it causes is queued behind that notice, and no hand-off
+	// can slip in front of it (a woken recipient is not Idle). Delivered
+	// one by one, a worker stopped between two deliveries let a job queue
+	// hear of a crash through its monitor and finish the work before the
+	// supervisor linked to the crashed process had its exit.
+	var notices endNotices
 	for ref, w := range watchers {
-		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
+		notices.place(s, w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
 	}
 	for ref, w := range callers {
-		s.deliver(w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
+		notices.place(s, w, Event{Type: EventDown, Tag: ref, From: p.pid, Error: err})
 	}
 	for l := range links {
 		if lp := s.table.get(l); lp != nil {
 			lp.removeLink(p.pid)
 		}
-		s.deliver(l, Event{Type: EventExit, From: p.pid, Error: err})
+		notices.place(s, l, Event{Type: EventExit, From: p.pid, Error: err})
+	}
+	notices.release(s)
+}
+
+// endNotices holds the notices of one process's end placed in local
+// queues but not yet readable, each recipient announced as a sender (so
+// that none finishes meanwhile: finish waits for its senders).
+type endNotices struct {
+	to     []endNotice
+	inline [8]endNotice
+}
+
+type endNotice struct {
+	p       *proc
+	down    bool // wakes as a message (wake)
+	pending mpsc.Reservation[Event]
+}
+
+// place puts ev in process to's queue, unreadable until release. A remote
+// process gets it at once, as a signal: the relay keeps each process's
+// signals in order, and it is not woken here.
+func (n *endNotices) place(s *Scheduler, to PID, ev Event) {
+	if s.isRemote(to) {
+		s.deliverRemote(to, ev) // remote.go
+		return
+	}
+	p := s.table.get(to)
+	if p == nil {
+		return
+	}
+	p.senders.Add(1)
+	if p.state.Load()&stateMask == stateDone {
+		p.senders.Add(-1)
+		return
+	}
+	node := getNode()
+	node.Value = ev
+	if n.to == nil {
+		n.to = n.inline[:0]
+	}
+	n.to = append(n.to, endNotice{p: p, down: ev.Type == EventDown, pending: p.events.Reserve(node)})
+}
+
+// release wakes every recipient, then lets each read its notice. Woken
+// first, a recipient is Ready or Running when its notice appears (one
+// that runs before finds its queue's chain broken and is queued again,
+// as for any push in progress: worker.drain).
+func (n *endNotices) release(s *Scheduler) {
+	for _, x := range n.to {
+		s.wake(x.p, x.down, nil)
+	}
+	for _, x := range n.to {
+		x.pending.Commit()
+		x.p.senders.Add(-1)
 	}
 }
 
