@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/luarun/luarun/gcpace"
 )
 
 // version is set with -ldflags "-X main.version=v1.2.3"; otherwise it
@@ -41,7 +43,7 @@ const (
 )
 
 func main() {
-	keepHeapFloor()
+	gcpace.Start() // never stopped: the command's pace
 	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
 }
 

@@ -1,4 +1,4 @@
-package main
+package gcpace
 
 import (
 	"runtime"
@@ -38,14 +38,14 @@ func gogc() uint64 {
 	return s[0].Value.Uint64()
 }
 
-// TestKeepHeapFloorFollowsTheLiveHeap: after collections, the percentage
+// TestStartFollowsTheLiveHeap: after collections, the percentage
 // follows the live heap: Go's 100 % with 256 MB live, the floor's again
 // once it is gone. It waits for the finalizer by collecting until the
 // percentage changes (no deadline but the test's).
-func TestKeepHeapFloorFollowsTheLiveHeap(t *testing.T) {
+func TestStartFollowsTheLiveHeap(t *testing.T) {
 	t.Setenv("GOGC", "")
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	stop := keepHeapFloor()
+	stop := Start()
 	defer stop()
 	assert.EqualValues(t, gcPercentFor(0, heapFloor), gogc())
 	big := make([]byte, 256<<20)
@@ -61,10 +61,20 @@ func TestKeepHeapFloorFollowsTheLiveHeap(t *testing.T) {
 	assert.Greater(t, gogc(), uint64(100))
 }
 
-// TestKeepHeapFloorLeavesGOGC: a GOGC the user set is left alone.
-func TestKeepHeapFloorLeavesGOGC(t *testing.T) {
+// TestStartLeavesGOGC: a GOGC the user set is left alone.
+func TestStartLeavesGOGC(t *testing.T) {
 	t.Setenv("GOGC", "150")
 	defer debug.SetGCPercent(debug.SetGCPercent(150))
-	keepHeapFloor()()
+	Start()()
 	assert.EqualValues(t, 150, gogc())
+}
+
+// TestStopRestores: stop puts back the percentage in force before Start.
+func TestStopRestores(t *testing.T) {
+	t.Setenv("GOGC", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(130))
+	stop := Start()
+	assert.EqualValues(t, gcPercentFor(0, heapFloor), gogc())
+	stop()
+	assert.EqualValues(t, 130, gogc())
 }

@@ -1,6 +1,6 @@
-package main
-
-// The Go collector's pace for the luarun command.
+// Package gcpace paces Go's garbage collector for a program running Lua
+// processes: the luarun command starts it, and an application embedding
+// luarun may (Start); nothing starts it otherwise.
 //
 // Go collects when the heap has grown by GOGC percent (100) of what the
 // last collection left live, and not before it reaches 4 MB. A Lua
@@ -29,9 +29,10 @@ package main
 // bound on the overshoot: when the growth stops, the heap can reach 3x
 // the live heap once before the next collection sets Go's pace again.
 //
-// Only the command does this (an application embedding
-// luarun keeps its own policy), and not when the GOGC environment
-// variable is set.
+// The luarun command starts it first thing; an application embedding
+// luarun keeps its own policy unless it calls Start. It does nothing when
+// the GOGC environment variable is set.
+package gcpace
 
 import (
 	"os"
@@ -75,15 +76,17 @@ func nextGCPercent(prevLive, live uint64, prev int, floor uint64) int {
 // with others and never be finalized).
 type gcSentinel struct{ _ *int }
 
-// keepHeapFloor paces the collector as the file comment says, unless
-// GOGC is set, until stop is called (for tests; the command never stops
-// it). The percentage is left as it was last set.
-func keepHeapFloor() (stop func()) {
+// Start paces the collector as the package comment says until stop is
+// called, which puts back the percentage in force before Start. It does
+// nothing (and stop nothing) when the GOGC environment variable is set.
+// One pacer at a time: a second Start before the first one's stop would
+// set the percentage against it.
+func Start() (stop func()) {
 	if os.Getenv("GOGC") != "" {
 		return func() {}
 	}
 	percent := gcPercentFor(0, heapFloor)
-	debug.SetGCPercent(percent)
+	before := debug.SetGCPercent(percent)
 	var stopped atomic.Bool // written by stop, read by the finalizer goroutine
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	var prevLive uint64 // the finalizer goroutine's, as percent is
@@ -104,5 +107,8 @@ func keepHeapFloor() (stop func()) {
 		})
 	}
 	arm()
-	return func() { stopped.Store(true) }
+	return func() {
+		stopped.Store(true)
+		debug.SetGCPercent(before)
+	}
 }
