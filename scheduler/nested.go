@@ -47,13 +47,14 @@ package scheduler
 //     yield (a Lua metamethod, a comparator) holds the caller for as
 //     long as it lasts; MaxStep bounds it, as it bounds any step.
 //   - Wakers find the nested process through the worker running it
-//     (nestedRun.host, .guest: atomic, stored before the caller's flag
-//     is, so a waker that sees the flag finds them), among the active
-//     workers. The flag stays until the caller's step ends (park clears
-//     it with the others): a waker between two nested steps finds no
-//     host and asks no one. A waker that comes as a nested step ends may
-//     ask the process to step aside after it did, in a later step: that
-//     step ends early once and continues.
+//     (nestedRun.host, .guest: atomic, stored before the worker reads
+//     the caller's flags, so a waker whose flag it did not see finds
+//     them), among the active workers. The flag and host stay until the
+//     caller's step ends (host cleared first, then park clears the flag
+//     with the others): a waker between two nested steps asks the last
+//     guest, whose step has ended, to step aside. A waker that comes as a
+//     nested step ends, or between two, may so ask a process after its
+//     step: its next step ends early once and continues.
 //   - A Go panic in the nested step ends the nested process alone (its
 //     own catchStep, inside the caller's step); the caller's step goes on.
 //   - Not on an inline worker (it has no slot), nor once Shutdown has
@@ -73,10 +74,23 @@ type nestedRun struct {
 	replied   bool
 	replyFrom PID
 	replyMsg  any
-	// host, guest: written by the worker (guest, then host, before the
-	// caller's flagHosting; host cleared as the nested step ends), read
-	// by releaseHost on any goroutine.
+	// host, guest: written by the worker (guest, then host, before it
+	// reads the caller's flags in host()), read by releaseHost on any
+	// goroutine. host stays set from the caller's first nested step to
+	// the end of its step (endHosting), not cleared between nested
+	// steps: a waker between two of them asks the last guest, done with
+	// its step, to step aside, and that guest's next step ends early
+	// once (Preempter allows it). Cleared before park clears the
+	// caller's flagHosting, so no waker finds a host that no longer is;
+	// only one worker at a time names a process as its host.
 	host, guest atomic.Pointer[proc]
+}
+
+// endHosting forgets the caller whose step ended (or panicked) on w.
+func (w *worker) endHosting() {
+	if w.nest.host.Load() != nil {
+		w.nest.host.Store(nil)
+	}
 }
 
 // Preempter is implemented by processes whose running step can be
@@ -113,10 +127,16 @@ func (o *StepOutput) RunHanded() (from PID, msg any, ran, replied bool) {
 	if o.p.events.Pending() {
 		return 0, nil, false, false
 	}
-	// Published before the caller's flag: a waker that sees the flag
-	// finds them (releaseHost).
-	w.nest.guest.Store(q)
-	w.nest.host.Store(o.p)
+	// Published before the caller's flag is read: a waker that sets the
+	// flag after host() read it finds them (releaseHost). Stored only
+	// when they change: a ping-pong's caller hosts the same guest step
+	// after step, and each store is an XCHG.
+	if w.nest.guest.Load() != q {
+		w.nest.guest.Store(q)
+	}
+	if w.nest.host.Load() != o.p {
+		w.nest.host.Store(o.p)
+	}
 	if !o.p.host() || w.handed.Swap(nil) != q { // an event came; or the watchdog took q (runnextOverdue)
 		w.nest.host.Store(nil)
 		return 0, nil, false, false
@@ -152,7 +172,7 @@ func (w *worker) runNested(caller, q *proc) {
 	w.out, w.events = &w.outs[1], w.nestedEvents
 	var caught bool
 	defer func() { // the caller's step goes on: restore it whatever happened
-		w.nest.host.Store(nil) // guest stays: no waker reads it without host
+		// host stays until the caller's step ends (endHosting).
 		w.nestedEvents = w.events
 		w.out, w.events = top, topEvents
 		w.nesting, w.nest.caller = false, nil

@@ -237,6 +237,9 @@ func (w *worker) stepSettle(p *proc) (live, broken bool) {
 	w.beginStep(p)
 	w.drained = messages // for catchStep
 	err := w.step(p)
+	if !w.nesting {
+		w.endHosting() // before park clears flagHosting
+	}
 	if w.stats.steps++; w.stats.steps%publishEvery == 0 {
 		w.publishCounts() // a worker that reruns one process never looks for work
 	}
@@ -361,6 +364,7 @@ func (w *worker) catchStep(caught *bool) {
 		return
 	}
 	w.stepping = nil
+	w.endHosting() // a panic in a nested step or its caller's
 	var err error
 	if h, ok := p.impl.(PanicHandler); ok {
 		err = h.StepPanicked(v) // here, where the panic's stack is still there to print
