@@ -323,8 +323,14 @@ func (s *Scheduler) endRelations(p *proc, err error) {
 // queues but not yet readable, each recipient announced as a sender (so
 // that none finishes meanwhile: finish waits for its senders).
 type endNotices struct {
+	remote []remoteNotice // to remote processes: signalled after release
 	to     []endNotice
 	inline [8]endNotice
+}
+
+type remoteNotice struct {
+	to PID
+	ev Event
 }
 
 type endNotice struct {
@@ -334,11 +340,14 @@ type endNotice struct {
 }
 
 // place puts ev in process to's queue, unreadable until release. A remote
-// process gets it at once, as a signal: the relay keeps each process's
-// signals in order, and it is not woken here.
+// process's notice waits for release too, which signals it last: the
+// relay's Signal may block (a cluster's outbound queue when full), and
+// nothing local may wait on it with its notice unreadable. (So a remote
+// recipient hears of the end after the local ones, and what it then does
+// has no order against them: across nodes only each pair's order holds.)
 func (n *endNotices) place(s *Scheduler, to PID, ev Event) {
 	if s.isRemote(to) {
-		s.deliverRemote(to, ev) // remote.go
+		n.remote = append(n.remote, remoteNotice{to, ev})
 		return
 	}
 	p := s.table.get(to)
@@ -369,6 +378,9 @@ func (n *endNotices) release(s *Scheduler) {
 	for _, x := range n.to {
 		x.pending.Commit()
 		x.p.senders.Add(-1)
+	}
+	for _, r := range n.remote {
+		s.deliverRemote(r.to, r.ev) // remote.go
 	}
 }
 
