@@ -36,3 +36,30 @@ func Example() {
 	fmt.Println(got["hello from alice"], got["hello from bob"], len(free))
 	// Output: true true 2
 }
+
+// A producer that places items in two queues and must not let either be
+// seen before both are placed reserves both, then commits them. Whatever
+// is pushed meanwhile comes out behind the reserved item.
+func ExampleQueue_Reserve() {
+	a, b := mpsc.New[string](), mpsc.New[string]()
+	na, nb := &mpsc.Node[string]{Value: "end"}, &mpsc.Node[string]{Value: "end"}
+	ra, rb := a.Reserve(na), b.Reserve(nb)
+
+	b.Push(&mpsc.Node[string]{Value: "after"}) // another producer
+	_, _, ok := b.Pop()
+	fmt.Println("before commit:", ok, b.Pending())
+
+	ra.Commit()
+	rb.Commit()
+	for b.Pending() {
+		v, _, _ := b.Pop()
+		fmt.Println(v)
+	}
+	v, _, _ := a.Pop()
+	fmt.Println(v)
+	// Output:
+	// before commit: false true
+	// end
+	// after
+	// end
+}

@@ -36,6 +36,8 @@
 // (publish, then signal), never rely on having seen the item before sleeping.
 // Pending reports whether any item is queued or in flight, so a consumer can
 // tell "empty" from "a push is finishing" and retry instead of sleeping.
+// Reserve and Commit are Push's two halves, for a producer that holds the
+// chain broken on purpose while it places items in several queues.
 //
 // # Node reuse
 //
