@@ -6,7 +6,6 @@ package scheduler
 // their commit.
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -67,15 +66,7 @@ func TestEndNoticeHeldByRemoteSignal(t *testing.T) {
 	}}
 	hl, err := s.Submit(watcher, "", nil)
 	require.NoError(t, err)
-	ender := &fnProc{step: func(evs []Event, out *StepOutput) error {
-		for _, ev := range evs {
-			if ev.Type == EventMessage && ev.Data == "end" {
-				return errors.New("ended")
-			}
-		}
-		out.Status = StatusReceive
-		return nil
-	}}
+	ender := newEnder()
 	he, _, err := s.SubmitWith(ender, "", nil, SubmitOptions{Monitor: hl.PID()})
 	require.NoError(t, err)
 	// A process of node 2 links to P (as the relay would hand it over).
@@ -108,36 +99,11 @@ func TestEndNoticeRemoteReactsFirst(t *testing.T) {
 	defer func() { _ = s.Shutdown(t.Context()) }()
 
 	heard := make(chan []string, 1)
-	var got []string
-	linked := &fnProc{step: func(evs []Event, out *StepOutput) error {
-		for _, ev := range evs {
-			switch {
-			case ev.Type == EventExit:
-				got = append(got, "exit")
-			case ev.Type == EventMessage && ev.Data == "told":
-				got = append(got, "told")
-			}
-		}
-		if len(got) == 2 {
-			heard <- got
-			out.Status = StatusDone
-			return nil
-		}
-		out.Status = StatusReceive
-		return nil
-	}}
+	linked := newRelay(heard, nil, EventExit)
 	hl, err := s.Submit(linked, "", nil)
 	require.NoError(t, err)
 	linkedPID.Store(uint64(hl.PID()))
-	ender := &fnProc{step: func(evs []Event, out *StepOutput) error {
-		for _, ev := range evs {
-			if ev.Type == EventMessage && ev.Data == "end" {
-				return errors.New("ended")
-			}
-		}
-		out.Status = StatusReceive
-		return nil
-	}}
+	ender := newEnder()
 	he, err := s.Submit(ender, "", nil)
 	require.NoError(t, err)
 	s.HandleSignal(Signal{Kind: SignalMonitor, From: remote, To: he.PID(), Ref: 77}) // a watcher on node 2
@@ -145,7 +111,7 @@ func TestEndNoticeRemoteReactsFirst(t *testing.T) {
 	require.NoError(t, s.Send(0, he.PID(), "end"))
 	select {
 	case g := <-heard:
-		require.Equal(t, []string{"exit", "told"}, g, "the remote watcher's reaction overtook the local exit")
+		require.Equal(t, []string{"notice", "told"}, g, "the remote watcher's reaction overtook the local exit")
 	case <-time.After(time.Minute):
 		t.Fatal("the linked process never heard both")
 	}

@@ -26,43 +26,12 @@ func TestEndNoticesTogether(t *testing.T) {
 		// watcher. Each records the order in which it heard the two.
 		var watcherPID, linkedPID PID
 		heard := make(chan []string, 2)
-		relay := func(to *PID, mine EventType) *fnProc {
-			var got []string
-			return &fnProc{step: func(evs []Event, out *StepOutput) error {
-				for _, ev := range evs {
-					switch {
-					case ev.Type == mine:
-						got = append(got, "notice")
-						if err := out.Send(*to, "told"); err != nil {
-							return err
-						}
-					case ev.Type == EventMessage && ev.Data == "told":
-						got = append(got, "told")
-					}
-				}
-				if len(got) == 2 {
-					heard <- got
-					out.Status = StatusDone
-					return nil
-				}
-				out.Status = StatusReceive
-				return nil
-			}}
-		}
-		hw, err := s.Submit(relay(&linkedPID, EventDown), "", nil)
+		hw, err := s.Submit(newRelay(heard, &linkedPID, EventDown), "", nil)
 		require.NoError(t, err)
-		hl, err := s.Submit(relay(&watcherPID, EventExit), "", nil)
+		hl, err := s.Submit(newRelay(heard, &watcherPID, EventExit), "", nil)
 		require.NoError(t, err)
 		watcherPID, linkedPID = hw.PID(), hl.PID()
-		ender := &fnProc{step: func(evs []Event, out *StepOutput) error {
-			for _, ev := range evs {
-				if ev.Type == EventMessage && ev.Data == "end" {
-					return errors.New("ended")
-				}
-			}
-			out.Status = StatusReceive
-			return nil
-		}}
+		ender := newEnder()
 		he, _, err := s.SubmitWith(ender, "", nil, SubmitOptions{Monitor: watcherPID})
 		require.NoError(t, err)
 		require.NoError(t, s.Link(linkedPID, he.PID()))
@@ -72,4 +41,49 @@ func TestEndNoticesTogether(t *testing.T) {
 			require.Equal(t, []string{"notice", "told"}, got, "round %d: a relayed notice overtook the end's own", round)
 		}
 	}
+}
+
+// newEnder returns a process that waits until it is sent "end", then
+// fails with "ended": the process whose end the tests watch.
+func newEnder() *fnProc {
+	return &fnProc{step: func(evs []Event, out *StepOutput) error {
+		for _, ev := range evs {
+			if ev.Type == EventMessage && ev.Data == "end" {
+				return errors.New("ended")
+			}
+		}
+		out.Status = StatusReceive
+		return nil
+	}}
+}
+
+// newRelay returns a process that waits for a notice of kind mine and a
+// message "told", in either order, then sends the order it heard them
+// in to heard and ends. On its notice it sends "told" to *to (read
+// then), unless to is nil.
+func newRelay(heard chan<- []string, to *PID, mine EventType) *fnProc {
+	var got []string
+	return &fnProc{step: func(evs []Event, out *StepOutput) error {
+		for _, ev := range evs {
+			switch {
+			case ev.Type == mine:
+				got = append(got, "notice")
+				if to == nil {
+					continue
+				}
+				if err := out.Send(*to, "told"); err != nil {
+					return err
+				}
+			case ev.Type == EventMessage && ev.Data == "told":
+				got = append(got, "told")
+			}
+		}
+		if len(got) == 2 {
+			heard <- got
+			out.Status = StatusDone
+			return nil
+		}
+		out.Status = StatusReceive
+		return nil
+	}}
 }
