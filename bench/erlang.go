@@ -199,14 +199,17 @@ func idleSpawns(n int) spawnFigure {
 		return startIdle(rt, s, n)
 	}
 	for round := range 4 {
-		first := round%2 == 0 // which pace goes first alternates
-		t1, heap := once(first)
-		t2, _ := once(!first)
-		if first {
-			t1, t2 = t2, t1
+		var tPaced, tGo time.Duration
+		var heap float64
+		if round%2 == 0 { // which pace goes first alternates
+			tPaced, heap = once(true)
+			tGo, _ = once(false)
+		} else {
+			tGo, heap = once(false)
+			tPaced, _ = once(true)
 		}
-		if round > 0 { // t1: Go's pace, t2: gcpace
-			goPace, paced, heaps = append(goPace, t1), append(paced, t2), append(heaps, heap)
+		if round > 0 {
+			goPace, paced, heaps = append(goPace, tGo), append(paced, tPaced), append(heaps, heap)
 		}
 	}
 	return spawnFigure{paced: median(paced), goPace: median(goPace), heap: medianF(heaps)}

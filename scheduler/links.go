@@ -345,19 +345,20 @@ type endNotice struct {
 // nothing local may wait on it with its notice unreadable. (So a remote
 // recipient hears of the end after the local ones, and what it then does
 // has no order against them: across nodes only each pair's order holds.)
-func (n *endNotices) place(s *Scheduler, to PID, ev Event) {
+// It reports false if a local to does not exist or has ended.
+func (n *endNotices) place(s *Scheduler, to PID, ev Event) bool {
 	if s.isRemote(to) {
 		n.remote = append(n.remote, remoteNotice{to, ev})
-		return
+		return true
 	}
 	p := s.table.get(to)
 	if p == nil {
-		return
+		return false
 	}
-	p.senders.Add(1)
+	p.senders.Add(1) // finish counts what it drops once senders are out
 	if p.state.Load()&stateMask == stateDone {
 		p.senders.Add(-1)
-		return
+		return false
 	}
 	node := getNode()
 	node.Value = ev
@@ -365,6 +366,7 @@ func (n *endNotices) place(s *Scheduler, to PID, ev Event) {
 		n.to = n.inline[:0]
 	}
 	n.to = append(n.to, endNotice{p: p, down: ev.Type == EventDown, pending: p.events.Reserve(node)})
+	return true
 }
 
 // release wakes every recipient, then lets each read its notice. Woken
@@ -407,18 +409,10 @@ func (s *Scheduler) deliver(to PID, ev Event) bool {
 	if s.isRemote(to) {
 		return s.deliverRemote(to, ev) // remote.go
 	}
-	p := s.table.get(to)
-	if p == nil {
+	var one endNotices
+	if !one.place(s, to, ev) {
 		return false
 	}
-	p.senders.Add(1) // finish counts what it drops once senders are out
-	defer p.senders.Add(-1)
-	if p.state.Load()&stateMask == stateDone {
-		return false
-	}
-	n := getNode()
-	n.Value = ev
-	p.events.Push(n)
-	s.wake(p, ev.Type == EventDown, nil)
+	one.release(s)
 	return true
 }
